@@ -1,0 +1,23 @@
+"""python -m app: settings from the environment, then uvicorn."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from .server import create_app
+from .settings import Settings
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for line in settings.key_report():
+        print(line, flush=True)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=True,
+                forwarded_allow_ips="*" if settings.public_url else None, log_level="info")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Passwords, sessions, sign-in rate limits and the same-origin rule."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from collections import deque
+from datetime import datetime, timedelta, timezone
+from urllib.parse import urlsplit
+
+from .db import Database, utcnow
+from .errors import Busy, Conflict, Invalid, NotSignedIn
+
+COOKIE = "wayline_session"
+SESSION_DAYS = 30
+USERNAME_RE = re.compile(r"^[a-z0-9_.-]{3,32}$")
+
+# scrypt: 16 MiB of memory per hash makes offline guessing expensive.
+SCRYPT = {"n": 2**14, "r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, **SCRYPT)
+    return f"scrypt${SCRYPT['n']}${salt.hex()}${digest.hex()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        scheme, n, salt, digest = stored.split("$")
+        params = {**SCRYPT, "n": int(n)}
+        candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), **params)
+    except (ValueError, TypeError):
+        return False
+    return scheme == "scrypt" and hmac.compare_digest(candidate.hex(), digest)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+class SignInLimiter:
+    """Failed sign-ins per username and per client address, in a sliding window.
+
+    One process serves the app, so memory is the right place; a restart
+    forgives, which is acceptable for a rate limit."""
+
+    def __init__(self, attempts: int = 10, window_s: float = 900, clock=time.monotonic):
+        self.attempts, self.window_s, self.clock = attempts, window_s, clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, key: str) -> deque[float]:
+        now = self.clock()
+        q = self._failures.setdefault(key, deque())
+        while q and q[0] <= now - self.window_s:
+            q.popleft()
+        return q
+
+    def check(self, username: str, address: str) -> None:
+        for key in (f"u:{username}", f"a:{address}"):
+            if len(self._recent(key)) >= self.attempts:
+                raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited")
+
+    def failed(self, username: str, address: str) -> None:
+        for key in (f"u:{username}", f"a:{address}"):
+            self._recent(key).append(self.clock())
+
+    def succeeded(self, username: str) -> None:
+        self._failures.pop(f"u:{username}", None)
+
+
+async def create_user(db: Database, username: str, password: str, display_name: str | None) -> dict:
+    if not USERNAME_RE.match(username):
+        raise Invalid("Username must be 3-32 characters of a-z, 0-9, _ . -", field="username")
+    if len(password) < 8:
+        raise Invalid("Password must be at least 8 characters", field="password")
+    password_hash = await asyncio.to_thread(hash_password, password)
+    user = {"id": new_id(), "username": username, "displayName": (display_name or username).strip()[:64] or username}
+    async with db.write() as conn:
+        taken = await conn.execute_fetchall("SELECT 1 FROM users WHERE username = ?", (username,))
+        if taken:
+            raise Conflict("That username is taken", code="username_taken", field="username")
+        await conn.execute(
+            "INSERT INTO users (id, username, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+            (user["id"], username, user["displayName"], password_hash, utcnow()),
+        )
+    return user
+
+
+async def authenticate(db: Database, username: str, password: str) -> dict | None:
+    row = await db.fetchone(
+        "SELECT id, username, display_name, password_hash FROM users WHERE username = ?", (username,)
+    )
+    if row is None:
+        # Spend the same time as a real check so timing does not reveal usernames.
+        await asyncio.to_thread(verify_password, password, "scrypt$16384$00$00")
+        return None
+    if not await asyncio.to_thread(verify_password, password, row["password_hash"]):
+        return None
+    return {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+
+
+async def create_session(db: Database, user_id: str) -> str:
+    token = secrets.token_urlsafe(32)
+    expires = datetime.now(timezone.utc) + timedelta(days=SESSION_DAYS)
+    await db.execute_write(
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        (token_hash(token), user_id, utcnow(), expires.strftime("%Y-%m-%dT%H:%M:%S.000Z")),
+    )
+    return token
+
+
+async def delete_session(db: Database, token: str) -> None:
+    await db.execute_write("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),))
+
+
+async def user_for_token(db: Database, token: str | None) -> dict | None:
+    if not token:
+        return None
+    row = await db.fetchone(
+        "SELECT u.id, u.username, u.display_name FROM sessions s JOIN users u ON u.id = s.user_id "
+        "WHERE s.token_hash = ? AND s.expires_at > ?",
+        (token_hash(token), utcnow()),
+    )
+    if row is None:
+        return None
+    return {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+
+
+def require_user(user: dict | None) -> dict:
+    if user is None:
+        raise NotSignedIn("Sign in first")
+    return user
+
+
+def same_origin(headers, host: str) -> bool:
+    """True when a state-changing request comes from our own pages (or a non-browser client).
+
+    Browsers send Sec-Fetch-Site; older ones send Origin. A request with
+    neither is not from a browser form, so it cannot ride a member's cookie."""
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    origin = headers.get("origin")
+    if origin is not None:
+        if origin == "null":
+            return False
+        return urlsplit(origin).netloc.lower() == host.lower()
+    return True

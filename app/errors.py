@@ -1,0 +1,63 @@
+"""Errors that carry their HTTP status and code; one JSON shape for all."""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None, **extra):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.field = field
+        self.extra = extra
+
+    def to_json(self) -> dict:
+        error = {"code": self.code, "message": self.message}
+        if self.field:
+            error["field"] = self.field
+        error.update(self.extra)
+        return {"error": error}
+
+
+class BadRequest(AppError):
+    status, code = 400, "bad_request"
+
+
+class NotSignedIn(AppError):
+    status, code = 401, "not_signed_in"
+
+
+class Forbidden(AppError):
+    status, code = 403, "forbidden"
+
+
+class NotFound(AppError):
+    status, code = 404, "not_found"
+
+
+class Conflict(AppError):
+    status, code = 409, "conflict"
+
+
+class TooLarge(AppError):
+    status, code = 413, "too_large"
+
+
+class UnsupportedType(AppError):
+    status, code = 415, "unsupported_type"
+
+
+class Invalid(AppError):
+    status, code = 422, "invalid"
+
+
+class Busy(AppError):
+    status, code = 429, "busy"
+
+
+class Unavailable(AppError):
+    status, code = 503, "unavailable"

@@ -1,0 +1,16 @@
+"""All HTTP routes. Each module exposes `routes`; order matters only for
+overlapping paths."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+
+def build_routes() -> list[BaseRoute]:
+    from . import auth, meta
+
+    modules = [meta, auth]
+    routes: list[BaseRoute] = []
+    for module in modules:
+        routes.extend(module.routes)
+    return routes

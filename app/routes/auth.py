@@ -1,0 +1,84 @@
+"""Sign up, sign in, sign out, me."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.routing import Route
+
+from .. import auth
+from ..errors import NotSignedIn
+from .common import body, current_user, ok, services, signed_in
+from .openapi import describe
+
+
+class SignUp(BaseModel):
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=256)
+    displayName: str | None = Field(default=None, max_length=64)
+
+
+class SignIn(BaseModel):
+    username: str = Field(min_length=1, max_length=64)
+    password: str = Field(min_length=1, max_length=256)
+
+
+def _set_cookie(request: Request, response, token: str) -> None:
+    response.set_cookie(
+        auth.COOKIE, token, max_age=auth.SESSION_DAYS * 86400, httponly=True, samesite="lax",
+        secure=services(request).settings.secure_cookies, path="/",
+    )
+
+
+@describe(body=SignUp, summary="Create an account and sign in")
+async def signup(request: Request):
+    args = await body(request, SignUp)
+    svc = services(request)
+    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName)
+    token = await auth.create_session(svc.db, user["id"])
+    response = ok({"user": user}, status=201)
+    _set_cookie(request, response, token)
+    return response
+
+
+@describe(body=SignIn, summary="Sign in")
+async def signin(request: Request):
+    args = await body(request, SignIn)
+    svc = services(request)
+    username = args.username.strip().lower()
+    address = request.client.host if request.client else "unknown"
+    svc.limiter.check(username, address)
+    user = await auth.authenticate(svc.db, username, args.password)
+    if user is None:
+        svc.limiter.failed(username, address)
+        raise NotSignedIn("Wrong username or password", code="bad_credentials")
+    svc.limiter.succeeded(username)
+    token = await auth.create_session(svc.db, user["id"])
+    response = ok({"user": user})
+    _set_cookie(request, response, token)
+    return response
+
+
+@describe(summary="Sign out (ends this session)")
+async def signout(request: Request):
+    token = request.cookies.get(auth.COOKIE)
+    if token:
+        await auth.delete_session(services(request).db, token)
+    response = ok({"signedOut": True})
+    response.delete_cookie(auth.COOKIE, path="/")
+    return response
+
+
+@describe(summary="The signed-in user")
+async def me(request: Request):
+    user = await signed_in(request)
+    settings = services(request).settings
+    return ok({"user": user, "isAdmin": user["username"] in settings.ai_admins})
+
+
+routes = [
+    Route("/api/auth/signup", signup, methods=["POST"]),
+    Route("/api/auth/signin", signin, methods=["POST"]),
+    Route("/api/auth/signout", signout, methods=["POST"]),
+    Route("/api/auth/me", me, methods=["GET"]),
+]

@@ -1,0 +1,100 @@
+"""Helpers every route uses: services, the signed-in user, membership,
+validated bodies and the `{data: ...}` envelope."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..auth import COOKIE, require_user, user_for_token
+from ..errors import BadRequest, Forbidden, Invalid, NotFound
+from ..services import Services
+
+M = TypeVar("M", bound=BaseModel)
+
+ROLE_RANK = {"viewer": 0, "editor": 1, "owner": 2}
+
+
+def services(request: Request) -> Services:
+    return request.app.state.services
+
+
+async def current_user(request: Request) -> dict | None:
+    if "user" not in request.scope:
+        request.scope["user"] = await user_for_token(services(request).db, request.cookies.get(COOKIE))
+    return request.scope["user"]
+
+
+async def signed_in(request: Request) -> dict:
+    return require_user(await current_user(request))
+
+
+async def trip_role(svc: Services, user_id: str, trip_id: str) -> str | None:
+    return await svc.db.fetchval(
+        "SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id)
+    )
+
+
+async def member(request: Request, trip_id: str, needs: str = "viewer") -> tuple[dict, str]:
+    """The signed-in user and their role on the trip.
+
+    Non-members get 404 so that another group's trip is never revealed;
+    members without the role get 403."""
+    user = await signed_in(request)
+    role = await trip_role(services(request), user["id"], trip_id)
+    if role is None:
+        raise NotFound("Trip not found")
+    if ROLE_RANK[role] < ROLE_RANK[needs]:
+        raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
+    return user, role
+
+
+def check_role(role: str, needs: str) -> None:
+    if ROLE_RANK[role] < ROLE_RANK[needs]:
+        raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
+
+
+def field_name(loc: tuple) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def validation_error(exc: ValidationError) -> Invalid:
+    first = exc.errors()[0]
+    name = field_name(first.get("loc", ()))
+    return Invalid(f"{name}: {first.get('msg', 'invalid value')}", field=name)
+
+
+async def read_json(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("The body is not valid JSON", code="malformed_json") from None
+
+
+def parse(model: type[M], data: Any) -> M:
+    if not isinstance(data, dict):
+        raise BadRequest("The body must be a JSON object", code="malformed_json")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+async def body(request: Request, model: type[M]) -> M:
+    return parse(model, await read_json(request))
+
+
+def ok(data: Any, status: int = 200) -> Response:
+    return JSONResponse({"data": data}, status_code=status)
+
+
+def raw_ok(payload: bytes, status: int = 200) -> Response:
+    """`payload` is already the JSON of the data; wrap without re-encoding."""
+    return Response(b'{"data":' + payload + b"}", status_code=status, media_type="application/json")

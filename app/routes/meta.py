@@ -1,0 +1,49 @@
+"""Health, public config and the OpenAPI document."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from .common import ok, services
+from .openapi import build_openapi, describe
+
+
+@describe(summary="Liveness and database check")
+async def healthz(request: Request):
+    await services(request).db.fetchval("SELECT 1")
+    return JSONResponse({"ok": True})
+
+
+def public_config(settings) -> dict:
+    # The key set is pinned by a test: nothing secret may ever be added here.
+    return {
+        "googleMapsBrowserKey": settings.google_maps_browser_key,
+        "aiEnabled": settings.ai_enabled,
+        "placesEnabled": settings.places_enabled,
+        "limits": {
+            "aiDailyCalls": settings.ai_daily_limit,
+            "aiConcurrent": settings.ai_concurrent,
+            "aiDailyTokens": settings.ai_daily_tokens,
+            "uploadBytes": 2 * 1024 * 1024,
+            "agentPollSeconds": 12,
+        },
+    }
+
+
+@describe(summary="Public settings for the browser")
+async def config(request: Request):
+    return ok(public_config(services(request).settings))
+
+
+@describe(summary="This document")
+async def openapi(request: Request):
+    return JSONResponse(build_openapi(request.app.routes))
+
+
+routes = [
+    Route("/healthz", healthz, methods=["GET"]),
+    Route("/api/config", config, methods=["GET"]),
+    Route("/api/openapi.json", openapi, methods=["GET"]),
+]

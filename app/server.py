@@ -1,0 +1,120 @@
+"""create_app(settings): routes, error handlers, the lifespan. No import-time work."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .auth import same_origin
+from .db import Database
+from .errors import AppError
+from .services import Services
+from .settings import Settings
+
+log = logging.getLogger("wayline")
+PUBLIC_DIR = Path(__file__).resolve().parent.parent / "public"
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def error_response(status: int, code: str, message: str, **extra) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+async def app_error(request: Request, exc: AppError) -> JSONResponse:
+    return JSONResponse(exc.to_json(), status_code=exc.status)
+
+
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "too_large"}
+
+
+async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    code = HTTP_CODES.get(exc.status_code, "error")
+    message = "Not found" if exc.status_code == 404 else str(exc.detail)
+    return error_response(exc.status_code, code, message)
+
+
+async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    # The traceback goes to our log only; the client gets a plain message.
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal", "Something went wrong on our side. Please try again.")
+
+
+class SameOriginMiddleware:
+    """Refuses state-changing API requests that a cross-site page could forge.
+
+    They must come from our own origin and carry a JSON or multipart body (or
+    none), which an HTML form on another site cannot produce together."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"].startswith("/api/"):
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            host = headers.get("host", "")
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            length = headers.get("content-length")
+            has_body = ctype != "" or (length not in (None, "0"))
+            allowed_type = (not has_body) or ctype in ("application/json", "multipart/form-data")
+            if not same_origin(headers, host) or not allowed_type:
+                response = error_response(
+                    403, "cross_site", "This request must come from Wayline's own pages with a JSON body."
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _load_secret(db: Database, configured: str | None) -> str:
+    if configured:
+        return configured
+    existing = await db.fetchval("SELECT value FROM app_settings WHERE key = 'secret'")
+    if existing:
+        return existing
+    generated = secrets.token_urlsafe(32)
+    async with db.write() as conn:
+        await conn.execute("INSERT OR IGNORE INTO app_settings (key, value) VALUES ('secret', ?)", (generated,))
+        row = await conn.execute_fetchall("SELECT value FROM app_settings WHERE key = 'secret'")
+    return row[0][0]
+
+
+def create_app(settings: Settings, **overrides) -> Starlette:
+    """Build the app. `overrides` replace services for tests (e.g. `clock=...`)."""
+    from .routes import build_routes
+    from . import lifecycle
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        db = await Database.open(settings.db_path)
+        svc = Services(settings=settings, db=db, secret=await _load_secret(db, settings.secret))
+        for name, value in overrides.items():
+            setattr(svc, name, value)
+        app.state.services = svc
+        await lifecycle.start(svc)
+        try:
+            yield
+        finally:
+            await svc.background.drain()
+            await lifecycle.stop(svc)
+            await db.close()
+
+    routes = build_routes()
+    routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={AppError: app_error, HTTPException: http_error, Exception: unexpected_error},
+    )
+    app.add_middleware(SameOriginMiddleware)
+    app.state.settings = settings
+    return app

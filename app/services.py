@@ -1,0 +1,64 @@
+"""What the lifespan opens and the routes use: one object, built per app."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from .auth import SignInLimiter
+from .db import Database
+from .settings import Settings
+
+log = logging.getLogger("wayline")
+
+
+class BackgroundWork:
+    """Tracks fire-and-forget tasks so shutdown can wait for them (bounded)."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task] = set()
+
+    def spawn(self, coro: Awaitable[Any], name: str = "background") -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %s failed: %r", task.get_name(), task.exception())
+
+    async def drain(self, timeout_s: float = 10.0) -> None:
+        """Wait for running work; cancel what is still running after the timeout."""
+        while self._tasks:
+            pending = list(self._tasks)
+            done, still = await asyncio.wait(pending, timeout=timeout_s)
+            if still:
+                for task in still:
+                    task.cancel()
+                await asyncio.gather(*still, return_exceptions=True)
+                return
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    secret: str
+    limiter: SignInLimiter = field(default_factory=SignInLimiter)
+    background: BackgroundWork = field(default_factory=BackgroundWork)
+    clock: Callable[[], float] | None = None
+    # Filled in by the lifespan when their modules are configured.
+    http: Any = None          # httpx.AsyncClient for Google and weather
+    google: Any = None        # app.google.Google
+    weather: Any = None       # app.weather.Weather
+    ai: Any = None            # app.ai.AI (None when OPENAI_API_KEY is unset)
+    aiusage: Any = None       # app.aiusage.AIUsage
+    extras: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,141 @@
+"""The only module that reads the environment.
+
+`Settings.from_env()` reads `os.environ` plus an optional `.env` file (the
+environment wins). Nothing here runs at import time; tests build `Settings`
+directly with `Settings(...)` or `Settings.from_env(env={...})`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_MODEL = "gpt-6.1-sol"
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return values
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :]
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_path: str = "data/wayline.db"
+    uploads_dir: str = "data/uploads"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str | None = None
+    secret: str | None = None
+
+    openai_api_key: str | None = None
+    openai_model: str = DEFAULT_MODEL
+    openai_base_url: str | None = None
+    ai_daily_limit: int = 100
+    ai_concurrent: int = 3
+    ai_daily_tokens: int = 400_000
+    ai_max_output_tokens: int = 3000
+    ai_timeout_ms: int = 45_000
+    ai_price_input_per_mtok: float | None = None
+    ai_price_output_per_mtok: float | None = None
+    ai_admins: tuple[str, ...] = field(default_factory=tuple)
+    ai_proactive_threshold: float = 0.7
+    ai_max_tool_steps: int = 16
+
+    google_maps_api_key: str | None = None
+    google_maps_browser_key: str | None = None
+    google_places_base_url: str = "https://places.googleapis.com"
+    google_routes_base_url: str = "https://routes.googleapis.com"
+    weather_base_url: str = "https://api.open-meteo.com"
+
+    @property
+    def ai_enabled(self) -> bool:
+        return bool(self.openai_api_key)
+
+    @property
+    def places_enabled(self) -> bool:
+        return bool(self.google_maps_api_key)
+
+    @property
+    def secure_cookies(self) -> bool:
+        return bool(self.public_url and self.public_url.lower().startswith("https://"))
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> "Settings":
+        values: dict[str, str] = {}
+        if dotenv is not None:
+            values.update(_read_dotenv(Path(dotenv)))
+        values.update(os.environ if env is None else env)
+
+        def text(name: str) -> str | None:
+            value = values.get(name, "").strip()
+            return value or None
+
+        def number(name: str, kind, default):
+            raw = text(name)
+            if raw is None:
+                return default
+            try:
+                return kind(raw)
+            except ValueError:
+                raise SystemExit(f"{name} must be a number, got {raw!r}") from None
+
+        d = cls()
+        return cls(
+            db_path=text("WAYLINE_DB") or d.db_path,
+            uploads_dir=text("WAYLINE_UPLOADS") or d.uploads_dir,
+            host=text("HOST") or d.host,
+            port=number("PORT", int, d.port),
+            public_url=text("WAYLINE_PUBLIC_URL"),
+            secret=text("WAYLINE_SECRET"),
+            openai_api_key=text("OPENAI_API_KEY"),
+            openai_model=text("OPENAI_MODEL") or d.openai_model,
+            openai_base_url=text("OPENAI_BASE_URL"),
+            ai_daily_limit=number("WAYLINE_AI_DAILY_LIMIT", int, d.ai_daily_limit),
+            ai_concurrent=number("WAYLINE_AI_CONCURRENT", int, d.ai_concurrent),
+            ai_daily_tokens=number("WAYLINE_AI_DAILY_TOKENS", int, d.ai_daily_tokens),
+            ai_max_output_tokens=number("WAYLINE_AI_MAX_OUTPUT_TOKENS", int, d.ai_max_output_tokens),
+            ai_timeout_ms=number("WAYLINE_AI_TIMEOUT_MS", int, d.ai_timeout_ms),
+            ai_price_input_per_mtok=number("WAYLINE_AI_PRICE_INPUT_PER_MTOK", float, None),
+            ai_price_output_per_mtok=number("WAYLINE_AI_PRICE_OUTPUT_PER_MTOK", float, None),
+            ai_admins=tuple(u.strip() for u in (text("WAYLINE_AI_ADMINS") or "").split(",") if u.strip()),
+            ai_proactive_threshold=number("AI_PROACTIVE_THRESHOLD", float, d.ai_proactive_threshold),
+            ai_max_tool_steps=number("AI_MAX_TOOL_STEPS", int, d.ai_max_tool_steps),
+            google_maps_api_key=text("GOOGLE_MAPS_API_KEY"),
+            google_maps_browser_key=text("GOOGLE_MAPS_BROWSER_KEY"),
+            google_places_base_url=(text("GOOGLE_PLACES_BASE_URL") or d.google_places_base_url).rstrip("/"),
+            google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
+            weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+        )
+
+    def key_report(self) -> list[str]:
+        """One line per secret: set or missing, never the value."""
+        keys = {
+            "OPENAI_API_KEY": self.openai_api_key,
+            "GOOGLE_MAPS_API_KEY": self.google_maps_api_key,
+            "GOOGLE_MAPS_BROWSER_KEY": self.google_maps_browser_key,
+            "WAYLINE_SECRET": self.secret,
+        }
+        return [f"{name}: {'set' if value else 'missing'}" for name, value in keys.items()]
+
+
+SETTING_NAMES = tuple(f.name for f in fields(Settings))
