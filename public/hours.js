@@ -1,0 +1,198 @@
+// The opening-hours rule for meal suggestions: the browser twin of app/hours.py.
+// Both run against spec/fixtures/hours_vectors.json; change them together.
+// See app/hours.py's docstring for the full rule. In short: a meal fits when
+// the meal plus CLOSING_BUFFER_MIN lies inside ONE opening period on the
+// trip's date. Periods become spans [open, close) in minutes from 00:00 on the
+// date (place-local wall clock), so a period past midnight ends after 1440 and
+// the previous evening's period starts below 0. Dated currentOpeningHours that
+// cover the date are "confirmed", weekly regularOpeningHours "unconfirmed", no
+// hours "none" (never open). KITCHEN secondary hours, when listed, bound the
+// meal too.
+
+export const MEAL_MINUTES = Object.freeze({
+  breakfast: 45, brunch: 60, lunch: 60, afternoon_tea: 45, dinner: 75,
+});
+export const CLOSING_BUFFER_MIN = 30;
+
+const DAY = 24 * 60;
+const WEEK = 7 * DAY;
+const MERGE_GAP = 1; // minutes of "break" that are really one period (23:59 -> 00:00)
+const ALWAYS = [-10 * WEEK, 10 * WEEK]; // the 24-hour span; far beyond any meal
+const MS_PER_DAY = 86400000;
+
+export function mealMinutes(meal, override = null) {
+  if (override !== null && override !== undefined) {
+    if (!Number.isInteger(override) || override <= 0) {
+      throw new RangeError("duration must be a positive number of minutes");
+    }
+    return override;
+  }
+  if (!Object.hasOwn(MEAL_MINUTES, String(meal))) {
+    throw new RangeError(`unknown meal ${JSON.stringify(meal)}: give a duration`);
+  }
+  return MEAL_MINUTES[meal];
+}
+
+export function checkHours(place, date, start, durationMin) {
+  const day = parseDate(date);
+  const at = parseClock(start);
+  if (!Number.isInteger(durationMin) || durationMin <= 0) {
+    throw new RangeError("duration must be a positive number of minutes");
+  }
+  const p = isObj(place) ? place : {};
+
+  const main = choose(p.currentOpeningHours, p.regularOpeningHours, day);
+  if (!main) return { status: "none", fits: false, closesAt: null, latestStart: null };
+  let [status, spans] = main;
+  const kitchen = choose(kitchenOf(p.currentSecondaryOpeningHours),
+    kitchenOf(p.regularSecondaryOpeningHours), day);
+  if (kitchen) {
+    spans = intersect(spans, kitchen[1]);
+    if (kitchen[0] !== "confirmed") status = "unconfirmed"; // the bound is only the usual one
+  }
+
+  const need = durationMin + CLOSING_BUFFER_MIN;
+  const current = spans.find(([o, c]) => o <= at && at < c) ?? null;
+  const fits = current !== null && at + need <= current[1];
+  const closesAt = current && current[1] - at <= DAY ? fmt(current[1]) : null;
+  // Latest start on this date (00:00..23:59) anywhere in a period.
+  let latest = null;
+  for (const [o, c] of spans) {
+    const s = Math.min(c - need, DAY - 1);
+    if (s >= Math.max(o, 0) && (latest === null || s > latest)) latest = s;
+  }
+  return { status, fits, closesAt, latestStart: latest === null ? null : fmt(latest) };
+}
+
+function choose(current, regular, day) {
+  if (isObj(current) && covers(current, day)) {
+    return ["confirmed", merge(spansOf(current.periods, day, true))];
+  }
+  if (isObj(regular) && Array.isArray(regular.periods)) {
+    return ["unconfirmed", merge(spansOf(regular.periods, day, false))];
+  }
+  return null;
+}
+
+function kitchenOf(entries) {
+  if (!Array.isArray(entries)) return null;
+  return entries.find((e) => isObj(e) && e.secondaryHoursType === "KITCHEN") ?? null;
+}
+
+function covers(hours, day) {
+  const dates = [];
+  for (const p of list(hours.periods).map(obj)) {
+    const d = ymd(obj(p.open).date);
+    if (d === null) continue;
+    dates.push(d);
+    if (is24h(p)) dates.push(d + 6);
+  }
+  for (const sd of list(hours.specialDays)) {
+    const d = ymd(obj(sd).date);
+    if (d !== null) dates.push(d);
+  }
+  return dates.length > 0 && Math.min(...dates) <= day && day <= Math.max(...dates);
+}
+
+function spansOf(periods, day, dated) {
+  const weekday = (((day + 4) % 7) + 7) % 7; // day 0 (1970-01-01) was a Thursday; 0 = Sunday
+  const out = [];
+  for (const p of list(periods).map(obj)) {
+    if (is24h(p)) return [ALWAYS];
+    const op = point(p.open);
+    const cl = point(p.close);
+    if (op === null || cl === null) continue; // malformed: never guess a missing end
+    // Never assume close.day == open.day: the week wraps (Sat 22:00 -> Sun 02:00).
+    const length = mod((cl[0] * DAY + cl[1]) - (op[0] * DAY + op[1]), WEEK);
+    if (dated) {
+      const od = ymd(p.open.date);
+      if (od === null) continue;
+      const o = (od - day) * DAY + op[1];
+      const cd = ymd(p.close.date);
+      const c = cd !== null ? (cd - day) * DAY + cl[1] : o + length;
+      if (c > o) out.push([o, c]);
+    } else if (length > 0) { // a zero-length weekly period is ambiguous: not open
+      const base = (op[0] - weekday) * DAY + op[1];
+      for (const k of [-2, -1, 0, 1]) out.push([base + k * WEEK, base + k * WEEK + length]);
+    }
+  }
+  return out;
+}
+
+function merge(spans) {
+  const out = [];
+  for (const [o, c] of [...spans].sort((a, b) => a[0] - b[0] || a[1] - b[1])) {
+    const last = out[out.length - 1];
+    if (last && o <= last[1] + MERGE_GAP) last[1] = Math.max(last[1], c);
+    else out.push([o, c]);
+  }
+  return out;
+}
+
+function intersect(a, b) {
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const o = Math.max(a[i][0], b[j][0]);
+    const c = Math.min(a[i][1], b[j][1]);
+    if (o < c) out.push([o, c]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
+  }
+  return out;
+}
+
+function is24h(p) {
+  const op = point(p.open);
+  return (p.close === undefined || p.close === null) && op !== null && op[1] === 0;
+}
+
+// [day, minutes] of a Point; proto3 JSON may omit zero fields, so they default to 0.
+function point(pt) {
+  if (!isObj(pt)) return null;
+  const d = pt.day ?? 0;
+  const h = pt.hour ?? 0;
+  const m = pt.minute ?? 0;
+  if (![d, h, m].every(Number.isInteger) || d < 0 || d > 6 || m < 0 || m > 59) return null;
+  if (!((h >= 0 && h <= 23) || (h === 24 && m === 0))) return null; // 24:00 = midnight
+  return [d, h * 60 + m];
+}
+
+// A {year, month, day} as a day number (days since 1970-01-01), or null.
+function ymd(d) {
+  const { year: y, month: m, day: dd } = obj(d);
+  if (![y, m, dd].every(Number.isInteger)) return null;
+  return dayNumber(y, m, dd);
+}
+
+function dayNumber(y, m, d) {
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1) return null;
+  const t = new Date(Date.UTC(2000, m - 1, d));
+  t.setUTCFullYear(y); // Date.UTC maps years 0-99 to 1900s
+  if (t.getUTCFullYear() !== y || t.getUTCMonth() !== m - 1 || t.getUTCDate() !== d) return null;
+  return Math.round(t.getTime() / MS_PER_DAY);
+}
+
+function parseDate(s) {
+  const m = typeof s === "string" ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(s) : null;
+  const day = m ? dayNumber(Number(m[1]), Number(m[2]), Number(m[3])) : null;
+  if (day === null) throw new RangeError(`date must be YYYY-MM-DD, got ${JSON.stringify(s)}`);
+  return day;
+}
+
+function parseClock(s) {
+  const m = typeof s === "string" ? /^([01]\d|2[0-3]):([0-5]\d)$/.exec(s) : null;
+  if (!m) throw new RangeError(`start must be HH:MM, got ${JSON.stringify(s)}`);
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
+function fmt(minutes) {
+  const t = mod(minutes, DAY);
+  return `${String(Math.floor(t / 60)).padStart(2, "0")}:${String(t % 60).padStart(2, "0")}`;
+}
+
+const mod = (a, n) => ((a % n) + n) % n;
+const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const obj = (v) => (isObj(v) ? v : {});
+const list = (v) => (Array.isArray(v) ? v : []);

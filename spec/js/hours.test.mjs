@@ -1,0 +1,64 @@
+// public/hours.js against the shared vectors (spec/fixtures/hours_vectors.json).
+// Run: node --test spec/js/hours.test.mjs
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { checkHours, mealMinutes, MEAL_MINUTES, CLOSING_BUFFER_MIN } from "../../public/hours.js";
+
+const { vectors } = JSON.parse(
+  readFileSync(new URL("../fixtures/hours_vectors.json", import.meta.url), "utf8"),
+);
+
+function checkVector(v) {
+  const got = checkHours(v.place, v.date, v.start, v.durationMin);
+  assert.deepStrictEqual(got, v.expect, v.name);
+  if ("meal" in v) assert.equal(mealMinutes(v.meal, v.overrideMin ?? null), v.durationMin, v.name);
+}
+
+for (const v of vectors) {
+  test(v.name, () => checkVector(v));
+}
+
+test("vectors file is well formed", () => {
+  assert.ok(vectors.length >= 60);
+  assert.equal(new Set(vectors.map((v) => v.name)).size, vectors.length, "names must be unique");
+});
+
+function* mutations(v) {
+  const e = v.expect;
+  yield ["fits", !e.fits];
+  yield ["status", { confirmed: "unconfirmed", unconfirmed: "confirmed", none: "unconfirmed" }[e.status]];
+  yield ["closesAt", e.closesAt !== "12:34" ? "12:34" : null];
+  yield ["latestStart", e.latestStart !== null ? null : "23:59"];
+}
+
+test("a deliberately wrong vector fails", () => {
+  for (const i of [0, 10, 22, 45, vectors.length - 1]) {
+    for (const [field, wrong] of mutations(vectors[i])) {
+      const bad = structuredClone(vectors[i]);
+      bad.expect[field] = wrong;
+      assert.throws(() => checkVector(bad), assert.AssertionError, `${bad.name}: ${field}`);
+    }
+  }
+});
+
+test("meal minutes", () => {
+  assert.deepEqual({ ...MEAL_MINUTES }, { breakfast: 45, brunch: 60, lunch: 60, afternoon_tea: 45, dinner: 75 });
+  assert.equal(CLOSING_BUFFER_MIN, 30);
+  assert.equal(mealMinutes("dinner"), 75);
+  assert.equal(mealMinutes("breakfast", 20), 20);
+  assert.equal(mealMinutes(null, 50), 50);
+  for (const [meal, override] of [[null, null], ["supper", null], ["lunch", 0], ["lunch", -5], ["lunch", true], ["lunch", 1.5], ["toString", null]]) {
+    assert.throws(() => mealMinutes(meal, override), RangeError);
+  }
+});
+
+test("bad input is refused", () => {
+  for (const [date, start, dur] of [
+    ["2025-6-3", "12:00", 60], ["2025-02-30", "12:00", 60], ["20250603", "12:00", 60], [null, "12:00", 60],
+    ["2025-06-03", "24:00", 60], ["2025-06-03", "9:00", 60], ["2025-06-03", "12:60", 60],
+    ["2025-06-03", "12:00", 0], ["2025-06-03", "12:00", true], ["2025-06-03", "12:00", 1.5],
+  ]) {
+    assert.throws(() => checkHours({}, date, start, dur), RangeError, `${date} ${start} ${dur}`);
+  }
+});
