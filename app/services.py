@@ -61,4 +61,8 @@ class Services:
     weather: Any = None       # app.weather.Weather
     ai: Any = None            # app.ai.AI (None when OPENAI_API_KEY is unset)
     aiusage: Any = None       # app.aiusage.AIUsage
+    # Called after every committed op with an `app.trips.service.OpEvent`
+    # (the agent's evaluation hooks in here); listeners must not block.
+    op_listeners: list[Callable[[Any], None]] = field(default_factory=list)
+    trip_cache: Any = None    # app.trips.dto.TripCache, set in create_app's lifespan
     extras: dict[str, Any] = field(default_factory=dict)

@@ -50,8 +50,8 @@ def new_trip(client: TestClient, days: int = 2, **fields) -> dict:
     return r.json()["data"]
 
 
-def op(client: TestClient, trip_id: str, name: str, **args):
-    return client.post(f"/api/trips/{trip_id}/ops/{name}", json=args)
+def op(client: TestClient, trip_id: str, op_name: str, **args):
+    return client.post(f"/api/trips/{trip_id}/ops/{op_name}", json=args)
 
 
 def free_port() -> int:

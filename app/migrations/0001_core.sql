@@ -151,3 +151,17 @@ CREATE TABLE agent_messages (
     created_at    TEXT NOT NULL,
     UNIQUE (trip_id, seq)
 );
+
+-- Private defaults: food and usual travel choices. Never joined into trip data.
+CREATE TABLE user_preferences (
+    user_id    TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+    prefs_json TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+-- The trip's shared choices (no food here, by design). Written by the
+-- set_trip_preferences op like any other trip content.
+CREATE TABLE trip_preferences (
+    trip_id    TEXT PRIMARY KEY REFERENCES trips(id) ON DELETE CASCADE,
+    prefs_json TEXT NOT NULL
+);

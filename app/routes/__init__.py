@@ -7,9 +7,9 @@ from starlette.routing import BaseRoute
 
 
 def build_routes() -> list[BaseRoute]:
-    from . import auth, meta
+    from . import auth, meta, trips
 
-    modules = [meta, auth]
+    modules = [meta, auth, trips]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)

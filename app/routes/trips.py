@@ -1,0 +1,124 @@
+"""Trips and the ops endpoint: the HTTP face of the one write path."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import BadRequest
+from ..trips import service
+from ..trips.dto import trip_json
+from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
+from .common import member, ok, parse, raw_ok, read_json, services, signed_in
+from .openapi import describe
+
+
+class NewTrip(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: Title
+    startDate: date
+    days: int = Field(ge=1, le=MAX_DAYS, strict=True)
+    destination: Destination | None = None
+    timezone: str = Field(default="UTC", max_length=64)
+    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA time zone such as Europe/Lisbon") from None
+        return value
+
+
+def echo(summary: str | list[str], trip_bytes: bytes) -> Response:
+    text = summary if isinstance(summary, str) else "; ".join(summary)
+    payload = b'{"ok":true,"summary":' + json.dumps(text, ensure_ascii=False).encode() + b',"trip":' + trip_bytes + b"}"
+    return raw_ok(payload)
+
+
+@describe(summary="Trips you are a member of")
+async def list_trips(request: Request):
+    user = await signed_in(request)
+    rows = await services(request).db.fetchall(
+        "SELECT t.id, t.title, t.start_date, t.dest_name, t.version, m.role, "
+        "(SELECT COUNT(*) FROM days d WHERE d.trip_id = t.id) AS day_count, "
+        "(SELECT COUNT(*) FROM members x WHERE x.trip_id = t.id) AS member_count "
+        "FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.user_id = ? ORDER BY t.start_date, t.title",
+        (user["id"],))
+    return ok({"trips": [
+        {"id": r["id"], "title": r["title"], "startDate": r["start_date"], "destination": r["dest_name"],
+         "days": r["day_count"], "members": r["member_count"], "role": r["role"], "version": r["version"]}
+        for r in rows]})
+
+
+@describe(body=NewTrip, summary="Create a trip; you become its owner")
+async def create_trip(request: Request):
+    user = await signed_in(request)
+    args = parse(NewTrip, await read_json(request))
+    svc = services(request)
+    trip_id = await service.create_trip(
+        svc, user["id"], title=args.title, start_date=args.startDate, days=args.days,
+        destination=args.destination.model_dump() if args.destination else None,
+        timezone=args.timezone, currency=args.currency)
+    return raw_ok(await trip_json(svc, trip_id, user["id"]), status=201)
+
+
+@describe(summary="The full TripDto")
+async def get_trip(request: Request):
+    user = await signed_in(request)
+    return raw_ok(await trip_json(services(request), request.path_params["tripId"], user["id"]))
+
+
+@describe(body=UpdateTrip, summary="Update trip details (the update_trip op)")
+async def patch_trip(request: Request):
+    return await _run_op(request, request.path_params["tripId"], "update_trip")
+
+
+@describe(summary="Delete the trip (owner only)")
+async def delete_trip(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id, needs="owner")
+    await service.delete_trip(services(request), trip_id)
+    return ok({"deleted": True})
+
+
+async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
+    user, _ = await member(request, trip_id)
+    data = await read_json(request)
+    if not isinstance(data, dict):
+        raise BadRequest("The body must be a JSON object", code="malformed_json")
+    base_version = data.pop("baseVersion", None)
+    if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
+        from ..errors import Invalid
+        raise Invalid("baseVersion: must be an integer", field="baseVersion")
+    svc = services(request)
+    applied = await service.apply_op(svc, trip_id, user["id"], op_name, data, base_version=base_version)
+    trip_bytes = await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip)
+    return echo(applied.summaries, trip_bytes)
+
+
+@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale")
+async def run_op(request: Request):
+    return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
+
+
+def _op_route_docs() -> dict:
+    return {name: spec.args.model_json_schema() for name, spec in TRIP_OPS.items()}
+
+
+routes = [
+    Route("/api/trips", list_trips, methods=["GET"]),
+    Route("/api/trips", create_trip, methods=["POST"]),
+    Route("/api/trips/{tripId}", get_trip, methods=["GET"]),
+    Route("/api/trips/{tripId}", patch_trip, methods=["PATCH"]),
+    Route("/api/trips/{tripId}", delete_trip, methods=["DELETE"]),
+    Route("/api/trips/{tripId}/ops/{op}", run_op, methods=["POST"]),
+]

@@ -1,0 +1,136 @@
+"""TripDto: the JSON every client reads, with computed times and legs.
+
+Building it means loading the aggregate, computing legs and schedules and
+counting votes, so the result is cached per trip and version; each caller's
+bytes (their role and their own votes differ) are cached beside it. Anything
+that changes what the DTO shows calls `invalidate(trip_id)`; ops also bump the
+version, so a stale entry can never be served after a write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .. import legs as legs_mod
+from ..errors import NotFound
+from ..services import Services
+from . import store
+from .expenses import summarize
+from .model import DAY_START, Trip
+from .schedule import day_schedule, to_hhmm
+
+MAX_TRIPS_CACHED = 256
+
+
+@dataclass
+class Entry:
+    version: int
+    generation: int
+    trip: Trip
+    legs: dict[str, list]                       # day id -> [Leg]
+    members: list[dict]
+    votes: dict[str, dict[str, int]]            # stop id -> {user id: value}
+    comment_counts: dict[str, int]
+    per_user: dict[tuple[str, str], bytes] = field(default_factory=dict)
+
+
+class TripCache:
+    def __init__(self, svc: Services):
+        self.svc = svc
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._generation: dict[str, int] = {}
+
+    def invalidate(self, trip_id: str) -> None:
+        self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
+        self._entries.pop(trip_id, None)
+
+    async def entry(self, trip_id: str, version: int | None = None, trip: Trip | None = None) -> Entry:
+        generation = self._generation.get(trip_id, 0)
+        entry = self._entries.get(trip_id)
+        if entry is not None and entry.generation == generation and (version is None or entry.version == version):
+            self._entries.move_to_end(trip_id)
+            return entry
+        entry = await self._build(trip_id, generation, trip)
+        if self._generation.get(trip_id, 0) == generation:  # nothing changed while we built it
+            self._entries[trip_id] = entry
+            while len(self._entries) > MAX_TRIPS_CACHED:
+                self._entries.popitem(last=False)
+        return entry
+
+    async def _build(self, trip_id: str, generation: int, trip: Trip | None) -> Entry:
+        db = self.svc.db
+        async with db.read() as conn:
+            if trip is None:
+                trip = await store.load(conn, trip_id)
+            members = [
+                {"userId": r["id"], "username": r["username"], "displayName": r["display_name"], "role": r["role"]}
+                for r in await conn.execute_fetchall(
+                    "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
+                    "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))
+            ]
+            votes: dict[str, dict[str, int]] = {}
+            for r in await conn.execute_fetchall("SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?", (trip_id,)):
+                votes.setdefault(r[0], {})[r[1]] = r[2]
+            comment_counts = {r[0]: r[1] for r in await conn.execute_fetchall(
+                "SELECT stop_id, COUNT(*) FROM comments WHERE trip_id = ? GROUP BY stop_id", (trip_id,))}
+        day_legs = {d.id: await legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in trip.days}
+        return Entry(trip.version, generation, trip, day_legs, members, votes, comment_counts)
+
+    async def json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
+                       trip: Trip | None = None) -> bytes:
+        entry = await self.entry(trip_id, version, trip)
+        key = (user_id, role)
+        cached = entry.per_user.get(key)
+        if cached is None:
+            cached = json.dumps(build_dto(entry, user_id, role), ensure_ascii=False, separators=(",", ":")).encode()
+            entry.per_user[key] = cached
+        return cached
+
+
+def build_dto(entry: Entry, user_id: str, role: str) -> dict:
+    trip = entry.trip
+    days = []
+    for day in trip.days:
+        legs = entry.legs.get(day.id, [])
+        slots = {s.stop_id: s for s in day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})}
+        stops = []
+        for s in day.stops:
+            slot = slots[s.id]
+            votes = entry.votes.get(s.id, {})
+            stops.append({
+                "id": s.id, "position": s.position, "kind": s.kind, "name": s.name, "placeId": s.place_id,
+                "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
+                "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
+                "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
+                "votes": {"up": sum(1 for v in votes.values() if v > 0), "down": sum(1 for v in votes.values() if v < 0),
+                          "mine": votes.get(user_id, 0)},
+                "commentCount": entry.comment_counts.get(s.id, 0),
+                "createdBy": s.created_by,
+            })
+        days.append({
+            "id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title, "note": day.note,
+            "startTime": day.start_time or DAY_START, "stops": stops, "legs": [leg.to_json() for leg in legs],
+        })
+    return {
+        "id": trip.id, "title": trip.title,
+        "destination": None if trip.dest_name is None else {"name": trip.dest_name, "lat": trip.dest_lat, "lng": trip.dest_lng},
+        "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
+        "role": role, "members": entry.members, "days": days,
+        "expenses": [{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
+                      "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
+                     for e in trip.expenses],
+        "expenseSummary": summarize(trip.expenses),
+        "preferences": trip.prefs.model_dump(),
+    }
+
+
+async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:
+    """The caller's TripDto bytes; 404 for non-members."""
+    row = await svc.db.fetchone(
+        "SELECT t.version, m.role FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.trip_id = ? AND m.user_id = ?",
+        (trip_id, user_id))
+    if row is None:
+        raise NotFound("Trip not found")
+    return await svc.trip_cache.json_for(trip_id, user_id, row[1], version=row[0])

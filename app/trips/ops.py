@@ -1,0 +1,418 @@
+"""TRIP_OPS: the one table of every content mutation.
+
+Each entry names an op, its pydantic argument model, the role it needs and
+the function that applies it to the Trip aggregate (returning a one-line
+summary). HTTP routes, agent tools, proactive patches and plan drafts all go
+through this table; agent tool names, descriptions and JSON schemas are
+generated from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Any, Callable, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..auth import new_id
+from ..errors import Invalid
+from ..preferences import Mode, Pace, TripPreferences
+from .model import Day, Expense, Stop, Trip
+
+HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
+Meal = Literal["breakfast", "brunch", "lunch", "afternoon_tea", "dinner"]
+Title = Annotated[str, Field(min_length=1, max_length=120)]
+Note = Annotated[str, Field(max_length=4000)]
+Id = Annotated[str, Field(min_length=1, max_length=64)]
+MAX_DAYS = 30
+MAX_STOPS_PER_DAY = 40
+
+
+def _hhmm(cls, value: str | None) -> str | None:
+    if value is not None and not HHMM.match(value):
+        raise ValueError("must be a time as HH:MM (00:00-23:59)")
+    return value
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    def given(self) -> dict[str, Any]:
+        """Only the fields the caller sent, so `null` can mean 'clear'."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class Destination(Args):
+    name: Title
+    lat: float = Field(ge=-90, le=90)
+    lng: float = Field(ge=-180, le=180)
+
+
+class UpdateTrip(Args):
+    title: Title | None = None
+    destination: Destination | None = None
+    startDate: date | None = Field(default=None, strict=False)
+    timezone: str | None = Field(default=None, max_length=64)
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError("must be an IANA time zone such as Europe/Lisbon") from None
+        return value
+
+
+class AddDay(Args):
+    title: str = Field(default="", max_length=120)
+    note: Note = ""
+
+
+class UpdateDay(Args):
+    dayId: Id
+    title: str | None = Field(default=None, max_length=120)
+    note: Note | None = None
+    startTime: str | None = None
+    _check_time = field_validator("startTime")(_hhmm)
+
+
+class ReorderDays(Args):
+    dayIds: list[Id] = Field(min_length=1, max_length=MAX_DAYS)
+
+
+class DeleteDay(Args):
+    dayId: Id
+
+
+class StopFields(Args):
+    kind: Kind = "sight"
+    name: Title
+    placeId: str | None = Field(default=None, max_length=300)
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    lng: float | None = Field(default=None, ge=-180, le=180)
+    address: str | None = Field(default=None, max_length=300)
+    setTime: str | None = None
+    durationMin: int = Field(default=60, ge=5, le=24 * 60)
+    meal: Meal | None = None
+    note: Note = ""
+    _check_time = field_validator("setTime")(_hhmm)
+
+
+class InsertStop(StopFields):
+    dayId: Id
+    afterStopId: Id | None = None
+
+
+class UpdateStop(Args):
+    stopId: Id
+    kind: Kind | None = None
+    name: Title | None = None
+    placeId: str | None = Field(default=None, max_length=300)
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    lng: float | None = Field(default=None, ge=-180, le=180)
+    address: str | None = Field(default=None, max_length=300)
+    setTime: str | None = None
+    durationMin: int | None = Field(default=None, ge=5, le=24 * 60)
+    meal: Meal | None = None
+    note: Note | None = None
+    _check_time = field_validator("setTime")(_hhmm)
+
+
+class MoveStop(Args):
+    stopId: Id
+    toDayId: Id
+    position: int = Field(ge=0, le=MAX_STOPS_PER_DAY)
+
+
+class DeleteStop(Args):
+    stopId: Id
+
+
+class EqualSplit(Args):
+    kind: Literal["equal"] = "equal"
+    members: list[Id] | None = Field(default=None, max_length=50)
+
+
+class SharesSplit(Args):
+    kind: Literal["shares"]
+    shares: dict[str, int] = Field(min_length=1, max_length=50)
+
+    @field_validator("shares")
+    @classmethod
+    def _positive(cls, shares: dict[str, int]) -> dict[str, int]:
+        if any(n < 0 for n in shares.values()) or sum(shares.values()) <= 0:
+            raise ValueError("shares must be whole numbers >= 0 with a positive total")
+        return shares
+
+
+Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
+
+
+class AddExpense(Args):
+    title: Title
+    amountMinor: int = Field(gt=0, le=10**12)
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    paidBy: Id
+    split: Split | None = None
+    dayId: Id | None = None
+    stopId: Id | None = None
+
+
+class UpdateExpense(Args):
+    expenseId: Id
+    title: Title | None = None
+    amountMinor: int | None = Field(default=None, gt=0, le=10**12)
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    paidBy: Id | None = None
+    split: Split | None = None
+    dayId: Id | None = None
+    stopId: Id | None = None
+
+
+class DeleteExpense(Args):
+    expenseId: Id
+
+
+class SetTripPreferences(Args):
+    transport: Mode | None = None
+    avoidModes: list[Mode] | None = None
+    longestWalkM: int | None = Field(default=None, ge=0, le=50_000)
+    fewerTransfers: bool | None = None
+    pace: Pace | None = None
+    interests: list[Annotated[str, Field(max_length=40)]] | None = Field(default=None, max_length=20)
+    budget: Literal["low", "moderate", "high"] | None = None
+
+
+# -- apply functions ----------------------------------------------------------
+
+
+@dataclass
+class OpContext:
+    actor_id: str
+    now: str
+
+
+def _day_label(trip: Trip, day: Day) -> str:
+    return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
+
+
+def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
+    changes = a.given()
+    for key in ("title", "timezone", "currency"):
+        if changes.get(key) is not None:
+            setattr(trip, key, changes[key])
+    if changes.get("startDate") is not None:
+        trip.start_date = changes["startDate"].isoformat()
+    if a.destination is not None:
+        trip.dest_name, trip.dest_lat, trip.dest_lng = a.destination.name, a.destination.lat, a.destination.lng
+    return "Updated the trip details" if changes else "No changes to the trip"
+
+
+def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
+    if len(trip.days) >= MAX_DAYS:
+        raise Invalid(f"A trip has at most {MAX_DAYS} days", field="days")
+    day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
+    trip.days.append(day)
+    return f"Added {_day_label(trip, day)}"
+
+
+def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
+    day = trip.day(a.dayId)
+    changes = a.given()
+    if "title" in changes:
+        day.title = changes["title"] or ""
+    if "note" in changes:
+        day.note = changes["note"] or ""
+    if "startTime" in changes:
+        day.start_time = changes["startTime"]
+    return f"Updated {_day_label(trip, day)}"
+
+
+def reorder_days(trip: Trip, a: ReorderDays, ctx: OpContext) -> str:
+    current = {d.id: d for d in trip.days}
+    if sorted(a.dayIds) != sorted(current) or len(set(a.dayIds)) != len(a.dayIds):
+        raise Invalid("dayIds must list every day of the trip exactly once", field="dayIds")
+    trip.days = [current[i] for i in a.dayIds]
+    trip.renumber()
+    return "Reordered the days"
+
+
+def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
+    day = trip.day(a.dayId)
+    if len(trip.days) == 1:
+        raise Invalid("A trip keeps at least one day", field="dayId")
+    label = _day_label(trip, day)
+    trip.days.remove(day)
+    gone = {s.id for s in day.stops}
+    for e in trip.expenses:
+        if e.day_id == day.id:
+            e.day_id = None
+        if e.stop_id in gone:
+            e.stop_id = None
+    trip.renumber()
+    return f"Deleted {label} and its {len(day.stops)} stops"
+
+
+def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
+    day = trip.day(a.dayId)
+    if len(day.stops) >= MAX_STOPS_PER_DAY:
+        raise Invalid(f"A day holds at most {MAX_STOPS_PER_DAY} stops", field="dayId")
+    index = len(day.stops)
+    if a.afterStopId is not None:
+        after_day, after = trip.stop(a.afterStopId)
+        if after_day is not day:
+            raise Invalid("afterStopId must be a stop of the same day", field="afterStopId")
+        index = day.stops.index(after) + 1
+    stop = Stop(
+        id=new_id(), day_id=day.id, position=index, kind=a.kind, name=a.name, place_id=a.placeId,
+        lat=a.lat, lng=a.lng, address=a.address, set_time=a.setTime, duration_min=a.durationMin,
+        meal=a.meal, note=a.note, created_by=ctx.actor_id, created_at=ctx.now,
+    )
+    day.stops.insert(index, stop)
+    trip.renumber()
+    return f"Added “{stop.name}” to {_day_label(trip, day)}"
+
+
+STOP_FIELDS = {"kind": "kind", "name": "name", "placeId": "place_id", "lat": "lat", "lng": "lng",
+               "address": "address", "setTime": "set_time", "durationMin": "duration_min",
+               "meal": "meal", "note": "note"}
+REQUIRED_STOP_FIELDS = {"kind", "name", "durationMin", "note"}
+
+
+def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
+    day, stop = trip.stop(a.stopId)
+    changes = {k: v for k, v in a.given().items() if k != "stopId"}
+    for key, value in changes.items():
+        if value is None and key in REQUIRED_STOP_FIELDS:
+            raise Invalid(f"{key} cannot be cleared", field=key)
+        setattr(stop, STOP_FIELDS[key], value)
+    what = ", ".join(sorted(changes)) or "nothing"
+    return f"Updated “{stop.name}” ({what})"
+
+
+def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
+    from_day, stop = trip.stop(a.stopId)
+    to_day = trip.day(a.toDayId)
+    if to_day is not from_day and len(to_day.stops) >= MAX_STOPS_PER_DAY:
+        raise Invalid(f"A day holds at most {MAX_STOPS_PER_DAY} stops", field="toDayId")
+    from_day.stops.remove(stop)
+    to_day.stops.insert(min(a.position, len(to_day.stops)), stop)
+    trip.renumber()
+    return f"Moved “{stop.name}” to {_day_label(trip, to_day)}, position {stop.position + 1}"
+
+
+def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
+    day, stop = trip.stop(a.stopId)
+    day.stops.remove(stop)
+    for e in trip.expenses:
+        if e.stop_id == stop.id:
+            e.stop_id = None
+    trip.renumber()
+    return f"Removed “{stop.name}” from {_day_label(trip, day)}"
+
+
+def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict:
+    if split is None or isinstance(split, EqualSplit):
+        members = (split.members if split and split.members else None) or list(trip.member_ids)
+        for m in members:
+            trip.require_member(m, "split.members")
+        return {"kind": "equal", "members": list(dict.fromkeys(members))}
+    for m in split.shares:
+        trip.require_member(m, "split.shares")
+    return {"kind": "shares", "shares": dict(split.shares)}
+
+
+def _check_links(trip: Trip, day_id: str | None, stop_id: str | None) -> None:
+    if day_id is not None:
+        trip.day(day_id)
+    if stop_id is not None:
+        trip.stop(stop_id)
+
+
+def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
+    trip.require_member(a.paidBy, "paidBy")
+    _check_links(trip, a.dayId, a.stopId)
+    expense = Expense(
+        id=new_id(), title=a.title, amount_minor=a.amountMinor, currency=a.currency, paid_by=a.paidBy,
+        split=_split_json(trip, a.split), day_id=a.dayId, stop_id=a.stopId, created_by=ctx.actor_id,
+        created_at=ctx.now,
+    )
+    trip.expenses.append(expense)
+    return f"Added expense “{expense.title}” ({expense.amount_minor / 100:.2f} {expense.currency})"
+
+
+def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
+    e = trip.expense(a.expenseId)
+    changes = a.given()
+    for key in ("title", "amountMinor", "currency", "paidBy"):
+        if key in changes and changes[key] is None:
+            raise Invalid(f"{key} cannot be cleared", field=key)
+    if a.paidBy is not None:
+        trip.require_member(a.paidBy, "paidBy")
+        e.paid_by = a.paidBy
+    if a.title is not None:
+        e.title = a.title
+    if a.amountMinor is not None:
+        e.amount_minor = a.amountMinor
+    if a.currency is not None:
+        e.currency = a.currency
+    if "split" in changes:
+        e.split = _split_json(trip, a.split)
+    if "dayId" in changes or "stopId" in changes:
+        day_id = changes.get("dayId", e.day_id)
+        stop_id = changes.get("stopId", e.stop_id)
+        _check_links(trip, day_id, stop_id)
+        e.day_id, e.stop_id = day_id, stop_id
+    return f"Updated expense “{e.title}”"
+
+
+def delete_expense(trip: Trip, a: DeleteExpense, ctx: OpContext) -> str:
+    e = trip.expense(a.expenseId)
+    trip.expenses.remove(e)
+    return f"Deleted expense “{e.title}”"
+
+
+def set_trip_preferences(trip: Trip, a: SetTripPreferences, ctx: OpContext) -> str:
+    changes = {k: v for k, v in a.given().items() if v is not None or k == "budget"}
+    trip.prefs = TripPreferences.model_validate({**trip.prefs.model_dump(), **changes})
+    return "Updated the trip's shared preferences"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    args: type[Args]
+    role: str
+    apply: Callable[[Trip, Any, OpContext], str]
+    description: str
+    agent: bool = True  # offered to the agent as a write tool (approval still needed)
+
+
+TRIP_OPS: dict[str, OpSpec] = {
+    spec.name: spec
+    for spec in [
+        OpSpec("update_trip", UpdateTrip, "editor", update_trip, "Change the trip's title, destination, start date, time zone or currency."),
+        OpSpec("add_day", AddDay, "editor", add_day, "Add a day at the end of the trip."),
+        OpSpec("update_day", UpdateDay, "editor", update_day, "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
+        OpSpec("reorder_days", ReorderDays, "editor", reorder_days, "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
+        OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
+        OpSpec("insert_stop", InsertStop, "editor", insert_stop, "Add a stop to a day, after afterStopId or at the end. setTime (HH:MM) fixes its time; otherwise it is computed."),
+        OpSpec("update_stop", UpdateStop, "editor", update_stop, "Change fields of a stop; setTime null clears a set time."),
+        OpSpec("move_stop", MoveStop, "editor", move_stop, "Move a stop to a day (possibly the same) at a 0-based position."),
+        OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
+        OpSpec("add_expense", AddExpense, "editor", add_expense, "Record an expense in integer minor units, paid by a member, split equally or by shares."),
+        OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),
+        OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense."),
+        OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences, "Set the trip's shared travel choices.", agent=False),
+    ]
+}
+
+# Proactive suggestions may only carry these (spec section 7).
+PATCH_OPS = ("update_stop", "move_stop", "update_day", "reorder_days", "update_expense")

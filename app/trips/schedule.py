@@ -1,0 +1,46 @@
+"""Computed times: a stop without a set time starts when the previous stop
+ends plus the travel leg between them; the day starts at its start time
+(default 09:00). A set time is a fixed appointment and is never moved."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .model import DAY_START, Day
+
+
+def to_minutes(hhmm: str) -> int:
+    h, m = hhmm.split(":")
+    return int(h) * 60 + int(m)
+
+
+def to_hhmm(minutes: int) -> str:
+    minutes %= 24 * 60
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+@dataclass(frozen=True)
+class Slot:
+    stop_id: str
+    start: int       # minutes from the day's midnight (may pass 24:00)
+    end: int
+    travel_min: int  # the leg before this stop
+    earliest: int    # when it could start at the soonest (previous end + travel)
+
+
+def day_schedule(day: Day, legs_by_pair: dict[tuple[str, str], object]) -> list[Slot]:
+    slots: list[Slot] = []
+    cursor = to_minutes(day.start_time or DAY_START)
+    previous = None
+    for stop in day.stops:
+        travel = 0
+        if previous is not None:
+            leg = legs_by_pair.get((previous.id, stop.id))
+            travel = math.ceil(leg.duration_s / 60) if leg is not None else 0
+        earliest = cursor + travel
+        start = to_minutes(stop.set_time) if stop.set_time else earliest
+        end = start + stop.duration_min
+        slots.append(Slot(stop.id, start, end, travel, earliest))
+        cursor, previous = end, stop
+    return slots
