@@ -34,11 +34,30 @@ def client(settings):
 
 
 def signup(client: TestClient, username: str | None = None, password: str = "correct horse") -> dict:
-    """Signs up on `client` (its cookie jar keeps the session); returns the user."""
+    """Signs up on `client` (its cookie jar now holds this user's session).
+
+    Returns the user with its session `token`, so a test can switch between
+    several members on one app with `use(client, user)`."""
     username = username or f"user{next(_names)}"
     r = client.post("/api/auth/signup", json={"username": username, "password": password})
     assert r.status_code == 201, r.text
-    return r.json()["data"]["user"]
+    return {**r.json()["data"]["user"], "token": r.cookies.get("wayline_session")}
+
+
+def use(client: TestClient, user: dict) -> TestClient:
+    """Act as `user` (from `signup`) on this client from now on."""
+    client.cookies.set("wayline_session", user["token"])
+    return client
+
+
+def join(client: TestClient, owner: dict, trip_id: str, user: dict, role: str = "editor") -> None:
+    """`owner` invites `user` to the trip with `role`; leaves the client acting as `user`."""
+    use(client, owner)
+    r = client.post(f"/api/trips/{trip_id}/invites", json={"role": role})
+    assert r.status_code == 201, r.text
+    use(client, user)
+    r = client.post(f"/api/invites/{r.json()['data']['token']}/accept", json={})
+    assert r.status_code == 200, r.text
 
 
 def new_trip(client: TestClient, days: int = 2, **fields) -> dict:
