@@ -46,6 +46,7 @@ def signup(client: TestClient, username: str | None = None, password: str = "cor
 
 def use(client: TestClient, user: dict) -> TestClient:
     """Act as `user` (from `signup`) on this client from now on."""
+    client.cookies.clear()  # one session cookie only, whatever domain httpx filed it under
     client.cookies.set("wayline_session", user["token"])
     return client
 

@@ -1,0 +1,51 @@
+"""Your private defaults and the trip's shared choices."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from .. import preferences
+from ..trips import service
+from ..trips.ops import SetTripPreferences
+from .common import body, member, ok, services, signed_in
+from .openapi import describe
+
+
+@describe(summary="Your private defaults (only you ever see these)")
+async def get_mine(request: Request):
+    user = await signed_in(request)
+    prefs, saved = await preferences.load_user(services(request).db, user["id"])
+    return ok({**prefs.model_dump(), "saved": saved})
+
+
+@describe(body=preferences.UserPreferences, summary="Save your private defaults")
+async def put_mine(request: Request):
+    user = await signed_in(request)
+    prefs = await body(request, preferences.UserPreferences)
+    await preferences.save_user(services(request).db, user["id"], prefs)
+    return ok({**prefs.model_dump(), "saved": True})
+
+
+@describe(summary="The trip's shared choices (every member sees these)")
+async def get_trip(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    return ok((await preferences.load_trip(services(request).db, trip_id)).model_dump())
+
+
+@describe(body=SetTripPreferences, summary="Set the trip's shared choices (any member)")
+async def put_trip(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    args = await body(request, SetTripPreferences)
+    applied = await service.apply_op(services(request), trip_id, user["id"], "set_trip_preferences", args)
+    return ok(applied.trip.prefs.model_dump())
+
+
+routes = [
+    Route("/api/users/preferences", get_mine, methods=["GET"]),
+    Route("/api/users/preferences", put_mine, methods=["PUT"]),
+    Route("/api/trips/{tripId}/preferences", get_trip, methods=["GET"]),
+    Route("/api/trips/{tripId}/preferences", put_trip, methods=["PUT"]),
+]
