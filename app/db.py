@@ -80,13 +80,17 @@ class Database:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = cls(path)
-        db._writer = await _connect(path)
-        await db._writer.execute("PRAGMA journal_mode = WAL")
-        await migrate(db._writer)
-        for _ in range(readers):
-            reader = await _connect(path)
-            db._all_readers.append(reader)
-            db._readers.put_nowait(reader)
+        try:
+            db._writer = await _connect(path)
+            await db._writer.execute("PRAGMA journal_mode = WAL")
+            await migrate(db._writer)
+            for _ in range(readers):
+                reader = await _connect(path)
+                db._all_readers.append(reader)
+                db._readers.put_nowait(reader)
+        except BaseException:
+            await db.close()  # a failed start must not leave connection threads behind
+            raise
         return db
 
     async def close(self) -> None:

@@ -1,0 +1,132 @@
+"""Invites, roles, comments, votes and uploads, from the outside."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from conftest import join, new_trip, op, signup, use
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+
+
+def test_invite_lifecycle_expired_and_revoked_are_refused(client, settings):
+    owner, guest = signup(client, "owner"), signup(client, "guest")
+    use(client, owner)
+    trip = new_trip(client)
+    t = trip["id"]
+    created = client.post(f"/api/trips/{t}/invites", json={"role": "viewer"})
+    assert created.status_code == 201
+    invite = created.json()["data"]
+    assert invite["role"] == "viewer" and invite["token"] in invite["url"]
+
+    revoked = client.post(f"/api/trips/{t}/invites", json={"role": "editor"}).json()["data"]
+    assert client.delete(f"/api/trips/{t}/invites/{revoked['id']}").status_code == 200
+    expired = client.post(f"/api/trips/{t}/invites", json={"role": "editor"}).json()["data"]
+    with sqlite3.connect(settings.db_path) as conn:
+        conn.execute("UPDATE invites SET expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", (expired["id"],))
+
+    use(client, guest)
+    r = client.post(f"/api/invites/{revoked['token']}/accept", json={})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "invite_invalid"
+    r = client.post(f"/api/invites/{expired['token']}/accept", json={})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "invite_expired"
+    assert client.post("/api/invites/not-a-token/accept", json={}).status_code == 404
+    assert client.get(f"/api/trips/{t}").status_code == 404
+
+    assert client.get(f"/api/invites/{invite['token']}").json()["data"]["tripTitle"] == "Lisbon"
+    accepted = client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]
+    assert accepted == {"tripId": t, "role": "viewer"}
+    assert client.get(f"/api/trips/{t}").json()["data"]["role"] == "viewer"
+    # Accepting again changes nothing.
+    assert client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]["role"] == "viewer"
+
+
+def test_roles_change_and_the_last_owner_stays(client):
+    owner, bob = signup(client, "owner"), signup(client, "bob")
+    use(client, owner)
+    t = new_trip(client)["id"]
+    join(client, owner, t, bob, "viewer")
+    use(client, owner)
+    assert client.patch(f"/api/trips/{t}/members/{bob['id']}", json={"role": "editor"}).status_code == 200
+    use(client, bob)
+    assert op(client, t, "add_day").status_code == 200
+    use(client, owner)
+    r = client.patch(f"/api/trips/{t}/members/{owner['id']}", json={"role": "editor"})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "last_owner"
+    assert client.delete(f"/api/trips/{t}/members/{owner['id']}").status_code == 409
+    use(client, bob)
+    assert client.delete(f"/api/trips/{t}/members/{bob['id']}").status_code == 200
+    assert client.get(f"/api/trips/{t}").status_code == 404
+
+
+def test_comments_and_votes(client):
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    use(client, alice)
+    trip = new_trip(client)
+    t = trip["id"]
+    join(client, alice, t, bob)
+    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Tram 28").json()["data"]["trip"]["days"][0]["stops"][0]
+    s = stop["id"]
+    assert client.post(f"/api/trips/{t}/stops/{s}/comments", json={"body": "Go early!"}).status_code == 201
+    assert client.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": 1}).json()["data"]["up"] == 1
+    use(client, alice)
+    assert client.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": -1}).json()["data"] == {
+        "stopId": s, "up": 1, "down": 1, "mine": -1}
+    dto_stop = client.get(f"/api/trips/{t}").json()["data"]["days"][0]["stops"][0]
+    assert dto_stop["votes"] == {"up": 1, "down": 1, "mine": -1} and dto_stop["commentCount"] == 1
+    client.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": 0})
+    assert client.get(f"/api/trips/{t}").json()["data"]["days"][0]["stops"][0]["votes"]["mine"] == 0
+    comments = client.get(f"/api/trips/{t}/stops/{s}/comments").json()["data"]["comments"]
+    assert [(c["author"], c["body"]) for c in comments] == [("bob", "Go early!")]
+    assert client.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": 2}).status_code == 422
+    assert client.post(f"/api/trips/{t}/stops/nope/comments", json={"body": "x"}).status_code == 404
+
+
+def upload(client, trip_id, name, data, ctype="application/octet-stream"):
+    return client.post(f"/api/trips/{trip_id}/media", files={"file": (name, data, ctype)})
+
+
+def test_uploads_are_typed_from_bytes_and_capped(client, settings):
+    signup(client)
+    t = new_trip(client)["id"]
+    r = upload(client, t, "holiday.pdf", PNG, "application/pdf")
+    assert r.status_code == 201
+    stored = r.json()["data"]
+    assert stored["mediaType"] == "image/png" and stored["url"].endswith(".png")
+    served = client.get(stored["url"])
+    assert served.status_code == 200 and served.headers["content-type"] == "image/png" and served.content == PNG
+    assert served.headers["x-content-type-options"] == "nosniff"
+
+    assert upload(client, t, "notes.md", "# Day 1\n".encode()).json()["data"]["mediaType"] == "text/markdown"
+    assert upload(client, t, "a.pdf", b"%PDF-1.7\n...").json()["data"]["mediaType"] == "application/pdf"
+    exe = upload(client, t, "photo.png", b"MZ\x90\x00\x03\x00\x00\x00")
+    assert exe.status_code == 415 and exe.json()["error"]["code"] == "unsupported_type"
+
+    too_big = upload(client, t, "big.txt", b"a" * (2 * 1024 * 1024 + 1))
+    assert too_big.status_code == 413
+    exact = upload(client, t, "max.txt", b"a" * (2 * 1024 * 1024))
+    assert exact.status_code == 201
+
+    sneaky = upload(client, t, "../../../etc/passwd", b"root:x:0:0")
+    assert sneaky.status_code == 201
+    assert sneaky.json()["data"]["filename"] == "passwd"
+    assert "/etc" not in sneaky.json()["data"]["url"]
+    files = sorted(p.relative_to(settings.uploads_dir).parts[0] for p in Path(settings.uploads_dir).rglob("*") if p.is_file())
+    assert set(files) == {t}
+    assert not (Path(settings.uploads_dir).parent / "etc").exists()
+
+    for evil in ("..%2F..%2Fwayline.db", "..%2Fx.png", "0123456789abcdef.exe"):
+        assert client.get(f"/api/uploads/trips/{t}/{evil}").status_code == 404
+    assert client.post(f"/api/trips/{t}/media", json={"file": "x"}).status_code == 400
+
+
+def test_uploads_are_served_to_members_only(client):
+    alice, eve = signup(client, "alice"), signup(client, "eve")
+    use(client, alice)
+    t = new_trip(client)["id"]
+    url = upload(client, t, "a.png", PNG).json()["data"]["url"]
+    use(client, eve)
+    assert client.get(url).status_code == 404
+    client.cookies.clear()
+    assert client.get(url).status_code == 401

@@ -1,0 +1,118 @@
+"""HTTP hygiene: error shape, status codes, cross-site refusal, OpenAPI, config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import make_client, new_trip, op, signup
+from app.routes.openapi import PARAM
+
+
+def test_config_key_set_is_pinned_and_holds_no_secret(settings):
+    secret_settings = settings.with_(openai_api_key="sk-test-abcdefghijklmnopqrstuvwxyz", google_maps_api_key="AIzaServerKeyServerKeyServerKey12345",
+                                     google_maps_browser_key="browser-key")
+    with make_client(secret_settings) as client:
+        r = client.get("/api/config")
+        data = r.json()["data"]
+        assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "limits"}
+        assert data["googleMapsBrowserKey"] == "browser-key" and data["aiEnabled"] and data["placesEnabled"]
+        assert "sk-test" not in r.text and "AIzaServer" not in r.text
+
+
+def test_cross_site_posts_are_refused(client):
+    signup(client, "alice")
+    trip = new_trip(client)
+    url = f"/api/trips/{trip['id']}/ops/add_day"
+    assert client.post(url, json={}, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert client.post(url, json={}, headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+    form = client.post(url, content=b"title=x", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 403 and form.json()["error"]["code"] == "cross_site"
+    plain = client.post(url, content=b'{"title": "x"}', headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 403
+    same = client.post(url, json={}, headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200
+    assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == trip["version"] + 1
+
+
+def test_malformed_json_is_400_and_wrong_types_are_422_naming_the_field(client):
+    signup(client)
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    url = f"/api/trips/{trip['id']}/ops/insert_stop"
+    bad = client.post(url, content=b"{not json", headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "malformed_json"
+    assert client.post(url, json=[1, 2]).status_code == 400
+    for args, field in [({"dayId": day, "name": "x", "durationMin": "long"}, "durationMin"),
+                        ({"dayId": day, "name": "x", "setTime": "25:00"}, "setTime"),
+                        ({"dayId": day, "name": "x", "lat": 200}, "lat"),
+                        ({"dayId": day}, "name"),
+                        ({"dayId": day, "name": "x", "colour": "red"}, "colour")]:
+        r = client.post(url, json=args)
+        assert r.status_code == 422, args
+        assert r.json()["error"]["field"] == field
+    assert op(client, trip["id"], "no_such_op").status_code == 404
+    r = client.post(url, json={"dayId": day, "name": "x", "baseVersion": "1"})
+    assert r.status_code == 422 and r.json()["error"]["field"] == "baseVersion"
+
+
+@pytest.mark.parametrize("payload", [None, 0, "x", [], {"dayId": None}, {"dayId": {"a": 1}, "name": ["x"]},
+                                     {"dayId": "x" * 10_000, "name": "y"}, {"name": "\u0000"}])
+def test_odd_bodies_never_cause_a_500(client, payload):
+    signup(client)
+    trip = new_trip(client)
+    for path in (f"/api/trips/{trip['id']}/ops/insert_stop", f"/api/trips/{trip['id']}/ops/update_stop",
+                 f"/api/trips/{trip['id']}/ops/add_expense", "/api/trips", f"/api/trips/{trip['id']}/invites"):
+        r = client.post(path, content=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+        assert 400 <= r.status_code < 500, (path, payload, r.status_code, r.text)
+        text = r.text.lower()
+        assert "traceback" not in text and "sqlite" not in text and "select " not in text
+
+
+def test_unknown_api_path_is_a_json_404(client):
+    r = client.get("/api/nope")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+def test_openapi_describes_every_route(client):
+    doc = client.get("/api/openapi.json").json()
+    for route in client.app.routes:
+        path = getattr(route, "path", "")
+        if not path.startswith("/api") and path != "/healthz":
+            continue
+        documented = doc["paths"][PARAM.sub(r"{\1}", path)]
+        for method in route.methods - {"HEAD"}:
+            assert method.lower() in documented, (method, path)
+            assert documented[method.lower()]["summary"], (method, path)
+
+
+def test_signin_is_rate_limited_and_errors_are_plain(client):
+    signup(client, "alice")
+    client.cookies.clear()
+    assert client.post("/api/auth/signin", json={"username": "alice", "password": "wrong one"}).status_code == 401
+    for _ in range(9):
+        client.post("/api/auth/signin", json={"username": "alice", "password": "wrong one"})
+    r = client.post("/api/auth/signin", json={"username": "alice", "password": "correct horse"})
+    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+
+
+def test_session_cookie_flags(settings):
+    with make_client(settings.with_(public_url="https://wayline.example")) as client:
+        r = client.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"})
+        cookie = r.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=lax" in cookie and "secure" in cookie
+    with make_client(settings) as client:
+        r = client.post("/api/auth/signup", json={"username": "bob", "password": "correct horse"})
+        assert "secure" not in r.headers["set-cookie"].lower()
+
+
+def test_passwords_and_sessions_are_stored_hashed(client, settings):
+    import sqlite3
+
+    user = signup(client, "alice", password="correct horse")
+    with sqlite3.connect(settings.db_path) as conn:
+        stored = conn.execute("SELECT password_hash FROM users").fetchone()[0]
+        sessions = [r[0] for r in conn.execute("SELECT token_hash FROM sessions")]
+    assert stored.startswith("scrypt$") and "correct horse" not in stored
+    assert user["token"] not in sessions and len(sessions) == 1
