@@ -118,21 +118,58 @@ async def create_session(db: Database, user_id: str) -> str:
     return token
 
 
-async def delete_session(db: Database, token: str) -> None:
+async def delete_session(db: Database, token: str, cache: SessionCache | None = None) -> None:
     await db.execute_write("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),))
+    if cache is not None:
+        cache.drop(token_hash(token))
 
 
-async def user_for_token(db: Database, token: str | None) -> dict | None:
+class SessionCache:
+    """Recently seen sessions, so a page's many requests cost one lookup.
+
+    Entries live a short while; sign-out drops its entry at once, and a
+    session deleted elsewhere stops working within `ttl_s`."""
+
+    def __init__(self, ttl_s: float = 30.0, clock=time.monotonic, size: int = 4096):
+        self.ttl_s, self.clock, self.size = ttl_s, clock, size
+        self._entries: dict[str, tuple[float, dict]] = {}
+
+    def get(self, key: str) -> dict | None:
+        hit = self._entries.get(key)
+        if hit is None or self.clock() - hit[0] > self.ttl_s:
+            return None
+        return hit[1]
+
+    def put(self, key: str, user: dict) -> None:
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (self.clock(), user)
+
+    def drop(self, key: str) -> None:
+        self._entries.pop(key, None)
+
+    def drop_user(self, user_id: str) -> None:
+        for key in [k for k, (_, u) in self._entries.items() if u["id"] == user_id]:
+            del self._entries[key]
+
+
+async def user_for_token(db: Database, token: str | None, cache: SessionCache | None = None) -> dict | None:
     if not token:
         return None
+    key = token_hash(token)
+    if cache is not None and (user := cache.get(key)) is not None:
+        return user
     row = await db.fetchone(
         "SELECT u.id, u.username, u.display_name FROM sessions s JOIN users u ON u.id = s.user_id "
         "WHERE s.token_hash = ? AND s.expires_at > ?",
-        (token_hash(token), utcnow()),
+        (key, utcnow()),
     )
     if row is None:
         return None
-    return {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+    user = {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+    if cache is not None:
+        cache.put(key, user)
+    return user
 
 
 def require_user(user: dict | None) -> dict:

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from .auth import SignInLimiter
+from .auth import SessionCache, SignInLimiter
 from .db import Database
 from .settings import Settings
 
@@ -53,6 +53,7 @@ class Services:
     db: Database
     secret: str
     limiter: SignInLimiter = field(default_factory=SignInLimiter)
+    sessions: SessionCache = field(default_factory=SessionCache)
     background: BackgroundWork = field(default_factory=BackgroundWork)
     clock: Callable[[], float] | None = None
     # Filled in by the lifespan when their modules are configured.

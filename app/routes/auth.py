@@ -63,7 +63,8 @@ async def signin(request: Request):
 async def signout(request: Request):
     token = request.cookies.get(auth.COOKIE)
     if token:
-        await auth.delete_session(services(request).db, token)
+        svc = services(request)
+        await auth.delete_session(svc.db, token, svc.sessions)
     response = ok({"signedOut": True})
     response.delete_cookie(auth.COOKIE, path="/")
     return response

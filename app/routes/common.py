@@ -25,7 +25,8 @@ def services(request: Request) -> Services:
 
 async def current_user(request: Request) -> dict | None:
     if "user" not in request.scope:
-        request.scope["user"] = await user_for_token(services(request).db, request.cookies.get(COOKIE))
+        svc = services(request)
+        request.scope["user"] = await user_for_token(svc.db, request.cookies.get(COOKIE), svc.sessions)
     return request.scope["user"]
 
 
@@ -34,9 +35,8 @@ async def signed_in(request: Request) -> dict:
 
 
 async def trip_role(svc: Services, user_id: str, trip_id: str) -> str | None:
-    return await svc.db.fetchval(
-        "SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id)
-    )
+    role, _ = await svc.trip_cache.membership(trip_id, user_id)
+    return role
 
 
 async def member(request: Request, trip_id: str, needs: str = "viewer") -> tuple[dict, str]:

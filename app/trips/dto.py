@@ -10,6 +10,7 @@ version, so a stale entry can never be served after a write.
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -22,6 +23,10 @@ from .model import DAY_START, Trip
 from .schedule import day_schedule, to_hhmm
 
 MAX_TRIPS_CACHED = 256
+# Every write goes through this process and invalidates the entry, so the
+# cache is exact; the periodic re-check with one indexed query is a guard
+# against someone editing the file by hand.
+REVALIDATE_S = 2.0
 
 
 @dataclass
@@ -34,6 +39,13 @@ class Entry:
     votes: dict[str, dict[str, int]]            # stop id -> {user id: value}
     comment_counts: dict[str, int]
     per_user: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    checked_at: float = field(default_factory=time.monotonic)
+
+    def role_of(self, user_id: str) -> str | None:
+        for m in self.members:
+            if m["userId"] == user_id:
+                return m["role"]
+        return None
 
 
 class TripCache:
@@ -41,6 +53,21 @@ class TripCache:
         self.svc = svc
         self._entries: OrderedDict[str, Entry] = OrderedDict()
         self._generation: dict[str, int] = {}
+
+    async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
+        """(role, version) of a user on a trip; (None, None) for non-members."""
+        entry = self._entries.get(trip_id)
+        if (entry is not None and entry.generation == self._generation.get(trip_id, 0)
+                and time.monotonic() - entry.checked_at < REVALIDATE_S):
+            return entry.role_of(user_id), entry.version
+        row = await self.svc.db.fetchone(
+            "SELECT m.role, t.version FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.trip_id = ? AND m.user_id = ?",
+            (trip_id, user_id))
+        if row is None:
+            return None, None
+        if entry is not None and entry.version == row[1] and entry.role_of(user_id) == row[0]:
+            entry.checked_at = time.monotonic()
+        return row[0], row[1]
 
     def invalidate(self, trip_id: str) -> None:
         self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
@@ -128,9 +155,7 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
 
 async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:
     """The caller's TripDto bytes; 404 for non-members."""
-    row = await svc.db.fetchone(
-        "SELECT t.version, m.role FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.trip_id = ? AND m.user_id = ?",
-        (trip_id, user_id))
-    if row is None:
+    role, version = await svc.trip_cache.membership(trip_id, user_id)
+    if role is None:
         raise NotFound("Trip not found")
-    return await svc.trip_cache.json_for(trip_id, user_id, row[1], version=row[0])
+    return await svc.trip_cache.json_for(trip_id, user_id, role, version=version)
