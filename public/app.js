@@ -1,0 +1,182 @@
+// The router: hash routes, the top bar, and who is signed in.
+//   #/                 your trips        #/signin, #/signup   auth
+//   #/trips/{id}?day=  the planner       #/invite/{token}     accept an invite
+//   #/preferences      your private defaults
+// A path-style invite link (/invite/{token}) is turned into the hash route.
+
+import { get, post, onUnauthorized } from "./api.js";
+import { h, append, clear, showError, errorBox, initials } from "./planner/ui.js";
+import { mountAuth } from "./planner/auth.js";
+import { mountTrips, acceptInvite } from "./planner/trips.js";
+
+const PENDING_INVITE = "wayline.pendingInvite";
+
+const session = {
+  config: { aiEnabled: false, placesEnabled: false, googleMapsBrowserKey: null, limits: {} },
+  me: null,
+  isAdmin: false,
+};
+
+let current = null; // {key, update(params)?, destroy()?}
+let booted = false;
+
+export function navigate(hash, { replace = false } = {}) {
+  const target = hash.startsWith("#") ? hash : `#${hash}`;
+  if (replace) {
+    history.replaceState(null, "", target);
+    route();
+  } else if (location.hash === target) {
+    route();
+  } else {
+    location.hash = target;
+  }
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, "") || "/";
+  const [path, query = ""] = raw.split("?");
+  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(query) };
+}
+
+async function loadMe() {
+  try {
+    const me = await get("/api/auth/me");
+    session.me = me.user;
+    session.isAdmin = Boolean(me.isAdmin);
+  } catch (err) {
+    session.me = null;
+    session.isAdmin = false;
+    if (err.status !== 401) throw err;
+  }
+}
+
+async function signOut() {
+  try {
+    await post("/api/auth/signout", {});
+  } catch (err) {
+    showError(err);
+  }
+  session.me = null;
+  session.isAdmin = false;
+  renderNav();
+  navigate("#/signin");
+}
+
+function renderNav() {
+  const nav = document.getElementById("topbar-nav");
+  clear(nav);
+  if (!session.me) return;
+  append(nav, [
+    h("a", { href: "#/", class: "nav-link" }, "Trips"),
+    h("a", { href: "#/preferences", class: "nav-link" }, "Preferences"),
+    session.isAdmin ? h("a", { href: "/admin.html", class: "nav-link", "data-testid": "admin-link" }, "Admin") : null,
+    h(
+      "span",
+      { class: "nav-user", title: `Signed in as ${session.me.username}` },
+      h("span", { class: "avatar", "aria-hidden": "true" }, initials(session.me.displayName || session.me.username)),
+      h("span", { class: "nav-user-name" }, session.me.displayName || session.me.username),
+    ),
+    h("button", { type: "button", class: "btn btn-ghost btn-sm", onclick: signOut }, "Sign out"),
+  ]);
+}
+
+const app = {
+  session,
+  navigate,
+  topbarSlot: () => document.getElementById("topbar-slot"),
+  async afterSignIn() {
+    await loadMe();
+    renderNav();
+    const pending = sessionStorage.getItem(PENDING_INVITE);
+    if (pending) {
+      sessionStorage.removeItem(PENDING_INVITE);
+      navigate(`#/invite/${encodeURIComponent(pending)}`, { replace: true });
+    } else {
+      navigate("#/", { replace: true });
+    }
+  },
+};
+
+function swap(key, mount) {
+  if (current && current.key === key) return current;
+  if (current && current.destroy) current.destroy();
+  current = null;
+  const main = document.getElementById("main");
+  clear(main);
+  clear(app.topbarSlot());
+  const toasts = document.getElementById("toasts");
+  if (toasts) clear(toasts); // news about the last screen
+  document.body.dataset.screen = key.split(":")[0];
+  current = { key, ...(mount(main) || {}) };
+  // Screen readers and keyboards start at the new screen, not the old link.
+  if (booted) {
+    const target = main.querySelector("[autofocus]") || main;
+    target.focus({ preventScroll: true });
+  }
+  return current;
+}
+
+async function route() {
+  if (location.pathname.startsWith("/invite/")) {
+    const token = location.pathname.slice("/invite/".length);
+    history.replaceState(null, "", `/#/invite/${token}`);
+  }
+  const { parts, params } = parseHash();
+  const [first, second] = parts;
+  try {
+    if (first === "signin" || first === "signup") {
+      if (session.me) return navigate("#/", { replace: true });
+      swap(`auth:${first}`, (main) => mountAuth(main, app, first));
+      return;
+    }
+    if (first === "invite" && second) {
+      if (!session.me) {
+        sessionStorage.setItem(PENDING_INVITE, second);
+        swap("auth:invite", (main) => mountAuth(main, app, "signin", "Sign in or create an account to join the trip you were invited to."));
+        return;
+      }
+      swap(`invite:${second}`, (main) => acceptInvite(main, app, second));
+      return;
+    }
+    if (!session.me) return navigate("#/signin", { replace: true });
+    if (first === "trips" && second) {
+      const { mountPlanner } = await import("./planner/page.js");
+      const view = swap(`trip:${second}`, (main) => mountPlanner(main, app, second, params));
+      if (view.update) view.update(params);
+      return;
+    }
+    if (first === "preferences") {
+      const { mountUserPreferencesPage } = await import("./panels/preferences.js");
+      swap("preferences", (main) => mountUserPreferencesPage(main, app));
+      return;
+    }
+    swap("trips", (main) => mountTrips(main, app));
+  } catch (err) {
+    const main = document.getElementById("main");
+    clear(main);
+    main.append(h("div", { class: "page narrow" }, errorBox(err)));
+  }
+}
+
+async function boot() {
+  onUnauthorized(() => {
+    session.me = null;
+    renderNav();
+    if (!location.hash.startsWith("#/signin") && !location.hash.startsWith("#/signup")) navigate("#/signin");
+  });
+  try {
+    session.config = await get("/api/config");
+    await loadMe();
+  } catch (err) {
+    const main = document.getElementById("main");
+    clear(main);
+    main.append(h("div", { class: "page narrow" }, errorBox(err)));
+    return;
+  }
+  renderNav();
+  window.addEventListener("hashchange", route);
+  await route();
+  booted = true;
+}
+
+boot();

@@ -1,0 +1,253 @@
+// The trip agent: one shared timeline per trip. Plain messages go to the
+// group (POST …/agent/messages); a message that mentions @agent, or follows
+// an agent reply, is a chat turn streamed over the AI SDK UI message stream
+// (POST …/agent/chat). Write tools stop at an approval card; Approve/Deny
+// continues the chat with the approval response, as useChat does.
+
+import { post, upload, streamChunks } from "../api.js";
+import { h, clear, errorBox, withBusy, showError, toast } from "../planner/ui.js";
+import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
+import { messageView } from "./agentview.js";
+import { aiOffNote } from "./common.js";
+import { icon } from "../planner/icons.js";
+
+const MAX_TEXT = 4000;
+const CONTEXT_MESSAGES = 30; // earlier chat messages sent along, as useChat sends its whole list
+
+export function mountAgent(el, store) {
+  if (!store.app.session.config.aiEnabled) {
+    el.append(aiOffNote("The trip agent"));
+    return {};
+  }
+  const me = store.app.session.me;
+  const list = h("ol", { class: "agent-log", "aria-label": "Trip conversation", "aria-live": "polite" });
+  const scroller = h("div", { class: "agent-scroll" }, list);
+  const status = h("div", { class: "agent-status", "aria-live": "assertive" });
+  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — mention @agent to ask the AI", "aria-label": "Message" });
+  const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
+  const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file" }, icon("clip"));
+  const fileInput = h("input", { type: "file", class: "visually-hidden", accept: "image/png,image/jpeg,image/webp,application/pdf,text/plain,text/markdown,text/csv,.md,.csv,.txt" });
+  const attached = h("div", { class: "attached" });
+  const modeHint = h("p", { class: "hint composer-hint" });
+  const form = h("form", { class: "composer agent-composer" }, attached, text, h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput, modeHint), send));
+  el.append(h("div", { class: "panel-intro" }, h("h2", null, "Trip agent"), h("p", { class: "muted" }, "Shared by every member. It only changes the plan when someone approves.")), scroller, status, form);
+
+  const files = []; // file parts waiting to be sent
+  let streamingId = null;
+  let abort = null;
+  // The current chat turn's UIMessages (user + assistant), for approval continuations.
+  let turn = [];
+
+  const handlers = {
+    get streamingId() {
+      return streamingId;
+    },
+    decide,
+  };
+
+  function visible() {
+    return store.sortedMessages().filter((m) => m.source !== "stop_comment");
+  }
+
+  function render() {
+    const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+    clear(list);
+    if (store.agent.error) list.append(h("li", null, errorBox(store.agent.error)));
+    const msgs = visible();
+    if (!msgs.length) {
+      list.append(h("li", { class: "muted empty-log" }, store.agent.loaded ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”" : "Loading the conversation…"));
+    }
+    for (const m of msgs) list.append(messageView(store, m, handlers));
+    updateHint();
+    if (nearBottom || streamingId) scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  function wantsChat(value) {
+    if (/@agent\b/i.test(value)) return true;
+    const last = visible().filter((m) => m.source !== "operation" && m.role !== "system").pop();
+    return Boolean(last && last.role === "assistant" && last.source !== "threshold");
+  }
+
+  function updateHint() {
+    modeHint.textContent = wantsChat(text.value) ? "Goes to the agent (streams a reply)" : "Goes to the group · @agent asks the AI";
+  }
+  text.addEventListener("input", updateHint);
+  text.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  attach.addEventListener("click", () => fileInput.click());
+  fileInput.addEventListener("change", () => {
+    const file = fileInput.files[0];
+    if (!file) return;
+    withBusy(attach, async () => {
+      try {
+        const media = await upload(`${store.base}/media`, file);
+        files.push({ type: "file", mediaType: media.mediaType, url: media.url, filename: media.filename || file.name });
+        renderAttached();
+      } catch (err) {
+        showError(err);
+      } finally {
+        fileInput.value = "";
+      }
+    });
+  });
+
+  function renderAttached() {
+    clear(attached);
+    files.forEach((f, i) => attached.append(h("span", { class: "file-chip" }, icon("clip", { size: 13 }), f.filename,
+      h("button", { type: "button", class: "icon-btn", "aria-label": `Remove ${f.filename}`, onclick: () => { files.splice(i, 1); renderAttached(); } }, icon("x", { size: 14 })))));
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const value = text.value.trim();
+    if ((!value && !files.length) || streamingId) return;
+    clear(status);
+    const sending = files.splice(0);
+    renderAttached();
+    text.value = "";
+    try {
+      if (wantsChat(value)) await chatTurn(value, sending);
+      else await plainMessage(value, sending);
+    } catch (err) {
+      status.append(errorBox(err));
+      if (!text.value) text.value = value;
+    }
+    updateHint();
+  });
+
+  async function plainMessage(value, sending) {
+    const body = {};
+    if (value) body.text = value;
+    if (sending.length) body.files = sending;
+    const res = await withBusy(send, () => post(`${store.base}/agent/messages`, body), "Sending…");
+    store.mergeMessages([res.message]);
+    store.emit("agent");
+    if (res.addressed) status.append(h("p", { class: "hint" }, "The agent will answer shortly."));
+  }
+
+  async function chatTurn(value, sending) {
+    const parts = [];
+    if (value) parts.push({ type: "text", text: value });
+    parts.push(...sending);
+    const user = { id: localId("msg"), role: "user", parts };
+    const history = conversationBefore(null);
+    store.agent.messages.set(user.id, { ...user, actorUserId: me.id, actorName: me.displayName || me.username, source: /@agent/i.test(value) ? "mention" : "chat", createdAt: new Date().toISOString(), local: true });
+    turn = [...history, user];
+    store.emit("agent");
+    await runStream({ messages: turn.map(forServer), trigger: "submit-message" }, null);
+  }
+
+  // One streamed request. `continuing` is the assistant message to keep
+  // appending to (an approval continuation), or null for a new one.
+  async function runStream(body, continuing) {
+    let msg = continuing || newAssistantMessage();
+    const startedWith = msg.id;
+    streamingId = msg.id;
+    const shown = () => store.agent.messages.set(msg.id, { ...msg, source: "chat", createdAt: msg.createdAt || new Date().toISOString(), local: true });
+    shown();
+    store.emit("agent");
+    send.disabled = true;
+    abort = new AbortController();
+    let failed = null;
+    try {
+      await streamChunks(`${store.base}/agent/chat`, { id: store.tripId, ...body, ...(continuing ? { messageId: continuing.id } : {}) }, {
+        signal: abort.signal,
+        onChunk(chunk) {
+          const before = msg.id;
+          const result = applyChunk(msg, chunk);
+          if (msg.id !== before) {
+            // The server named the message: show it under that id from now on.
+            store.agent.messages.delete(before);
+            streamingId = msg.id;
+          }
+          if (result.error) failed = result.error;
+          if (result.trip) store.setTrip(result.trip);
+          shown();
+          store.emit("agent");
+        },
+      });
+    } catch (err) {
+      if (err.name !== "AbortError") failed = err.message;
+    } finally {
+      streamingId = null;
+      abort = null;
+      send.disabled = false;
+    }
+    if (!msg.parts.length && startedWith === msg.id && !continuing) store.agent.messages.delete(msg.id);
+    else shown();
+    turn = [...turn.filter((m) => m.id !== msg.id && m.id !== startedWith), msg];
+    store.emit("agent");
+    if (failed) status.append(errorBox(new Error(failed)));
+    // Other members' views learn of the turn through polling; ours polls now
+    // so the server's copies (with seq numbers) replace the local ones.
+    if (store.sync) store.sync.now();
+  }
+
+  // Approve or deny one tool call; when every approval in the message has an
+  // answer, the chat continues with the full turn (like useChat's
+  // lastAssistantMessageIsCompleteWithApprovalResponses).
+  async function decide(msg, part, approved, button) {
+    if (streamingId) return;
+    const live = turn.find((m) => m.id === msg.id) || cloneMessage(msg);
+    const target = live.parts.find((p) => isToolPart(p) && p.toolCallId === part.toolCallId);
+    if (!target || !target.approval) return;
+    target.state = "approval-responded";
+    target.approval = { id: target.approval.id, approved, ...(approved ? {} : { reason: "Denied by a member" }) };
+    if (!turn.includes(live)) turn = [...conversationBefore(live.id), live];
+    store.agent.messages.set(live.id, { ...(store.agent.messages.get(live.id) || {}), ...live });
+    store.emit("agent");
+    const waiting = live.parts.some((p) => isToolPart(p) && p.state === "approval-requested");
+    if (waiting) {
+      toast("Decision noted — answer the other requests to continue", "info");
+      return;
+    }
+    try {
+      await withBusy(button, () => runStream({ messages: turn.map(forServer), trigger: "submit-message" }, live));
+    } catch (err) {
+      status.append(errorBox(err));
+    }
+  }
+
+  function cloneMessage(msg) {
+    return { id: msg.id, role: msg.role, metadata: msg.metadata, createdAt: msg.createdAt, parts: JSON.parse(JSON.stringify(msg.parts || [])) };
+  }
+
+  // The chat so far (members' messages and agent replies, not operation
+  // lines), as UIMessages: the server builds the model's context from them.
+  // `beforeId`: stop at that message (an approval continuation); null: all.
+  function conversationBefore(beforeId) {
+    const out = [];
+    for (const m of visible()) {
+      if (beforeId && m.id === beforeId) break;
+      if ((m.role !== "user" && m.role !== "assistant") || m.source === "operation") continue;
+      out.push(forServer({ id: m.id, role: m.role, parts: (m.parts || []).filter((p) => p.type !== "step-start") }));
+    }
+    return out.slice(-CONTEXT_MESSAGES);
+  }
+
+  const off = store.on((reason) => {
+    if (reason === "agent" || reason === "trip") render();
+  });
+  render();
+  return {
+    shown() {
+      render();
+      scroller.scrollTop = scroller.scrollHeight;
+    },
+    prefill(value) {
+      text.value = value;
+      updateHint();
+      text.focus();
+      text.setSelectionRange(value.length, value.length);
+    },
+    destroy() {
+      off();
+      if (abort) abort.abort();
+    },
+  };
+}

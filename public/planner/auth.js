@@ -1,0 +1,74 @@
+// Sign in and create an account.
+
+import { post } from "../api.js";
+import { h, field, errorBox, withBusy, clear } from "./ui.js";
+
+export function mountAuth(main, app, mode, notice) {
+  const signUp = mode === "signup";
+  const errorSlot = h("div", { class: "form-error", "aria-live": "assertive" });
+  const username = h("input", {
+    name: "username", autocomplete: "username", required: true, autocapitalize: "none", spellcheck: "false",
+    minlength: 3, maxlength: 32, autofocus: true,
+  });
+  const password = h("input", {
+    name: "password", type: "password", required: true, minlength: signUp ? 8 : 1,
+    autocomplete: signUp ? "new-password" : "current-password",
+  });
+  const displayName = h("input", { name: "displayName", autocomplete: "name", maxlength: 64 });
+  const submit = h("button", { type: "submit", class: "btn btn-primary btn-block" }, signUp ? "Create account" : "Sign in");
+
+  const form = h(
+    "form",
+    { class: "stack", novalidate: true },
+    field("Username", username, signUp ? "3–32 characters: a–z, 0–9, _ . -" : null),
+    signUp ? field("Display name (optional)", displayName, "What other members of your trips see.") : null,
+    field("Password", password, signUp ? "At least 8 characters." : null),
+    errorSlot,
+    submit,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(errorSlot);
+    const body = { username: username.value.trim().toLowerCase(), password: password.value };
+    if (signUp && displayName.value.trim()) body.displayName = displayName.value.trim();
+    try {
+      await withBusy(submit, () => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body), signUp ? "Creating…" : "Signing in…");
+      await app.afterSignIn();
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+      const target = err.details && err.details.field === "password" ? password : username;
+      target.focus();
+    }
+  });
+
+  main.append(
+    h(
+      "div",
+      { class: "auth-page" },
+      h(
+        "section",
+        { class: "auth-hero", "aria-hidden": "true" },
+        h("h2", null, "Plan trips together."),
+        h("p", null, "Days, stops and travel times in one shared timeline — with AI help that never takes the plan out of your hands."),
+        h("ul", { class: "hero-points" },
+          h("li", null, "Computed times and travel legs"),
+          h("li", null, "Shared expenses and who owes whom"),
+          h("li", null, "A trip agent the whole group can talk to")),
+      ),
+      h(
+        "section",
+        { class: "card auth-card" },
+        h("h1", null, signUp ? "Create your account" : "Welcome back"),
+        notice ? h("p", { class: "notice" }, notice) : null,
+        form,
+        h(
+          "p",
+          { class: "muted center" },
+          signUp ? "Already have an account? " : "New to Wayline? ",
+          h("a", { href: signUp ? "#/signin" : "#/signup" }, signUp ? "Sign in" : "Create an account"),
+        ),
+      ),
+    ),
+  );
+  return {};
+}

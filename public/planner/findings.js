@@ -1,0 +1,29 @@
+// Review findings and their server-computed fixes (each fix is one op).
+
+import { h, showError, withBusy } from "./ui.js";
+import { icon } from "./icons.js";
+
+export function applyFix(store, fix, button) {
+  return withBusy(button, async () => {
+    try {
+      await store.op(fix.op, fix.args);
+    } catch (err) {
+      showError(err);
+    }
+  }, "Applying…");
+}
+
+export function fixButtons(store, fixes) {
+  if (!store.canEdit || !fixes || !fixes.length) return null;
+  return h("div", { class: "fixes" }, fixes.map((fix) => {
+    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, fix.label);
+    b.addEventListener("click", () => applyFix(store, fix, b));
+    return b;
+  }));
+}
+
+export function findingBox(store, finding) {
+  return h("div", { class: `finding sev-${finding.severity || "info"}`, "data-finding-id": finding.id, role: "note" },
+    h("span", { class: "finding-icon" }, icon("alert", { size: 16 })),
+    h("div", null, h("p", null, finding.message), fixButtons(store, finding.fixes)));
+}

@@ -1,0 +1,186 @@
+// People and settings: members and roles, invite links (owners), and the
+// trip's details (title, dates, destination, time zone, currency).
+
+import { get, post, patch, del } from "../api.js";
+import { h, clear, field, select, errorBox, withBusy, confirmDialog, showError, toast, initials, fmtDate } from "./ui.js";
+import { CURRENCIES } from "./trips.js";
+
+const ROLE_HELP = {
+  owner: "Owner: everything, including invites and roles",
+  editor: "Editor: changes the plan and expenses",
+  viewer: "Viewer: sees the plan, comments and votes",
+};
+
+export function renderMembers(center, store) {
+  const trip = store.trip;
+  const me = store.app.session.me;
+  const page = h("div", { class: "section-page" });
+  center.append(page);
+  page.append(h("header", { class: "section-head" },
+    h("div", null, h("h2", null, "People and settings"), h("p", { class: "muted" }, `You are ${trip.role === "editor" ? "an editor" : `the ${trip.role}`} of this trip.`))));
+
+  const list = h("ul", { class: "member-list card", "aria-label": "Members" });
+  for (const m of trip.members) {
+    const controls = store.isOwner && m.userId !== me.id ? memberControls(store, m) : h("span", { class: `pill role-${m.role}` }, m.role);
+    list.append(h("li", { class: "member", "data-user-id": m.userId },
+      h("span", { class: "avatar", "aria-hidden": "true" }, initials(m.displayName || m.username)),
+      h("span", { class: "member-name" }, h("strong", null, store.memberName(m.userId)), h("span", { class: "muted" }, `@${m.username}`)),
+      controls));
+  }
+  page.append(h("h3", null, "Members"), list);
+  if (store.isOwner) page.append(inviteBox(store));
+  page.append(settingsBox(store));
+}
+
+function memberControls(store, m) {
+  const role = select("role", [["editor", "Editor"], ["viewer", "Viewer"], ["owner", "Owner"]], m.role);
+  role.setAttribute("aria-label", `Role of ${store.memberName(m.userId)}`);
+  role.addEventListener("change", async () => {
+    try {
+      await patch(`${store.base}/members/${encodeURIComponent(m.userId)}`, { role: role.value });
+      toast(`${store.memberName(m.userId)} is now ${role.value === "editor" ? "an editor" : `a ${role.value}`}`, "success");
+      await store.refresh();
+    } catch (err) {
+      role.value = m.role;
+      showError(err);
+    }
+  });
+  const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Remove");
+  remove.addEventListener("click", async () => {
+    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip. Their past expenses stay.", "Remove"))) return;
+    try {
+      await del(`${store.base}/members/${encodeURIComponent(m.userId)}`, {});
+      await store.refresh();
+    } catch (err) {
+      showError(err);
+    }
+  });
+  return h("span", { class: "row" }, role, remove);
+}
+
+function inviteBox(store) {
+  const role = select("inviteRole", [["editor", ROLE_HELP.editor], ["viewer", ROLE_HELP.viewer]], "editor");
+  const out = h("div", { class: "invite-out", "aria-live": "polite" });
+  const create = h("button", { type: "button", class: "btn btn-primary" }, "Create invite link");
+  create.addEventListener("click", () => withBusy(create, async () => {
+    clear(out);
+    try {
+      const invite = await post(`${store.base}/invites`, { role: role.value });
+      const url = inviteUrl(invite);
+      const input = h("input", { readonly: true, value: url, class: "invite-url", "aria-label": "Invite link", "data-testid": "invite-url" });
+      const copy = h("button", { type: "button", class: "btn" }, "Copy");
+      copy.addEventListener("click", async () => {
+        input.select();
+        try {
+          await navigator.clipboard.writeText(url);
+          toast("Invite link copied", "success");
+        } catch {
+          toast("Select the link and copy it", "info");
+        }
+      });
+      out.append(h("div", { class: "row" }, input, copy),
+        h("p", { class: "hint" }, `Anyone with this link can join as ${invite.role}${invite.expiresAt ? ` until ${fmtDate(invite.expiresAt.slice(0, 10))}` : ""}.`));
+      input.focus();
+      input.select();
+      loadOpen();
+    } catch (err) {
+      out.append(errorBox(err));
+    }
+  }, "Creating…"));
+  const open = h("ul", { class: "invite-list", "aria-label": "Open invite links" });
+  const loadOpen = async () => {
+    try {
+      const { invites } = await get(`${store.base}/members`);
+      clear(open);
+      for (const inv of invites || []) {
+        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Revoke");
+        revoke.addEventListener("click", () => withBusy(revoke, async () => {
+          try {
+            await del(`${store.base}/invites/${encodeURIComponent(inv.id)}`, {});
+            await loadOpen();
+          } catch (err) {
+            showError(err);
+          }
+        }));
+        open.append(h("li", null, h("span", null, `${inv.role === "editor" ? "Editor" : "Viewer"} link · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`), revoke));
+      }
+      if (invites && invites.length) open.prepend(h("li", { class: "muted invite-list-head" }, "Open links (the link itself is shown only once):"));
+    } catch {
+      // listing is a convenience; creating links still works
+    }
+  };
+  loadOpen();
+  return h("section", { class: "card invite-box" }, h("h3", null, "Invite people"),
+    h("p", { class: "muted" }, "Share a link; whoever opens it joins with the role you choose."),
+    field("Role for the link", role), create, out, open);
+}
+
+// The server's url, made absolute and pointing at the page's hash route.
+export function inviteUrl(invite) {
+  const fromServer = invite.url || "";
+  const token = invite.token;
+  if (fromServer.includes("#/invite/")) return new URL(fromServer, location.origin).toString();
+  return `${location.origin}/#/invite/${encodeURIComponent(token)}`;
+}
+
+function settingsBox(store) {
+  const trip = store.trip;
+  const editable = store.canEdit;
+  const title = h("input", { name: "title", maxlength: 120, value: trip.title, disabled: !editable });
+  const start = h("input", { name: "startDate", type: "date", value: trip.startDate, disabled: !editable });
+  const destName = h("input", { name: "destName", maxlength: 120, value: trip.destination ? trip.destination.name : "", disabled: !editable });
+  const coords = h("input", { name: "coords", value: trip.destination ? `${trip.destination.lat}, ${trip.destination.lng}` : "", disabled: !editable, placeholder: "38.7223, -9.1393" });
+  const tz = h("input", { name: "timezone", value: trip.timezone, maxlength: 64, disabled: !editable });
+  const currency = select("currency", [...new Set([trip.currency, ...CURRENCIES])].map((c) => [c, c]), trip.currency);
+  currency.disabled = !editable;
+  const errorSlot = h("div", { "aria-live": "assertive" });
+  const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save trip details");
+  const form = h("form", { class: "card stack settings-box" },
+    h("h3", null, "Trip details"),
+    field("Trip name", title),
+    h("div", { class: "grid-2" }, field("First day", start, "Moving it moves every day with it."), field("Currency", currency)),
+    h("div", { class: "grid-2" }, field("Destination", destName), field("Coordinates", coords)),
+    field("Time zone", tz, "Stop times are local to this zone."),
+    errorSlot,
+    editable ? h("div", { class: "actions" }, save) : null,
+    store.isOwner ? deleteTripButton(store) : null);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(errorSlot);
+    const args = {};
+    if (title.value.trim() !== trip.title) args.title = title.value.trim();
+    if (start.value && start.value !== trip.startDate) args.startDate = start.value;
+    if (tz.value.trim() !== trip.timezone) args.timezone = tz.value.trim();
+    if (currency.value !== trip.currency) args.currency = currency.value;
+    const m = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);
+    if (destName.value.trim() && m) {
+      const d = { name: destName.value.trim(), lat: Number(m[1]), lng: Number(m[2]) };
+      const old = trip.destination;
+      if (!old || old.name !== d.name || old.lat !== d.lat || old.lng !== d.lng) args.destination = d;
+    } else if (destName.value.trim() && (!trip.destination || destName.value.trim() !== trip.destination.name)) {
+      errorSlot.append(errorBox(new Error("Give the destination's coordinates as “latitude, longitude”.")));
+      return;
+    }
+    if (!Object.keys(args).length) return toast("Nothing changed", "info");
+    try {
+      await withBusy(save, () => store.op("update_trip", args), "Saving…");
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+    }
+  });
+  return form;
+}
+
+function deleteTripButton(store) {
+  const b = h("button", { type: "button", class: "btn btn-ghost danger-text" }, "Delete this trip");
+  b.addEventListener("click", async () => {
+    if (!(await confirmDialog("Delete the whole trip?", "Every day, stop, expense and message is deleted for all members. This cannot be undone.", "Delete trip"))) return;
+    try {
+      await del(store.base, {});
+      store.app.navigate("#/");
+    } catch (err) {
+      showError(err);
+    }
+  });
+  return h("div", { class: "danger-zone" }, b);
+}

@@ -1,0 +1,173 @@
+// Add or edit a stop: place search when Google is on (manual entry always
+// works), set time vs computed time, duration, meal, note with uploads.
+
+import { get, upload } from "../api.js";
+import { h, clear, field, select, errorBox, withBusy, openDialog, KIND_LABELS, MEALS, showError, toast } from "./ui.js";
+import { icon } from "./icons.js";
+
+const KIND_OPTIONS = Object.entries(KIND_LABELS);
+
+function kindFromTypes(types = []) {
+  const t = new Set(types);
+  if (["restaurant", "cafe", "bar", "bakery", "meal_takeaway", "food"].some((x) => t.has(x) || [...t].some((y) => y.endsWith("_restaurant")))) return "food";
+  if (t.has("lodging") || t.has("hotel")) return "stay";
+  if (["train_station", "subway_station", "bus_station", "airport", "transit_station"].some((x) => t.has(x))) return "transit";
+  if (["museum", "tourist_attraction", "church", "park", "art_gallery", "historical_landmark"].some((x) => t.has(x))) return "sight";
+  return null;
+}
+
+export function openStopForm(store, { day, stop = null }) {
+  const editing = Boolean(stop);
+  const s = stop || {};
+  const name = h("input", { name: "name", required: true, maxlength: 120, value: s.name || "", autocomplete: "off" });
+  const kind = select("kind", KIND_OPTIONS, s.kind || "sight");
+  const meal = select("meal", [["", "Not a meal"], ...MEALS], s.meal || "");
+  const setTime = h("input", { name: "setTime", type: "time", value: s.setTime || "" });
+  const duration = h("input", { name: "durationMin", type: "number", min: 5, max: 1440, step: 5, value: s.durationMin || 60, required: true });
+  const address = h("input", { name: "address", maxlength: 300, value: s.address || "" });
+  const lat = h("input", { name: "lat", inputmode: "decimal", value: s.lat ?? "", placeholder: "38.7139" });
+  const lng = h("input", { name: "lng", inputmode: "decimal", value: s.lng ?? "", placeholder: "-9.1334" });
+  const note = h("textarea", { name: "note", rows: 4, maxlength: 4000 }, s.note || "");
+  const fileInput = h("input", { type: "file", class: "visually-hidden", accept: "image/png,image/jpeg,image/webp,application/pdf,text/plain,text/markdown,text/csv,.md,.csv,.txt" });
+  const attach = h("button", { type: "button", class: "btn btn-sm" }, icon("clip", { size: 15 }), "Attach a file");
+  const after = select("afterStopId", [["", "At the end of the day"], ...day.stops.map((x) => [x.id, `After ${x.name}`])], "");
+  const errorSlot = h("div", { "aria-live": "assertive" });
+  const mealField = field("Meal", meal);
+  let placeId = s.placeId || null;
+
+  const syncMeal = () => { mealField.hidden = kind.value !== "food"; };
+  kind.addEventListener("change", syncMeal);
+  syncMeal();
+
+  attach.addEventListener("click", () => fileInput.click());
+  fileInput.addEventListener("change", () => {
+    const file = fileInput.files[0];
+    if (!file) return;
+    withBusy(attach, async () => {
+      try {
+        const media = await upload(`${store.base}/media`, file);
+        const link = `${media.mediaType && media.mediaType.startsWith("image/") ? "!" : ""}[${media.filename || file.name}](${media.url})`;
+        note.value = `${note.value}${note.value && !note.value.endsWith("\n") ? "\n" : ""}${link}\n`;
+        toast(`Attached ${media.filename || file.name}`, "success");
+      } catch (err) {
+        showError(err);
+      } finally {
+        fileInput.value = "";
+      }
+    }, "Uploading…");
+  });
+
+  const search = store.app.session.config.placesEnabled ? placeSearch(store, (place) => {
+    name.value = place.name || name.value;
+    address.value = place.address || "";
+    lat.value = place.lat ?? "";
+    lng.value = place.lng ?? "";
+    placeId = place.placeId || null;
+    const guessed = kindFromTypes(place.types);
+    if (guessed && !editing) {
+      kind.value = guessed;
+      syncMeal();
+    }
+    name.focus();
+  }) : null;
+
+  openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => {
+    const save = h("button", { type: "submit", class: "btn btn-primary" }, editing ? "Save changes" : "Add stop");
+    const form = h("form", { class: "stack dialog-body", novalidate: true },
+      search,
+      !search && !editing ? h("p", { class: "hint" }, "Place search is off on this server (no Google key): type the stop's details.") : null,
+      field("Name", name),
+      h("div", { class: "grid-2" }, field("Kind", kind), mealField),
+      h("div", { class: "grid-2" },
+        field("Set time (optional)", setTime, "A fixed appointment. Leave empty and the time is computed from the previous stop and travel."),
+        field("Duration (minutes)", duration)),
+      editing ? null : field("Position", after),
+      field("Address", address),
+      h("details", { class: "more", open: !search && !editing ? true : null },
+        h("summary", null, "Location (for the map and travel times)"),
+        h("div", { class: "grid-2" }, field("Latitude", lat), field("Longitude", lng))),
+      field("Note", note, "Markdown. Attached files are linked here for the group."),
+      h("div", { class: "row" }, attach, fileInput),
+      errorSlot,
+      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), save));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      clear(errorSlot);
+      try {
+        const values = collect();
+        if (editing) {
+          const changes = { stopId: s.id };
+          for (const [k, v] of Object.entries(values)) if (v !== (s[k] ?? null)) changes[k] = v;
+          await withBusy(save, () => store.op("update_stop", changes), "Saving…");
+        } else {
+          const args = { dayId: day.id, ...values };
+          if (after.value) args.afterStopId = after.value;
+          for (const k of Object.keys(args)) if (args[k] === null) delete args[k];
+          await withBusy(save, () => store.op("insert_stop", args), "Adding…");
+        }
+        close();
+      } catch (err) {
+        errorSlot.append(errorBox(err));
+      }
+    });
+    return form;
+  }, { wide: true });
+
+  function collect() {
+    if (!name.value.trim()) throw new Error("Give the stop a name.");
+    const minutes = Number(duration.value);
+    if (!Number.isInteger(minutes) || minutes < 5 || minutes > 1440) throw new Error("Duration is a whole number of minutes from 5 to 1440.");
+    const latV = lat.value.trim() === "" ? null : Number(lat.value);
+    const lngV = lng.value.trim() === "" ? null : Number(lng.value);
+    if ((latV === null) !== (lngV === null) || Number.isNaN(latV) || Number.isNaN(lngV)) {
+      throw new Error("Give both latitude and longitude as numbers, or neither.");
+    }
+    return {
+      name: name.value.trim(),
+      kind: kind.value,
+      meal: kind.value === "food" && meal.value ? meal.value : null,
+      setTime: setTime.value || null,
+      durationMin: minutes,
+      address: address.value.trim() || null,
+      lat: latV,
+      lng: lngV,
+      placeId,
+      note: note.value,
+    };
+  }
+}
+
+function placeSearch(store, onPick) {
+  const input = h("input", { type: "search", name: "q", placeholder: "Search places, e.g. Belém Tower", autocomplete: "off", autofocus: true });
+  const results = h("ul", { class: "place-results", "aria-live": "polite" });
+  const button = h("button", { type: "button", class: "btn" }, "Search");
+  const run = () => {
+    const q = input.value.trim();
+    if (!q) return;
+    withBusy(button, async () => {
+      clear(results).append(h("li", { class: "muted" }, "Searching…"));
+      try {
+        const data = await get(`${store.base}/places/search?q=${encodeURIComponent(q)}`);
+        const places = (data && (data.places || data.results)) || (Array.isArray(data) ? data : []);
+        clear(results);
+        if (!places.length) results.append(h("li", { class: "muted" }, "No places found. Try other words, or type the details below."));
+        for (const p of places.slice(0, 8)) {
+          results.append(h("li", null, h("button", { type: "button", class: "place-pick", onclick: () => { clear(results); onPick(p); } },
+            h("strong", null, p.name), h("span", { class: "muted" }, [p.address, p.rating ? `★ ${p.rating}` : null].filter(Boolean).join(" · ")))));
+        }
+      } catch (err) {
+        clear(results).append(h("li", null, errorBox(err)));
+      }
+    });
+  };
+  button.addEventListener("click", run);
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      run();
+    }
+  });
+  return h("div", { class: "place-search" },
+    h("label", { for: input.id || (input.id = "place-q") }, "Find a place"),
+    h("div", { class: "row" }, input, button), results);
+}

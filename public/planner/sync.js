@@ -1,0 +1,101 @@
+// Keeps an open planner in step with the other members: every 12 s it asks
+// for new agent events (messages, suggestions and the trip's version) and
+// reloads the trip when someone else changed it. Without AI (agent routes
+// answer 404) it polls the trip itself.
+// Tests may shorten the interval: ?poll=<ms> in the page URL or
+// localStorage["wayline.pollMs"].
+
+import { get } from "../api.js";
+
+export const DEFAULT_POLL_MS = 12000;
+
+export function pollInterval(config) {
+  const fromQuery = Number(new URLSearchParams(location.search).get("poll"));
+  const fromStorage = Number(localStorage.getItem("wayline.pollMs"));
+  const configured = config && config.limits && Number(config.limits.agentPollSeconds) * 1000;
+  const chosen = [fromQuery, fromStorage].find((v) => Number.isFinite(v) && v >= 200);
+  return chosen || configured || DEFAULT_POLL_MS;
+}
+
+export function startSync(store) {
+  const config = store.app.session.config;
+  const interval = pollInterval(config);
+  let timer = null;
+  let running = false;
+  let stopped = false;
+  document.documentElement.dataset.pollMs = String(interval); // visible to tests
+
+  async function loadHistory() {
+    if (!config.aiEnabled) {
+      store.agent.unavailable = true;
+      return;
+    }
+    try {
+      const data = await get(`${store.base}/agent/messages`);
+      store.mergeMessages(data.messages);
+      store.setSuggestions(data.suggestions);
+      store.agent.loaded = true;
+      store.agent.error = null;
+    } catch (err) {
+      if (err.status === 404) store.agent.unavailable = true;
+      else store.agent.error = err;
+    }
+    store.emit("agent");
+  }
+
+  async function tick() {
+    if (running || stopped || store.destroyed) return;
+    running = true;
+    try {
+      if (!store.agent.unavailable && store.agent.loaded) {
+        const events = await get(`${store.base}/agent/events?after=${store.agent.latestSeq}`);
+        store.mergeMessages(events.messages);
+        const suggestionsChanged = store.setSuggestions(events.suggestions);
+        if (typeof events.latestSeq === "number" && events.latestSeq > store.agent.latestSeq) {
+          store.agent.latestSeq = events.latestSeq;
+        }
+        if ((events.messages && events.messages.length) || suggestionsChanged) store.emit("agent");
+        if (store.trip && typeof events.tripVersion === "number" && events.tripVersion > store.trip.version) {
+          await store.refresh();
+        }
+      } else if (!store.agent.unavailable && !store.agent.loaded) {
+        await loadHistory();
+      } else {
+        const trip = await get(store.base);
+        if (!store.trip || trip.version !== store.trip.version) store.setTrip(trip);
+      }
+    } catch (err) {
+      if (err.status === 404 && !store.agent.unavailable) {
+        store.agent.unavailable = true;
+        store.emit("agent");
+      }
+      // Other failures (offline, a restart) are retried on the next tick.
+    } finally {
+      running = false;
+      schedule();
+    }
+  }
+
+  function schedule() {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(tick, interval);
+  }
+
+  function onVisible() {
+    if (document.visibilityState === "visible") tick();
+  }
+
+  document.addEventListener("visibilitychange", onVisible);
+  loadHistory().finally(schedule);
+
+  return {
+    interval,
+    now: tick,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      document.removeEventListener("visibilitychange", onVisible);
+    },
+  };
+}

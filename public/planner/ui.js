@@ -1,0 +1,321 @@
+// Small DOM and formatting helpers shared by every screen.
+
+import { icon } from "./icons.js";
+
+// h("button", {class: "btn", onclick: fn, "aria-label": "Close"}, "×")
+export function h(tag, props = null, ...children) {
+  const el = document.createElement(tag);
+  if (props) {
+    for (const [key, value] of Object.entries(props)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") el.className = value;
+      else if (key === "text") el.textContent = value;
+      else if (key === "dataset") Object.assign(el.dataset, value);
+      else if (key === "style" && typeof value === "object") Object.assign(el.style, value);
+      else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+      else if (key === "value" || key === "checked" || key === "selected" || key === "disabled") el[key] = value;
+      else el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+let idCounter = 0;
+export const uid = (prefix = "f") => `${prefix}-${++idCounter}`;
+
+// A labelled form field: label + control (+ optional hint), ids wired up.
+export function field(labelText, control, hint) {
+  const id = control.id || uid("field");
+  control.id = id;
+  const parts = [h("label", { for: id }, labelText), control];
+  if (hint) {
+    const hintId = `${id}-hint`;
+    control.setAttribute("aria-describedby", hintId);
+    parts.push(h("p", { class: "hint", id: hintId }, hint));
+  }
+  return h("div", { class: "field" }, parts);
+}
+
+export function select(name, options, value) {
+  return h(
+    "select",
+    { name },
+    options.map(([v, label]) => h("option", { value: v, selected: String(v) === String(value ?? "") }, label)),
+  );
+}
+
+// -- formatting -------------------------------------------------------------
+
+const WEEKDAY = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+const LONG_DATE = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+
+export function fmtDay(iso) {
+  if (!iso) return "";
+  return WEEKDAY.format(new Date(`${iso}T00:00:00Z`));
+}
+
+const LONG_DAY = new Intl.DateTimeFormat(undefined, { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" });
+
+export function fmtLongDay(iso) {
+  return iso ? LONG_DAY.format(new Date(`${iso}T00:00:00Z`)) : "";
+}
+
+export function fmtDate(iso) {
+  if (!iso) return "";
+  return LONG_DATE.format(new Date(`${iso}T00:00:00Z`));
+}
+
+export function addDays(iso, n) {
+  const d = new Date(`${iso}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
+
+export function daysBetween(a, b) {
+  return Math.round((new Date(`${b}T00:00:00Z`) - new Date(`${a}T00:00:00Z`)) / 86400000);
+}
+
+export function fmtMinutes(min) {
+  if (min === null || min === undefined) return "";
+  const m = Math.round(min);
+  if (m < 60) return `${m} min`;
+  const hours = Math.floor(m / 60);
+  const rest = m % 60;
+  return rest ? `${hours} h ${rest} min` : `${hours} h`;
+}
+
+export function fmtDistance(m) {
+  if (m === null || m === undefined) return "";
+  return m < 1000 ? `${Math.round(m)} m` : `${(m / 1000).toFixed(m < 10000 ? 1 : 0)} km`;
+}
+
+export function currencyDigits(currency) {
+  try {
+    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits;
+  } catch {
+    return 2;
+  }
+}
+
+export function fmtMoney(minor, currency) {
+  const digits = currencyDigits(currency);
+  const value = minor / 10 ** digits;
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(value);
+  } catch {
+    return `${value.toFixed(digits)} ${currency}`;
+  }
+}
+
+// "12.50" -> 1250 (for EUR); null when it is not a positive amount.
+export function toMinor(text, currency) {
+  const cleaned = String(text).trim().replace(",", ".");
+  if (!/^\d+(\.\d+)?$/.test(cleaned)) return null;
+  const minor = Math.round(Number(cleaned) * 10 ** currencyDigits(currency));
+  return minor > 0 ? minor : null;
+}
+
+export function fromMinor(minor, currency) {
+  const digits = currencyDigits(currency);
+  return (minor / 10 ** digits).toFixed(digits);
+}
+
+export function timeAgo(iso) {
+  if (!iso) return "";
+  const then = new Date(iso);
+  const s = Math.max(0, (Date.now() - then.getTime()) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return then.toLocaleDateString();
+}
+
+export const KIND_LABELS = {
+  stay: "Stay", sight: "Sight", food: "Food", activity: "Activity", transit: "Transit", other: "Other",
+};
+export const MEALS = [
+  ["breakfast", "Breakfast"], ["brunch", "Brunch"], ["lunch", "Lunch"], ["afternoon_tea", "Afternoon tea"], ["dinner", "Dinner"],
+];
+
+// -- feedback ---------------------------------------------------------------
+
+function toastHost() {
+  let host = document.getElementById("toasts");
+  if (!host) {
+    host = h("div", { id: "toasts", class: "toasts", role: "status", "aria-live": "polite" });
+    document.body.append(host);
+  }
+  return host;
+}
+
+export function toast(message, kind = "info", ms = 3200) {
+  const item = h("div", { class: `toast toast-${kind}` }, message);
+  if (kind === "error") item.setAttribute("role", "alert");
+  const host = toastHost();
+  // Two at most: a burst of edits should not bury the page.
+  while (host.children.length >= 2) host.firstElementChild.remove();
+  host.append(item);
+  setTimeout(() => item.remove(), ms);
+  return item;
+}
+
+export function showError(err) {
+  toast(errorText(err), "error", 7000);
+}
+
+export function errorText(err) {
+  if (!err) return "Something went wrong.";
+  return err.message || String(err);
+}
+
+// Shows progress on a button while `work` runs; the label comes back after.
+export async function withBusy(button, work, busyLabel) {
+  const saved = button ? [...button.childNodes] : []; // icons included
+  if (button) {
+    button.disabled = true;
+    button.setAttribute("aria-busy", "true");
+    if (busyLabel) button.textContent = busyLabel;
+    button.classList.add("is-busy");
+  }
+  try {
+    return await work();
+  } finally {
+    if (button) {
+      button.disabled = false;
+      button.removeAttribute("aria-busy");
+      button.classList.remove("is-busy");
+      if (busyLabel) button.replaceChildren(...saved);
+    }
+  }
+}
+
+// A progress line for long AI waits: "Thinking… 4 s".
+export function progressLine(text) {
+  const label = h("span", null, text);
+  const secs = h("span", { class: "muted" });
+  const el = h("div", { class: "progress", role: "status", "aria-live": "polite" }, h("span", { class: "spinner", "aria-hidden": "true" }), label, secs);
+  const started = Date.now();
+  const timer = setInterval(() => {
+    if (!el.isConnected) return clearInterval(timer);
+    secs.textContent = ` ${Math.round((Date.now() - started) / 1000)} s`;
+  }, 1000);
+  return el;
+}
+
+export function errorBox(err) {
+  return h("div", { class: "error-box", role: "alert" }, errorText(err));
+}
+
+// A modal <dialog>. `build(close)` returns the body; the dialog gives focus
+// back to whatever opened it when it closes.
+export function openDialog(title, build, { wide = false } = {}) {
+  const opener = document.activeElement;
+  const titleId = uid("dlg");
+  const dialog = h("dialog", { class: `dialog${wide ? " dialog-wide" : ""}`, "aria-labelledby": titleId });
+  const close = () => dialog.close();
+  const header = h(
+    "div",
+    { class: "dialog-head" },
+    h("h2", { id: titleId }, title),
+    h("button", { type: "button", class: "icon-btn", "aria-label": "Close", onclick: close }, icon("x")),
+  );
+  dialog.append(header, build(close));
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    if (opener && opener.isConnected) opener.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  const first = dialog.querySelector("[autofocus], input:not([type=hidden]), select, textarea");
+  if (first) first.focus();
+  return dialog;
+}
+
+export function confirmDialog(title, message, confirmLabel = "Delete") {
+  return new Promise((resolve) => {
+    let answer = false;
+    const dlg = openDialog(title, (close) =>
+      h(
+        "div",
+        { class: "dialog-body" },
+        h("p", null, message),
+        h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", class: "btn", onclick: close }, "Cancel"),
+          h("button", { type: "button", class: "btn btn-danger", onclick: () => { answer = true; close(); } }, confirmLabel),
+        ),
+      ),
+    );
+    dlg.addEventListener("close", () => resolve(answer));
+  });
+}
+
+// -- notes: a tiny, safe Markdown subset -------------------------------------
+// Paragraphs, line breaks, **bold**, *italic*, `code`, [links](url) and
+// images ![alt](url) for trip uploads only. Nothing is parsed as HTML.
+
+const SAFE_LINK = /^(https?:\/\/|\/api\/uploads\/)/i;
+
+function inline(text) {
+  const out = [];
+  const pattern = /(!?)\[([^\]]*)\]\(([^)\s]+)\)|\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g;
+  let last = 0;
+  let m;
+  while ((m = pattern.exec(text)) !== null) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[3] !== undefined) {
+      const [, bang, label, url] = m;
+      if (!SAFE_LINK.test(url)) out.push(label || url);
+      else if (bang && url.startsWith("/api/uploads/")) out.push(h("img", { src: url, alt: label || "Attachment", class: "note-img", loading: "lazy" }));
+      else out.push(h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, label || url));
+    } else if (m[4] !== undefined) out.push(h("strong", null, m[4]));
+    else if (m[5] !== undefined) out.push(h("em", null, m[5]));
+    else if (m[6] !== undefined) out.push(h("code", null, m[6]));
+    last = pattern.lastIndex;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+export function renderMarkdown(text) {
+  const wrap = h("div", { class: "md" });
+  for (const block of String(text || "").split(/\n{2,}/)) {
+    if (!block.trim()) continue;
+    const lines = block.split("\n");
+    if (lines.every((l) => /^\s*[-*] /.test(l))) {
+      wrap.append(h("ul", null, lines.map((l) => h("li", null, inline(l.replace(/^\s*[-*] /, ""))))));
+      continue;
+    }
+    const p = h("p");
+    lines.forEach((line, i) => {
+      if (i) p.append(h("br"));
+      append(p, inline(line));
+    });
+    wrap.append(p);
+  }
+  return wrap;
+}
+
+export function initials(name) {
+  return String(name || "?")
+    .split(/[\s._-]+/)
+    .filter(Boolean)
+    .slice(0, 2)
+    .map((p) => p[0].toUpperCase())
+    .join("");
+}

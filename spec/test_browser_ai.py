@@ -1,0 +1,157 @@
+"""AI and Google features in the browser, against the stand-ins: place search
+when adding a stop, find places to eat, optimize a day (preview, Apply Plan),
+and an agent chat turn whose write tool is approved and adds a stop."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from browser.harness import chromium, live, offline, open_page, shot, stop_times, ui_add_stop, ui_create_trip, ui_signup
+from browser.scripts import proposing_responder, quiet_responder, tool_call
+from standins.google_standin import google_settings, google_standin  # noqa: F401
+from standins.openai_standin import Reply, ai_settings, message_item, openai_standin  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def soon(days: int) -> str:
+    return (date.today() + timedelta(days=days)).isoformat()
+
+
+def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_standin, google_standin):
+    openai_standin.responder = quiet_responder
+    app_settings = offline(google_settings(ai_settings(settings, openai_standin), google_standin))
+    with live(app_settings) as server, chromium() as browser:
+        page = open_page(browser, server)
+        ui_signup(page, "alice", "Alice")
+        ui_create_trip(page, "Lisbon food trip", start=soon(1), end=soon(2))
+
+        # Add a stop through Google place search.
+        page.locator("[data-testid=add-stop]").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_role("searchbox").fill("Castelo")
+        dialog.get_by_role("button", name="Search", exact=True).click()
+        dialog.locator(".place-pick", has_text="Castelo de São Jorge").click()
+        assert dialog.get_by_label("Name").input_value() == "Castelo de São Jorge"
+        dialog.get_by_label("Set time (optional)").fill("10:00")
+        shot(page, "10-add-stop-search")
+        dialog.get_by_role("button", name="Add stop").click()
+        page.locator(".stop", has_text="Castelo de São Jorge").wait_for()
+        ui_add_stop(page, "Miradouro de Santa Luzia", duration=30, lat=38.7117, lng=-9.1301)
+        ui_add_stop(page, "LX Factory", kind="activity", duration=90, lat=38.7036, lng=-9.1784)
+        assert page.locator(".leg").count() == 2
+
+        # Find places to eat: each suggestion applies on its own.
+        panel = page.locator("#side-panel")
+        panel.get_by_role("tab", name="Assistant").click()
+        panel.get_by_label("Meal").select_option("lunch")
+        panel.get_by_role("button", name="Find places to eat").click()
+        first = panel.locator(".suggestion").first
+        first.wait_for()
+        name = first.locator("h4").inner_text()
+        assert "check" in first.inner_text().lower()  # every food suggestion says to check allergies/diets
+        shot(page, "11-assistant-eat")
+        first.get_by_role("button", name="Add to day").click()
+        first.get_by_text("Added").wait_for()
+        page.locator(".stop", has_text=name).wait_for()
+
+        # Optimize: the first time asks for preferences (409), then previews and applies.
+        panel.get_by_role("button", name="Optimize my day").click()
+        panel.get_by_text("needs your preferences once").wait_for()
+        panel.get_by_role("button", name="Open Preferences").click()
+        panel.get_by_role("heading", name="Your defaults").wait_for()
+        assert "only you can see" in panel.locator(".pref-section.private").inner_text()
+        assert "every member of this trip" in panel.locator(".pref-section.shared").inner_text()
+        shot(page, "12-preferences")
+        panel.get_by_role("button", name="Save my defaults").click()
+        page.get_by_text("Your defaults are saved").wait_for()
+
+        panel.get_by_role("tab", name="Assistant").click()
+        stops_before = page.locator(".timeline .stop").count()
+        panel.get_by_role("button", name="Optimize my day").click()
+        preview = panel.locator(".draft")
+        preview.wait_for(timeout=20_000)
+        text = preview.inner_text().lower()
+        assert "before" in text and "after" in text
+        assert preview.locator(".ba-list li.added").count() == 1
+        shot(page, "13-optimize-preview")
+        panel.get_by_role("button", name="Apply Plan").click()
+        panel.get_by_text("Plan applied").wait_for()
+        page.wait_for_function(f"document.querySelectorAll('.timeline .stop').length === {stops_before + 1}")
+        assert stop_times(page)["Castelo de São Jorge"][:1] == ("10:00",)  # the set time never moves
+        shot(page, "14-optimize-applied")
+        page.errors.check()
+
+
+def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
+    chat_rounds = []
+
+    def responder(request):
+        body = request.body or {}
+        if body.get("stream") and body.get("tools"):
+            chat_rounds.append(body)
+            if len(chat_rounds) == 1:
+                return tool_call("insert_stop", {
+                    "dayId": day_id[0], "kind": "food", "name": "Pastéis de Belém", "durationMin": 45,
+                    "lat": 38.6975, "lng": -9.2032, "note": "Custard tarts; check allergies with the bakery."})
+            return Reply(output=[message_item("Done: Pastéis de Belém is on day 1.")])
+        return quiet_responder(request)
+
+    day_id: list[str] = []
+    openai_standin.responder = responder
+    with live(offline(ai_settings(settings, openai_standin))) as server, chromium() as browser:
+        page = open_page(browser, server)
+        ui_signup(page, "alice", "Alice")
+        ui_create_trip(page, "Belém day", start=soon(5), end=soon(5))
+        day_id.append(page.locator(".day-view").get_attribute("data-day-id"))
+        ui_add_stop(page, "Mosteiro dos Jerónimos", set_time="10:00", duration=90, lat=38.6979, lng=-9.2068)
+
+        panel = page.locator("#side-panel")
+        panel.get_by_role("tab", name="Agent").click()
+        panel.get_by_label("Message", exact=True).fill("@agent add Pastéis de Belém after the monastery")
+        assert "Goes to the agent" in panel.locator(".composer-hint").inner_text()
+        panel.get_by_role("button", name="Send").click()
+
+        card = panel.locator(".tool-card.state-approval-requested")
+        card.wait_for()
+        assert "Add “Pastéis de Belém” to day 1" in card.inner_text()
+        assert page.locator(".stop", has_text="Pastéis de Belém").count() == 0  # nothing written yet
+        shot(page, "15-agent-approval")
+        card.get_by_role("button", name="Approve").click()
+
+        page.locator(".stop", has_text="Pastéis de Belém").wait_for()
+        panel.locator(".tool-card.state-output-available").wait_for()
+        panel.locator(".msg.from-agent", has_text="Pastéis de Belém is on day 1").wait_for()
+        assert len(chat_rounds) == 2
+        # After the next poll the server's copies replace the streamed ones: no duplicates.
+        page.wait_for_timeout(2500)
+        assert panel.locator(".msg.from-agent", has_text="Pastéis de Belém is on day 1").count() == 1
+        assert panel.locator(".msg.mine", has_text="@agent add Pastéis de Belém").count() == 1
+        shot(page, "16-agent-applied")
+        page.errors.check()
+
+
+def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin):
+    openai_standin.responder = proposing_responder
+    with live(offline(ai_settings(settings, openai_standin))) as server, chromium() as browser:
+        page = open_page(browser, server)
+        ui_signup(page, "alice", "Alice")
+        ui_create_trip(page, "Tight schedule", start=soon(3), end=soon(3))
+        ui_add_stop(page, "Museu Nacional do Azulejo", set_time="10:00", duration=120, lat=38.7247, lng=-9.1135)
+        # A second fixed appointment inside the first: the review flags it, the agent proposes a fix.
+        ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
+        card = page.locator(".sugg-card")
+        card.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
+        assert "Agent suggestion" in card.inner_text()
+        shot(page, "17-suggestion-card")
+        ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))
+        before = ocean.locator(".t-start").inner_text()
+        card.get_by_role("button", name="Approve").click()
+        card.wait_for(state="detached")
+        page.wait_for_function(
+            "(before) => { const s = [...document.querySelectorAll('.stop')]"
+            ".find(x => x.querySelector('.stop-name').textContent.includes('Oceanário'));"
+            " return s && s.querySelector('.t-start').textContent !== before; }", arg=before)
+        page.errors.check()
