@@ -1,0 +1,496 @@
+"""The gateway to the model provider: the ONLY module that imports `openai`.
+
+Everything here talks to the OpenAI Responses API through the official SDK:
+
+- `AI.call_structured(...)`: one request whose answer must match a pydantic
+  model (Structured Outputs, a strict JSON schema). The answer is validated;
+  a refusal, a cut-off or malformed answer, or one that does not match the
+  schema raises `AIOutputError`. Nothing is ever guessed or repaired.
+- `AI.stream_turn(...)`: one streamed model round with function tools, as
+  small normalized events (see its docstring) for the agent's tool loop.
+- `describe_ai_error(exc)`: plain (status, code, message) for any failure;
+  `sanitize(text)`: redacts key-shaped text wherever provider text could
+  leave the process.
+
+Every request sends `store=False` (nothing is kept on OpenAI's side), the
+configured model, the caller's `max_output_tokens` and the per-call timeout;
+the SDK's own retries are off (`max_retries=0`) so one call is one request and
+the usage limits in `app/aiusage.py` count what is really sent.
+
+Failures are raised as `AIError` (an `AppError`, so a route can let it
+propagate and the client gets `{"error": {"code", "message"}}`). The SDK
+exception is never attached as its cause or context: its text can hold the
+provider's raw body, which can echo the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Generic, Literal, TypeVar, Union
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from .errors import AppError
+from .settings import Settings
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+FORMAT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# -- errors -------------------------------------------------------------------
+
+
+class AIError(AppError):
+    """A model call that failed. `usage` holds what the provider reported as
+    spent (zeros when it refused before working, None when unknown)."""
+
+    status, code = 503, "ai_error"
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 usage: "Usage | None" = None):
+        super().__init__(message, code=code)
+        if status is not None:
+            self.status = status
+        self.usage = usage
+
+
+class AIOutputError(AIError):
+    """The provider answered, but the answer cannot be used: a refusal, a
+    cut-off or malformed answer, or one that does not match the schema.
+    `reason` is one of refusal, incomplete, failed, malformed, schema."""
+
+    status, code = 502, "ai_bad_output"
+
+    def __init__(self, message: str, *, reason: str, usage: "Usage | None" = None):
+        super().__init__(message, usage=usage)
+        self.reason = reason
+
+
+MESSAGES = {
+    "ai_timeout": "The AI provider took too long to answer. Please try again.",
+    "ai_unreachable": "The AI provider could not be reached. Please try again later.",
+    "ai_auth": "AI is unavailable: the provider did not accept the server's API key. "
+               "An administrator needs to check it.",
+    "ai_provider_busy": "The AI provider is busy right now. Please try again in a minute.",
+    "ai_provider_error": "The AI provider had a problem. Please try again later.",
+    "ai_rejected": "The AI provider rejected the request. An administrator may need to check the AI settings.",
+    "ai_error": "The AI request failed. Please try again.",
+}
+OUTPUT_MESSAGES = {
+    "refusal": "The AI declined to answer this request.",
+    "incomplete": "The AI answer was cut off before it finished. Please try again.",
+    "failed": "The AI could not finish its answer. Please try again.",
+    "malformed": "The AI answer was not in the expected form. Please try again.",
+    "schema": "The AI answer was not in the expected form. Please try again.",
+}
+
+
+def provider_error(exc: BaseException) -> AIError:
+    """Turn any SDK/transport failure into an AIError with a plain message."""
+    if isinstance(exc, AIError):
+        return exc
+    if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
+        code, usage = "ai_timeout", None
+    elif isinstance(exc, openai.APIConnectionError):
+        code, usage = "ai_unreachable", None
+    elif isinstance(exc, openai.APIStatusError):
+        # The provider answered with an error status, so nothing was generated.
+        usage = Usage()
+        status = exc.status_code
+        if status in (401, 403):
+            code = "ai_auth"
+        elif status == 429:
+            code = "ai_provider_busy"
+        elif status >= 500:
+            code = "ai_provider_error"
+        else:
+            code = "ai_rejected"
+    else:
+        code, usage = "ai_error", None
+    return AIError(MESSAGES[code], code=code, usage=usage)
+
+
+def describe_ai_error(exc: BaseException) -> tuple[int, str, str]:
+    """(HTTP status for our client, error code, plain message) for a failure.
+
+    Never contains the key or the provider's raw body: the message comes from
+    our own table, not from the exception text."""
+    error = provider_error(exc)
+    return error.status, error.code, sanitize(error.message)
+
+
+# -- redaction ----------------------------------------------------------------
+
+_KEY_SHAPES = [
+    (re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"), "[redacted key]"),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{10,}"), "[redacted key]"),
+    (re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/=\-]+"), "Bearer [redacted]"),
+]
+
+
+def sanitize(text: Any, secrets: tuple[str | None, ...] = ()) -> str:
+    """Redact key-shaped text (sk-..., AIza..., Bearer tokens) and any exact
+    `secrets` given. Apply it to anything provider-derived that leaves the
+    process: log fields, error details, stream error text."""
+    out = str(text)
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            out = out.replace(secret, "[redacted key]")
+    for pattern, replacement in _KEY_SHAPES:
+        out = pattern.sub(replacement, out)
+    return out
+
+
+# -- strict schemas -----------------------------------------------------------
+
+# Keywords Structured Outputs does not accept; pydantic still enforces them when
+# the answer is validated, so dropping them from the schema loses nothing.
+_UNSUPPORTED = {"default", "examples", "minLength", "maxLength", "uniqueItems", "minProperties",
+                "maxProperties", "propertyNames", "patternProperties", "unevaluatedProperties",
+                "contains", "discriminator"}
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the form `strict: true` requires.
+
+    Every object gets `additionalProperties: false` and lists every property
+    in `required` (optional fields must therefore be typed `X | None`, which
+    pydantic emits as `anyOf [..., {"type": "null"}]`); `$ref`s with siblings
+    are inlined; `oneOf` becomes `anyOf`; unsupported keywords are dropped.
+    Free-form objects (`dict[str, Any]`) cannot be strict and raise TypeError:
+    carry such data as a JSON string field instead. Field aliases are used, so
+    camelCase aliases appear in the schema and are expected in the answer.
+    Reused by the agent for function tool `parameters`."""
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    defs = schema.pop("$defs", {})
+    strict_defs = {name: _strict(node, defs, f"$defs.{name}") for name, node in defs.items()}
+    root = _strict(schema, defs, model.__name__)
+    if root.get("type") != "object":
+        raise TypeError(f"{model.__name__}: a structured output must be a JSON object")
+    if strict_defs:
+        root["$defs"] = strict_defs
+    return root
+
+
+def _strict(node: Any, defs: dict, path: str) -> Any:
+    if isinstance(node, list):
+        return [_strict(item, defs, f"{path}[{i}]") for i, item in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    node = {k: copy.deepcopy(v) for k, v in node.items() if k not in _UNSUPPORTED}
+    if "$ref" in node and len(node) > 1:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        merged = {**target, **node}
+        merged.pop("$ref")
+        return _strict(merged, defs, path)
+    if "allOf" in node and len(node["allOf"]) == 1:
+        only = node.pop("allOf")[0]
+        return _strict({**only, **node}, defs, path)
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+    if node.get("type") == "object" or "properties" in node:
+        props = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        if not props and extra not in (None, False):
+            raise TypeError(f"{path}: free-form objects cannot be strict; use a JSON string field")
+        node["properties"] = {k: _strict(v, defs, f"{path}.{k}") for k, v in props.items()}
+        node["required"] = list(props)
+        node["additionalProperties"] = False
+    for key in ("items", "anyOf", "allOf", "prefixItems"):
+        if key in node:
+            node[key] = _strict(node[key], defs, f"{path}.{key}")
+    return node
+
+
+# -- results and stream events -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens from the Responses API's `usage`. `input_tokens` includes cached
+    input; `output_tokens` includes reasoning (both billed)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+def _usage_from(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+
+    def num(obj: Any, name: str) -> int:
+        value = getattr(obj, name, None) if obj is not None else None
+        return value if isinstance(value, int) else 0
+
+    return Usage(
+        input_tokens=num(raw, "input_tokens"),
+        output_tokens=num(raw, "output_tokens"),
+        cached_input_tokens=num(getattr(raw, "input_tokens_details", None), "cached_tokens"),
+        reasoning_tokens=num(getattr(raw, "output_tokens_details", None), "reasoning_tokens"),
+    )
+
+
+@dataclass(frozen=True)
+class StructuredResult(Generic[M]):
+    output: M
+    usage: Usage
+    model: str
+    response_id: str
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's visible text, in order."""
+
+    delta: str
+    item_id: str = ""
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """The model finished asking for one function call. `arguments` is the raw
+    JSON string (validate it with the tool's pydantic model)."""
+
+    call_id: str
+    name: str
+    arguments: str
+    item_id: str = ""
+    type: Literal["function_call"] = "function_call"
+
+    def as_input_item(self) -> dict[str, Any]:
+        """The item to resend in the next round's `input` (store=False keeps
+        no state), followed by `{"type": "function_call_output", "call_id",
+        "output"}`."""
+        return {"type": "function_call", "call_id": self.call_id, "name": self.name,
+                "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The round ended. `status` is "completed" or "incomplete" (then
+    `incomplete_reason`, e.g. "max_output_tokens"); `text` is all visible text,
+    `refusal` any refusal text, `function_calls` every call requested, and
+    `output_items` the raw output items as JSON dicts."""
+
+    usage: Usage
+    status: str = "completed"
+    text: str = ""
+    refusal: str | None = None
+    incomplete_reason: str | None = None
+    function_calls: tuple[FunctionCall, ...] = ()
+    output_items: tuple[dict, ...] = field(default=(), repr=False)
+    type: Literal["completed"] = "completed"
+
+
+@dataclass(frozen=True)
+class StreamFailed:
+    """The round failed. (status, code, message) as from `describe_ai_error`;
+    `usage` is what the provider reported, or None when unknown."""
+
+    status: int
+    code: str
+    message: str
+    usage: Usage | None = None
+    type: Literal["error"] = "error"
+
+
+StreamEvent = Union[TextDelta, FunctionCall, Completed, StreamFailed]
+
+
+def _failed(exc: BaseException) -> StreamFailed:
+    error = provider_error(exc)
+    return StreamFailed(error.status, error.code, sanitize(error.message), error.usage)
+
+
+# -- the client ---------------------------------------------------------------
+
+
+class AI:
+    """One AsyncOpenAI client per app (built by app/lifecycle.py when
+    OPENAI_API_KEY is set). Call `close()` on shutdown."""
+
+    def __init__(self, settings: Settings):
+        if not settings.openai_api_key:
+            raise ValueError("AI needs OPENAI_API_KEY")
+        self.settings = settings
+        self.model = settings.openai_model
+        self.timeout_s = settings.ai_timeout_ms / 1000
+        self._client = openai.AsyncOpenAI(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url or DEFAULT_BASE_URL,
+            max_retries=0,
+            timeout=self.timeout_s,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def call_structured(self, *, name: str, schema_model: type[M], instructions: str,
+                              input: list | str, max_output_tokens: int) -> StructuredResult[M]:
+        """One Structured Outputs request; the validated answer plus usage.
+
+        `name` is the `text.format.name` (a-z A-Z 0-9 _ -, at most 64; the
+        evaluation harnesses script the model by it). Raises AIError for
+        provider failures and AIOutputError for unusable answers; both carry
+        `usage` so the caller's usage record holds what was spent."""
+        if not FORMAT_NAME.match(name):
+            raise ValueError(f"invalid structured output name {name!r}")
+        text_format = {"format": {"type": "json_schema", "name": name,
+                                  "schema": strict_schema(schema_model), "strict": True}}
+        failure: AIError | None = None
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                response = await self._client.responses.create(
+                    model=self.model, instructions=instructions, input=input,
+                    max_output_tokens=max_output_tokens, store=False, text=text_format,
+                )
+        except Exception as exc:
+            failure = provider_error(exc)
+        if failure is not None:
+            raise failure  # outside the except block: no __context__ holding the provider's text
+        usage = _usage_from(getattr(response, "usage", None))
+        text = _structured_text(response, usage)
+        try:
+            parsed = schema_model.model_validate_json(text)
+        except ValidationError as exc:
+            problems = exc.errors(include_url=False, include_input=False)
+            malformed = any(e.get("type") == "json_invalid" for e in problems)
+            reason = "malformed" if malformed else "schema"
+            raise AIOutputError(OUTPUT_MESSAGES[reason], reason=reason, usage=usage) from None
+        return StructuredResult(output=parsed, usage=usage, model=str(getattr(response, "model", self.model)),
+                                response_id=str(getattr(response, "id", "")))
+
+    async def stream_turn(self, *, instructions: str, input: list | str, tools: list[dict],
+                          max_output_tokens: int) -> AsyncIterator[StreamEvent]:
+        """One streamed model round with function tools, as normalized events.
+
+        `tools` are Responses API function tools:
+        `{"type": "function", "name", "description", "parameters": strict_schema(Args), "strict": True}`.
+        Yields, in order:
+          - `TextDelta(delta, item_id)`        visible text as it arrives;
+          - `FunctionCall(call_id, name, arguments, item_id)` when one call is
+            complete (arguments: the JSON string, unvalidated);
+          - exactly one terminal event, then the iterator ends:
+            `Completed(usage, status, text, refusal, incomplete_reason,
+            function_calls, output_items)` or
+            `StreamFailed(status, code, message, usage)`.
+        It never raises for provider trouble (timeouts, HTTP errors, a
+        mid-stream `error` event, `response.failed`, a stream that ends early
+        all become StreamFailed). The whole round is bounded by the per-call
+        timeout. To continue after tool calls, resend the transcript: previous
+        input items, each `FunctionCall.as_input_item()`, then its
+        `function_call_output`; there is no server-side state (store=False)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+        try:
+            async with asyncio.timeout_at(deadline):
+                stream = await self._client.responses.create(
+                    model=self.model, instructions=instructions, input=input,
+                    max_output_tokens=max_output_tokens, store=False, stream=True, **kwargs,
+                )
+        except Exception as exc:
+            yield _failed(exc)
+            return
+        calls: list[FunctionCall] = []
+        try:
+            events = stream.__aiter__()
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        event = await events.__anext__()
+                except StopAsyncIteration:
+                    yield StreamFailed(503, "ai_provider_error", MESSAGES["ai_provider_error"])
+                    return
+                except Exception as exc:
+                    yield _failed(exc)
+                    return
+                kind = getattr(event, "type", "")
+                if kind == "response.output_text.delta":
+                    yield TextDelta(delta=event.delta, item_id=event.item_id)
+                elif kind == "response.output_item.done" and getattr(event.item, "type", "") == "function_call":
+                    item = event.item
+                    call = FunctionCall(call_id=item.call_id, name=item.name, arguments=item.arguments or "",
+                                        item_id=item.id or "")
+                    calls.append(call)
+                    yield call
+                elif kind in ("response.completed", "response.incomplete"):
+                    yield _completed(event.response, calls)
+                    return
+                elif kind == "response.failed":
+                    usage = _usage_from(getattr(event.response, "usage", None))
+                    yield StreamFailed(503, "ai_provider_error", MESSAGES["ai_provider_error"], usage)
+                    return
+                elif kind == "error":
+                    yield StreamFailed(503, "ai_provider_error", MESSAGES["ai_provider_error"])
+                    return
+        finally:
+            await stream.close()
+
+
+def _structured_text(response: Any, usage: Usage) -> str:
+    """The answer's JSON text, or AIOutputError for anything else."""
+    status = getattr(response, "status", None)
+    if status == "incomplete":
+        raise AIOutputError(OUTPUT_MESSAGES["incomplete"], reason="incomplete", usage=usage)
+    if status in ("failed", "cancelled") or getattr(response, "error", None):
+        raise AIOutputError(OUTPUT_MESSAGES["failed"], reason="failed", usage=usage)
+    texts: list[str] = []
+    for item in getattr(response, "output", None) or []:
+        if getattr(item, "type", None) != "message":
+            continue
+        for part in getattr(item, "content", None) or []:
+            if getattr(part, "type", None) == "refusal":
+                raise AIOutputError(OUTPUT_MESSAGES["refusal"], reason="refusal", usage=usage)
+            if getattr(part, "type", None) == "output_text" and isinstance(getattr(part, "text", None), str):
+                texts.append(part.text)
+    text = "".join(texts).strip()
+    if not text:
+        raise AIOutputError(OUTPUT_MESSAGES["malformed"], reason="malformed", usage=usage)
+    return text
+
+
+def _completed(response: Any, calls: list[FunctionCall]) -> Completed:
+    texts: list[str] = []
+    refusals: list[str] = []
+    items: list[dict] = []
+    for item in getattr(response, "output", None) or []:
+        items.append(item.model_dump(mode="json", exclude_none=True) if hasattr(item, "model_dump") else dict(item))
+        if getattr(item, "type", None) != "message":
+            continue
+        for part in getattr(item, "content", None) or []:
+            if getattr(part, "type", None) == "output_text":
+                texts.append(part.text or "")
+            elif getattr(part, "type", None) == "refusal":
+                refusals.append(part.refusal or "")
+    details = getattr(response, "incomplete_details", None)
+    return Completed(
+        usage=_usage_from(getattr(response, "usage", None)),
+        status=getattr(response, "status", None) or "completed",
+        text="".join(texts),
+        refusal="".join(refusals) or None,
+        incomplete_reason=getattr(details, "reason", None) if details else None,
+        function_calls=tuple(calls),
+        output_items=tuple(items),
+    )

@@ -1,0 +1,352 @@
+"""App-wide AI limits, reservations, leases, usage records and cost.
+
+One shared budget for everyone (no per-user quotas); user and trip ids are
+recorded for the logs only. Every model call goes through `reserve()` BEFORE
+the provider is contacted:
+
+- one `BEGIN IMMEDIATE` transaction (the app's serialized writer) closes
+  running rows whose lease has ended as `abandoned`, counts today's calls,
+  today's tokens (input + output, plus the reservations of running calls) and
+  the calls still running, then refuses or inserts a `running` row that
+  reserves the call's max output tokens. `BEGIN IMMEDIATE` takes SQLite's write
+  lock first, so two requests (or two processes sharing the file) can never
+  both take the last slot, and the counts survive restarts;
+- over the daily call or token limit: 503 `ai_limit`; too many running: 429
+  `busy`. The provider is never called for a refused request;
+- `finish()` replaces the reservation with the provider's real counts (or keeps
+  it when they are unknown, e.g. after a timeout), with duration and cost.
+
+Feature code uses the guard:
+
+    async with svc.aiusage.guard(user_id=..., trip_id=..., feature="copilot",
+                                 max_output_tokens=2500) as g:
+        result = await svc.ai.call_structured(..., max_output_tokens=g.max_output_tokens)
+        g.record(result.input_tokens, result.output_tokens)
+
+Logs are one JSON object per line on stdout (logger `wayline.ai`):
+AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids, feature,
+model, tokens, cost and duration; never the key, a prompt or an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from .db import Database
+from .errors import Busy, Unavailable
+from .settings import Settings
+
+FEATURES = ("copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient")
+LIMIT_MESSAGE = "AI planning is temporarily unavailable because the usage limit has been reached"
+BUSY_MESSAGE = "AI is busy with other requests right now. Please try again in a moment."
+LEASE_GRACE_S = 30
+HISTORY_DAYS = 30
+
+# What a row counts against the daily token limit: real tokens, plus the
+# reservation while it stands (running rows, and rows whose real usage is unknown).
+COUNTED_TOKENS = "input_tokens + output_tokens + reserved_output_tokens"
+
+
+# -- logs ---------------------------------------------------------------------
+
+
+class _StdoutLines(logging.Handler):
+    """Writes each record's message as one line to the *current* sys.stdout."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stdout.write(record.getMessage() + "\n")
+            sys.stdout.flush()
+        except Exception:  # a log line must never break a request
+            self.handleError(record)
+
+
+log = logging.getLogger("wayline.ai")
+if not any(isinstance(h, _StdoutLines) for h in log.handlers):
+    log.addHandler(_StdoutLines())
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def log_event(event: str, **fields: Any) -> None:
+    """One compact JSON object per line, so `grep '"event":"AI_'` finds them."""
+    log.info(json.dumps({"event": event, **fields}, separators=(",", ":"), default=str))
+
+
+# -- time ---------------------------------------------------------------------
+
+
+def _moment(clock_value: Any) -> datetime:
+    if isinstance(clock_value, datetime):
+        return clock_value.astimezone(timezone.utc)
+    return datetime.fromtimestamp(float(clock_value), timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# -- cost ---------------------------------------------------------------------
+
+
+def estimate_cost(settings: Settings, input_tokens: int, output_tokens: int) -> float | None:
+    """USD, or None unless both prices are configured (never guessed).
+    Cached input is counted at the full input price, so the estimate errs high."""
+    price_in, price_out = settings.ai_price_input_per_mtok, settings.ai_price_output_per_mtok
+    if price_in is None or price_out is None:
+        return None
+    return round((input_tokens * price_in + output_tokens * price_out) / 1_000_000, 6)
+
+
+# -- reservations -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reservation:
+    id: str
+    user_id: str | None
+    trip_id: str | None
+    feature: str
+    model: str
+    reserved_output_tokens: int
+    started_at: datetime
+    lease_until: datetime
+
+
+class UsageGuard:
+    """What `AIUsage.guard()` yields: the reservation, the output-token cap to
+    pass to the model, and `record()` for the provider's real counts."""
+
+    def __init__(self, usage: "AIUsage", reservation: Reservation):
+        self._usage = usage
+        self.reservation = reservation
+        self.max_output_tokens = reservation.reserved_output_tokens
+        self.model = reservation.model
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.failure: str | None = None
+
+    def record(self, input_tokens: int, output_tokens: int) -> None:
+        """The provider's real counts for this call (replace the reservation)."""
+        self.input_tokens, self.output_tokens = int(input_tokens), int(output_tokens)
+
+    def fail(self, code: str = "failed") -> None:
+        """Mark the call failed without raising (e.g. a stream's error event)."""
+        self.failure = code
+
+    async def __aenter__(self) -> "UsageGuard":
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        if exc is None and self.failure is None:
+            status, error = "completed", None
+        else:
+            status = "failed"
+            error = self.failure or _error_code(exc)
+            if self.input_tokens is None and exc is not None:
+                spent = getattr(exc, "usage", None)  # AIError carries what the provider reported
+                if spent is not None:
+                    self.record(getattr(spent, "input_tokens", 0), getattr(spent, "output_tokens", 0))
+        finishing = self._usage.finish(self.reservation, status, self.input_tokens, self.output_tokens,
+                                       error=error)
+        # Shielded so a cancelled request still closes its row (else it holds
+        # a slot until the lease ends).
+        try:
+            await asyncio.shield(finishing)
+        except Exception:
+            if exc is None:
+                raise
+            # Keep the body's own error; the row is closed later by its lease.
+            log_event("AI_REQUEST_FAILED", id=self.reservation.id, feature=self.reservation.feature,
+                      model=self.reservation.model, status="running", error="record_not_closed")
+
+
+def _error_code(exc: BaseException | None) -> str:
+    if exc is None:
+        return "failed"
+    if isinstance(exc, asyncio.CancelledError):
+        return "cancelled"
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, str) else type(exc).__name__
+
+
+class AIUsage:
+    """Limits and usage records on the shared SQLite file.
+
+    `db` is the app's Database, or a path (opened on first use; `close()`
+    closes it). `clock()` returns the current time (epoch seconds or an aware
+    datetime); the UTC day comes from it, so tests can roll the day over."""
+
+    def __init__(self, db: Database | str, settings: Settings, clock: Callable[[], Any] | None = None):
+        self._db = db if isinstance(db, Database) else None
+        self._path = None if isinstance(db, Database) else str(db)
+        self._owns_db = self._db is None
+        self._open_lock = asyncio.Lock()
+        self.settings = settings
+        self.clock = clock or time.time
+
+    async def db(self) -> Database:
+        if self._db is None:
+            async with self._open_lock:
+                if self._db is None:
+                    self._db = await Database.open(self._path)
+        return self._db
+
+    async def close(self) -> None:
+        if self._owns_db and self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    def now(self) -> datetime:
+        return _moment(self.clock())
+
+    def limits(self) -> dict[str, int]:
+        s = self.settings
+        return {"dailyCalls": s.ai_daily_limit, "concurrent": s.ai_concurrent, "dailyTokens": s.ai_daily_tokens,
+                "maxOutputTokens": s.ai_max_output_tokens, "timeoutMs": s.ai_timeout_ms}
+
+    def output_cap(self, requested: int | None) -> int:
+        """A feature may ask for fewer output tokens than the cap, never more."""
+        cap = self.settings.ai_max_output_tokens
+        return cap if requested is None else max(1, min(int(requested), cap))
+
+    def guard(self, *, user_id: str | None, trip_id: str | None, feature: str,
+              max_output_tokens: int | None = None, model: str | None = None) -> "_GuardContext":
+        """`async with usage.guard(...) as g:` reserve, run, finish (see module doc)."""
+        return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model)
+
+    async def reserve(self, user_id: str | None, trip_id: str | None, feature: str, model: str | None = None,
+                      max_output_tokens: int | None = None) -> Reservation:
+        """Insert a running row, or raise Unavailable (503 ai_limit) / Busy (429)."""
+        if feature not in FEATURES:
+            raise ValueError(f"unknown AI feature {feature!r}")
+        s = self.settings
+        model = model or s.openai_model
+        reserve_tokens = self.output_cap(max_output_tokens)
+        now = self.now()
+        now_iso, day = _iso(now), now.strftime("%Y-%m-%d")
+        lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
+        reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
+                                  now, lease_until)
+        db = await self.db()
+        refused: str | None = None
+        async with db.write() as conn:
+            abandoned = await conn.execute_fetchall(
+                "UPDATE ai_usage SET status = 'abandoned', finished_at = lease_until "
+                "WHERE status = 'running' AND lease_until < ? "
+                "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens", (now_iso,))
+            row = (await conn.execute_fetchall(
+                f"SELECT (SELECT COUNT(*) FROM ai_usage WHERE day = ?), "
+                f"(SELECT COALESCE(SUM({COUNTED_TOKENS}), 0) FROM ai_usage WHERE day = ?), "
+                f"(SELECT COUNT(*) FROM ai_usage WHERE status = 'running')", (day, day)))[0]
+            calls, tokens, running = row[0], row[1], row[2]
+            if calls >= s.ai_daily_limit:
+                refused = "daily_calls"
+            elif tokens + reserve_tokens > s.ai_daily_tokens:
+                refused = "daily_tokens"
+            elif running >= s.ai_concurrent:
+                refused = "concurrent"
+            else:
+                await conn.execute(
+                    "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
+                    "status, reserved_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                    (reservation.id, day, now_iso, _iso(lease_until), user_id, trip_id, feature, model,
+                     reserve_tokens))
+        # Logged after the commit: the abandoned rows are closed either way.
+        for gone in abandoned:
+            log_event("AI_REQUEST_FAILED", id=gone[0], userId=gone[1], tripId=gone[2], feature=gone[3],
+                      model=gone[4], status="abandoned", error="lease_expired", inputTokens=None,
+                      outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
+        if refused is not None:
+            log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, feature=feature,
+                      model=model, callsToday=calls, tokensToday=tokens, running=running,
+                      limits=self.limits())
+            if refused == "concurrent":
+                raise Busy(BUSY_MESSAGE, code="busy")
+            raise Unavailable(LIMIT_MESSAGE, code="ai_limit")
+        return reservation
+
+    async def finish(self, reservation: Reservation, status: str, input_tokens: int | None = None,
+                     output_tokens: int | None = None, *, error: str | None = None) -> dict[str, Any]:
+        """Close the row: real counts replace the reservation. With no counts
+        (None, None) the reservation stays counted, since the provider may have
+        worked on the call (a timeout). A row already closed as abandoned is
+        corrected with the real outcome."""
+        if status not in ("completed", "failed"):
+            raise ValueError(f"finish status must be completed or failed, not {status!r}")
+        now = self.now()
+        duration_ms = max(0, round((now - reservation.started_at).total_seconds() * 1000))
+        if input_tokens is None and output_tokens is None:
+            tokens_in, tokens_out, reserved = 0, 0, reservation.reserved_output_tokens
+        else:
+            tokens_in, tokens_out, reserved = int(input_tokens or 0), int(output_tokens or 0), 0
+        cost = estimate_cost(self.settings, tokens_in, tokens_out + reserved)
+        db = await self.db()
+        await db.execute_write(
+            "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
+            "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ? WHERE id = ?",
+            (status, _iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
+        record = {"id": reservation.id, "userId": reservation.user_id, "tripId": reservation.trip_id,
+                  "feature": reservation.feature, "model": reservation.model, "status": status,
+                  "inputTokens": tokens_in, "outputTokens": tokens_out, "reservedOutputTokens": reserved,
+                  "costUsd": cost, "durationMs": duration_ms}
+        if status == "completed":
+            log_event("AI_REQUEST_COMPLETED", **record)
+        else:
+            log_event("AI_REQUEST_FAILED", **record, error=error or "failed")
+        return record
+
+    # -- admin views -----------------------------------------------------------
+
+    async def today_summary(self) -> dict[str, Any]:
+        """Today's totals (UTC `date`). `reservedOutputTokens` is what running
+        (or unknown-outcome) calls still hold against the token limit."""
+        now = self.now()
+        db = await self.db()
+        row = await db.fetchone(
+            "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), SUM(cost_usd), "
+            "COALESCE(SUM(reserved_output_tokens), 0) FROM ai_usage WHERE day = ?", (now.strftime("%Y-%m-%d"),))
+        running = await db.fetchval(
+            "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (_iso(now),))
+        return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
+                "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
+                "reservedOutputTokens": row[4]}
+
+    async def last_30_days(self) -> list[dict[str, Any]]:
+        """Calls, tokens and cost per UTC day, feature and model; newest first."""
+        now = self.now()
+        first = (now - timedelta(days=HISTORY_DAYS - 1)).strftime("%Y-%m-%d")
+        db = await self.db()
+        rows = await db.fetchall(
+            "SELECT day, feature, model, COUNT(*), COALESCE(SUM(input_tokens), 0), "
+            "COALESCE(SUM(output_tokens), 0), SUM(cost_usd) FROM ai_usage WHERE day >= ? "
+            "GROUP BY day, feature, model ORDER BY day DESC, feature, model", (first,))
+        return [{"date": r[0], "feature": r[1], "model": r[2], "calls": r[3], "inputTokens": r[4],
+                 "outputTokens": r[5], "costUsd": None if r[6] is None else round(r[6], 6)} for r in rows]
+
+
+class _GuardContext:
+    """Reserves on enter (so a refused call never runs its body) and finishes
+    on exit: `completed`, or `failed` when the body raised or called g.fail()."""
+
+    def __init__(self, usage: AIUsage, user_id, trip_id, feature, max_output_tokens, model):
+        self._usage = usage
+        self._args = (user_id, trip_id, feature, model, max_output_tokens)
+        self._guard: UsageGuard | None = None
+
+    async def __aenter__(self) -> UsageGuard:
+        reservation = await self._usage.reserve(*self._args)
+        self._guard = UsageGuard(self._usage, reservation)
+        return self._guard
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        assert self._guard is not None
+        await self._guard.__aexit__(exc_type, exc, tb)

@@ -1,0 +1,89 @@
+"""GET /api/admin/ai-usage and the admin page."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pydantic import BaseModel
+
+from conftest import make_client, signup
+from standins.openai_standin import TEST_KEY, ai_settings, openai_standin  # noqa: F401
+
+NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+class Decision(BaseModel):
+    shouldNotify: bool
+
+
+async def model_call(svc, feature: str, user_id: str) -> None:
+    """What feature code does: reserve, call the provider, record real counts."""
+    async with svc.aiusage.guard(user_id=user_id, trip_id=None, feature=feature) as g:
+        result = await svc.ai.call_structured(name="intervention_decision", schema_model=Decision,
+                                              instructions="Decide.", input="An op happened.",
+                                              max_output_tokens=g.max_output_tokens)
+        g.record(result.input_tokens, result.output_tokens)
+
+
+def test_admin_sees_totals_limits_and_days(settings, openai_standin):
+    settings = ai_settings(settings, openai_standin, ai_admins=("ada",), ai_daily_limit=40,
+                           ai_price_input_per_mtok=1.0, ai_price_output_per_mtok=4.0)
+    openai_standin.reply_json({"shouldNotify": False}, usage=(1000, 100))
+    openai_standin.reply_json({"shouldNotify": True}, usage=(2000, 300))
+    openai_standin.reply_json({"shouldNotify": True}, usage=(500, 50))
+    with make_client(settings, clock=lambda: NOON) as client:
+        ada = signup(client, "ada")
+        svc = client.app.state.services
+        client.portal.call(model_call, svc, "agent_eval", ada["id"])
+        client.portal.call(model_call, svc, "agent_eval", ada["id"])
+        client.portal.call(model_call, svc, "copilot", ada["id"])
+        r = client.get("/api/admin/ai-usage")
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    today = data["today"]
+    assert today["date"] == "2026-12-10"
+    assert (today["calls"], today["inputTokens"], today["outputTokens"], today["running"]) == (3, 3500, 450, 0)
+    assert today["costUsd"] == 0.0053  # (3500 * 1 + 450 * 4) / 1e6
+    assert data["limits"] == {"dailyCalls": 40, "concurrent": settings.ai_concurrent,
+                              "dailyTokens": settings.ai_daily_tokens,
+                              "maxOutputTokens": settings.ai_max_output_tokens,
+                              "timeoutMs": settings.ai_timeout_ms}
+    assert data["days"] == [
+        {"date": "2026-12-10", "feature": "agent_eval", "model": settings.openai_model, "calls": 2,
+         "inputTokens": 3000, "outputTokens": 400, "costUsd": 0.0046},
+        {"date": "2026-12-10", "feature": "copilot", "model": settings.openai_model, "calls": 1,
+         "inputTokens": 500, "outputTokens": 50, "costUsd": 0.0007},
+    ]
+    assert TEST_KEY not in r.text and "sk-" not in r.text
+
+
+def test_everyone_else_gets_404(settings, openai_standin):
+    settings = ai_settings(settings, openai_standin, ai_admins=("ada",))
+    with make_client(settings) as client:
+        anonymous = client.get("/api/admin/ai-usage")
+        signup(client, "bob")
+        bob = client.get("/api/admin/ai-usage")
+    for r in (anonymous, bob):
+        assert r.status_code == 404
+        assert r.json()["error"]["code"] == "not_found"
+        assert TEST_KEY not in r.text
+
+
+def test_usage_works_without_an_ai_key(settings):
+    # AI off: no client, but the limits and the admin view still answer.
+    with make_client(settings.with_(ai_admins=("Ada",))) as client:
+        assert client.app.state.services.ai is None
+        signup(client, "ada")
+        r = client.get("/api/admin/ai-usage")
+    assert r.status_code == 200
+    assert r.json()["data"]["today"] == {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "calls": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": None,
+                                         "running": 0, "reservedOutputTokens": 0}
+    assert r.json()["data"]["days"] == []
+
+
+def test_admin_page_is_served(client):
+    page = client.get("/admin.html")
+    assert page.status_code == 200
+    assert '<script type="module" src="/admin.js"></script>' in page.text
+    script = client.get("/admin.js")
+    assert script.status_code == 200 and "/api/admin/ai-usage" in script.text

@@ -1,0 +1,287 @@
+"""The AI gateway (app/ai.py) through the real openai SDK against the loopback stand-in."""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
+                    describe_ai_error, sanitize, strict_schema)
+from conftest import free_port
+from standins.openai_standin import TEST_KEY, ai_settings, openai_standin  # noqa: F401
+
+pytestmark = pytest.mark.anyio
+
+
+class Fix(BaseModel):
+    id: str = Field(description="a fix id the server gave")
+    label: str
+
+
+class Answer(BaseModel):
+    answer: str = Field(max_length=2000)
+    recommendedFixIds: list[str]
+    severity: Literal["low", "medium", "high"]
+    best: Fix | None = None
+    confidence: float = Field(default=0.5, ge=0, le=1)
+
+
+GOOD = {"answer": "Swap lunch and the museum.", "recommendedFixIds": ["fix1"], "severity": "low",
+        "best": {"id": "fix1", "label": "Swap"}, "confidence": 0.8}
+
+
+@asynccontextmanager
+async def gateway(settings, standin, **changes):
+    ai = AI(ai_settings(settings, standin, **changes))
+    try:
+        yield ai
+    finally:
+        await ai.close()
+
+
+async def ask(ai: AI, **overrides) -> Any:
+    args = {"name": "copilot_answer", "schema_model": Answer, "instructions": "You review a day.",
+            "input": [{"role": "user", "content": "Is my day OK?"}], "max_output_tokens": 1200, **overrides}
+    return await ai.call_structured(**args)
+
+
+# -- structured calls ---------------------------------------------------------
+
+
+async def test_structured_call_sends_strict_schema_and_store_false(settings, openai_standin):
+    openai_standin.reply_json(GOOD, usage=(321, 45))
+    async with gateway(settings, openai_standin) as ai:
+        result = await ask(ai)
+    assert result.output == Answer.model_validate(GOOD)
+    assert (result.input_tokens, result.output_tokens) == (321, 45)
+
+    [request] = openai_standin.requests
+    assert request.path == "/v1/responses"
+    assert request.headers["authorization"] == f"Bearer {TEST_KEY}"
+    body = request.body
+    assert body["model"] == settings.openai_model
+    assert body["store"] is False
+    assert body["max_output_tokens"] == 1200
+    assert body["instructions"] == "You review a day."
+    assert "stream" not in body or body["stream"] is False
+    fmt = body["text"]["format"]
+    assert fmt["type"] == "json_schema" and fmt["name"] == "copilot_answer" and fmt["strict"] is True
+    schema = fmt["schema"]
+    assert schema == strict_schema(Answer)
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["answer", "recommendedFixIds", "severity", "best", "confidence"]
+
+
+async def test_sdk_retries_are_off(settings, openai_standin):
+    openai_standin.fail(500)
+    openai_standin.reply_json(GOOD)
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(AIError):
+            await ask(ai)
+    assert openai_standin.request_count == 1  # one call is one request
+
+
+@pytest.mark.parametrize("script, reason", [
+    (lambda s: s.reply_text("{\"answer\": \"cut"), "malformed"),
+    (lambda s: s.reply_text("Sure! Here is your plan."), "malformed"),
+    (lambda s: s.reply_refusal("I can't help with that."), "refusal"),
+    (lambda s: s.reply_json({**GOOD, "severity": "extreme"}), "schema"),
+    (lambda s: s.reply_json({"answer": "Missing fields"}), "schema"),
+    (lambda s: s.reply_json({**GOOD, "confidence": 7}), "schema"),
+    (lambda s: s.reply_incomplete("{\"answer\": \"Swap lunch", reason="max_output_tokens"), "incomplete"),
+    (lambda s: s.reply_output([]), "malformed"),
+])
+async def test_unusable_answers_raise_output_error(settings, openai_standin, script, reason):
+    script(openai_standin)
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(AIOutputError) as caught:
+            await ask(ai)
+    error = caught.value
+    assert error.reason == reason
+    assert (error.status, error.code) == (502, "ai_bad_output")
+    # The provider's usage is kept so the usage record holds what was spent.
+    assert (error.usage.input_tokens, error.usage.output_tokens) == (100, 50)
+    assert "Swap" not in error.message and "help" not in error.message  # never the model's text
+
+
+@pytest.mark.parametrize("status, code, words", [
+    (401, "ai_auth", "API key"),
+    (403, "ai_auth", "API key"),
+    (429, "ai_provider_busy", "busy"),
+    (500, "ai_provider_error", "problem"),
+    (503, "ai_provider_error", "problem"),
+    (400, "ai_rejected", "rejected"),
+    (404, "ai_rejected", "rejected"),
+])
+async def test_provider_errors_become_plain_messages_without_the_key(settings, openai_standin, status, code, words):
+    openai_standin.fail(status)
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(AIError) as caught:
+            await ask(ai)
+    error = caught.value
+    assert (error.status, error.code) == (503, code)
+    assert words in error.message
+    assert describe_ai_error(error) == (503, code, error.message)
+    for text in (error.message, str(error), repr(error.to_json())):
+        assert TEST_KEY not in text and "sk-" not in text and "Incorrect API key" not in text
+    assert error.__context__ is None and error.__cause__ is None  # the SDK's text is not attached
+    assert (error.usage.input_tokens, error.usage.output_tokens) == (0, 0)
+
+
+async def test_timeout_is_a_plain_message(settings, openai_standin):
+    openai_standin.reply_json(GOOD, delay=3)
+    async with gateway(settings, openai_standin, ai_timeout_ms=300) as ai:
+        started = time.monotonic()
+        with pytest.raises(AIError) as caught:
+            await ask(ai)
+        assert time.monotonic() - started < 2
+    assert (caught.value.status, caught.value.code) == (503, "ai_timeout")
+    assert caught.value.usage is None  # unknown: the provider may have worked on it
+
+
+async def test_unreachable_provider_is_a_plain_message(settings):
+    closed = settings.with_(openai_api_key=TEST_KEY, openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
+    ai = AI(closed)
+    try:
+        with pytest.raises(AIError) as caught:
+            await ask(ai)
+    finally:
+        await ai.close()
+    assert (caught.value.status, caught.value.code) == (503, "ai_unreachable")
+
+
+async def test_describe_ai_error_never_repeats_exception_text():
+    status, code, message = describe_ai_error(RuntimeError(f"boom {TEST_KEY} Bearer abc.def"))
+    assert (status, code) == (503, "ai_error")
+    assert TEST_KEY not in message and "Bearer" not in message and "boom" not in message
+    assert describe_ai_error(TimeoutError())[1] == "ai_timeout"
+
+
+async def test_invalid_format_name_is_refused_before_any_request(settings, openai_standin):
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(ValueError):
+            await ask(ai, name="copilot answer!")
+    assert openai_standin.request_count == 0
+
+
+# -- sanitize and schemas -----------------------------------------------------
+
+
+def test_sanitize_redacts_key_shaped_text():
+    text = (f"key {TEST_KEY}; project sk-proj-AbCdEf123456_-xyz; masked sk-test-****cdef; "
+            "google AIzaSyD-abcdefghijklmnopqrstuvwx; header Authorization: Bearer eyJ.abc-def_ghi; "
+            "custom s3cr3t-value-42")
+    out = sanitize(text, secrets=("s3cr3t-value-42",))
+    for leaked in (TEST_KEY, "sk-proj-AbCd", "****cdef", "AIzaSyD", "eyJ.abc", "s3cr3t"):
+        assert leaked not in out
+    assert "Bearer [redacted]" in out
+    assert sanitize("plain words, skies and task-list") == "plain words, skies and task-list"
+
+
+def test_strict_schema_rules():
+    class Inner(BaseModel):
+        stopId: str
+        note: str | None = None
+
+    class Outer(BaseModel):
+        items: list[Inner] = Field(max_length=4)
+        first: Inner = Field(description="the first one")
+        kind: Literal["a", "b"] = "a"
+        maybe: Inner | None = None
+
+    schema = strict_schema(Outer)
+
+    def walk(node):
+        if isinstance(node, dict):
+            assert "default" not in node and "maxLength" not in node
+            if node.get("type") == "object":
+                assert node["additionalProperties"] is False
+                assert node["required"] == list(node["properties"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert schema["properties"]["first"]["description"] == "the first one"
+    assert schema["properties"]["first"]["properties"]["note"]["anyOf"][1] == {"type": "null"}
+    assert {"type": "null"} in schema["properties"]["maybe"]["anyOf"]
+    assert schema["properties"]["kind"]["enum"] == ["a", "b"]
+
+    class FreeForm(BaseModel):
+        args: dict[str, Any]
+
+    with pytest.raises(TypeError):
+        strict_schema(FreeForm)
+
+
+# -- streamed turns -----------------------------------------------------------
+
+SEARCH_TOOL = {"type": "function", "name": "searchPlaces", "description": "Search Google places",
+               "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                              "required": ["query"], "additionalProperties": False},
+               "strict": True}
+
+
+async def collect(ai: AI, **overrides) -> list:
+    args = {"instructions": "You are the trip agent.", "input": [{"role": "user", "content": "Find pizza"}],
+            "tools": [SEARCH_TOOL], "max_output_tokens": 900, **overrides}
+    return [event async for event in ai.stream_turn(**args)]
+
+
+async def test_streamed_turn_with_a_function_call(settings, openai_standin):
+    openai_standin.reply_function_calls([("searchPlaces", {"query": "pizza near Rossio"})],
+                                        text="Let me look that up.", usage=(410, 33))
+    async with gateway(settings, openai_standin) as ai:
+        events = await collect(ai)
+    kinds = [event.type for event in events]
+    assert kinds[-2:] == ["function_call", "completed"]
+    assert set(kinds[:-2]) == {"text_delta"}
+    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == "Let me look that up."
+    call = events[-2]
+    assert isinstance(call, FunctionCall) and call.name == "searchPlaces"
+    assert call.arguments == '{"query": "pizza near Rossio"}' and call.call_id.startswith("call_")
+    assert call.as_input_item() == {"type": "function_call", "call_id": call.call_id, "name": "searchPlaces",
+                                    "arguments": call.arguments}
+    done = events[-1]
+    assert isinstance(done, Completed)
+    assert (done.usage.input_tokens, done.usage.output_tokens) == (410, 33)
+    assert done.text == "Let me look that up." and done.function_calls == (call,)
+    assert [item["type"] for item in done.output_items] == ["message", "function_call"]
+
+    body = openai_standin.requests[0].body
+    assert body["stream"] is True and body["store"] is False
+    assert body["tools"] == [SEARCH_TOOL] and body["max_output_tokens"] == 900
+
+
+async def test_streamed_turn_text_only_and_incomplete(settings, openai_standin):
+    openai_standin.reply_text("Day two looks relaxed.")
+    openai_standin.reply_incomplete("Day two looks", reason="max_output_tokens")
+    async with gateway(settings, openai_standin) as ai:
+        first = await collect(ai, tools=[])
+        second = await collect(ai, tools=[])
+    assert first[-1].text == "Day two looks relaxed." and first[-1].status == "completed"
+    assert "tools" not in openai_standin.requests[0].body
+    assert second[-1].status == "incomplete" and second[-1].incomplete_reason == "max_output_tokens"
+
+
+async def test_streamed_turn_failures_end_with_one_error_event(settings, openai_standin):
+    openai_standin.fail(429)
+    openai_standin.stream_error("Internal error with key sk-test-leaky-123456", text="Partial answer")
+    openai_standin.reply_text("A slow answer that never finishes in time", chunk_delay=0.2)
+    async with gateway(settings, openai_standin, ai_timeout_ms=500) as ai:
+        rate_limited = await collect(ai)
+        broken = await collect(ai)
+        started = time.monotonic()
+        slow = await collect(ai)
+        assert time.monotonic() - started < 2
+    assert rate_limited == [StreamFailed(503, "ai_provider_busy", rate_limited[0].message, rate_limited[0].usage)]
+    assert [e.type for e in broken][-1] == "error" and broken[0].type == "text_delta"
+    assert all("sk-" not in getattr(e, "message", "") for e in broken)
+    assert slow[-1].type == "error" and slow[-1].code == "ai_timeout"
+    assert sum(e.type == "error" for e in slow) == 1
