@@ -4,13 +4,21 @@ The mode follows the trip's shared choices: never an avoided mode; walking
 only up to the longest walk when another mode works; otherwise the preferred
 transport. Durations are Google's when routes are available, else a labelled
 estimate from straight-line distance and a per-mode speed.
+
+`day_legs` asks Google for every missing pair at once with concurrent
+computeRoutes calls (bounded inside app.google), not computeRouteMatrix: a
+day's legs are the consecutive pairs only, each in its own mode, and the matrix
+is billed per element (origins x destinations) and takes one travel mode.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass
+from typing import Any, Sequence
 
+from .errors import Unavailable
 from .preferences import MODES, TripPreferences
 
 # Door-to-door speeds for estimates (m/s) and a detour factor for streets.
@@ -64,12 +72,53 @@ def estimate(from_id: str, to_id: str, a: tuple[float, float], b: tuple[float, f
     return Leg(from_id, to_id, mode, int(round(seconds)), int(round(distance)), "estimate")
 
 
-async def day_legs(svc, stops, prefs: TripPreferences) -> list[Leg]:
-    """Legs between consecutive stops that both have coordinates (estimates only for now)."""
-    legs = []
-    for a, b in zip(stops, stops[1:]):
-        if None in (a.lat, a.lng, b.lat, b.lng):
-            continue
-        mode = choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng) * DETOUR, prefs)
-        legs.append(estimate(a.id, b.id, (a.lat, a.lng), (b.lat, b.lng), mode))
+async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
+    """Legs between consecutive stops (objects with .id, .lat, .lng) that both
+    have coordinates. The mode comes from `choose_mode` on the straight-line
+    distance; the duration is Google's (cached) when svc.google is set, else a
+    labelled estimate. A walk that turns out longer than the trip's longest
+    walk is chosen again on its real length, so the limit holds on what is shown."""
+    pairs = [(a, b) for a, b in zip(stops, stops[1:]) if _has_point(a) and _has_point(b)]
+    if not pairs:
+        return []
+    modes = [choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs) for a, b in pairs]
+    google = getattr(svc, "google", None)
+    legs = await _measure(google, pairs, modes)
+    again = [i for i, leg in enumerate(legs)
+             if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM
+             and choose_mode(leg.distance_m, prefs) != "walk"]
+    if again:
+        redone = await _measure(google, [pairs[i] for i in again],
+                                [choose_mode(legs[i].distance_m, prefs) for i in again])
+        for i, leg in zip(again, redone):
+            legs[i] = leg
     return legs
+
+
+def _has_point(stop: Any) -> bool:
+    return getattr(stop, "lat", None) is not None and getattr(stop, "lng", None) is not None
+
+
+async def _measure(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
+    if google is None:
+        return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
+    answers = await asyncio.gather(
+        *(google.route((a.lat, a.lng), (b.lat, b.lng), mode) for (a, b), mode in zip(pairs, modes)),
+        return_exceptions=True,
+    )
+    legs = []
+    for (a, b), mode, answer in zip(pairs, modes, answers):
+        if isinstance(answer, BaseException):
+            if not isinstance(answer, Unavailable):
+                # A bug or a cancellation, not an outage: never hide it.
+                raise answer
+            legs.append(_estimate(a, b, mode))
+        elif answer is None:
+            legs.append(_estimate(a, b, mode))  # Google has no route in this mode
+        else:
+            legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, "google"))
+    return legs
+
+
+def _estimate(a: Any, b: Any, mode: str) -> Leg:
+    return estimate(str(a.id), str(b.id), (a.lat, a.lng), (b.lat, b.lng), mode)

@@ -1,0 +1,132 @@
+"""Place search for the planner's "add a stop", and a trip's weather.
+
+Members only (`member`: 404 for anyone else). The server builds every provider
+request itself from validated parameters; a URL from a client is never
+fetched. Without GOOGLE_MAPS_API_KEY the place routes answer 503
+`places_unavailable` and the rest of the app works.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import BaseModel, Field
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ..errors import Invalid, Unavailable
+from .common import member, ok, parse, services
+from .openapi import describe
+
+# Google place ids are URL-safe base64-like text; anything else is refused
+# before it can reach a URL path.
+PLACE_ID = r"^[A-Za-z0-9_-]{4,512}$"
+PLACE_TYPE = r"^[a-z][a-z0-9_]{1,63}$"  # Table A types: lower snake case
+MAX_WEATHER_DAYS = 60
+
+
+class SearchQuery(BaseModel):
+    q: str = Field(min_length=1, max_length=200, pattern=r"\S")
+    radius: int = Field(default=20_000, ge=100, le=50_000)
+    limit: int = Field(default=20, ge=1, le=20)
+
+
+class NearbyQuery(BaseModel):
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    lng: float | None = Field(default=None, ge=-180, le=180)
+    type: str | None = Field(default=None, pattern=PLACE_TYPE)
+    radius: int = Field(default=1500, ge=1, le=50_000)
+    limit: int = Field(default=20, ge=1, le=20)
+
+
+class PlaceIdPath(BaseModel):
+    placeId: str = Field(pattern=PLACE_ID)
+
+
+def _query(request: Request, model: type[BaseModel]) -> BaseModel:
+    data = {k: v for k, v in request.query_params.items() if v != ""}
+    return parse(model, data)
+
+
+def _google(request: Request):
+    google = services(request).google
+    if google is None:
+        raise Unavailable(
+            "Place search is off: this server has no Google Maps key (GOOGLE_MAPS_API_KEY).",
+            code="places_unavailable",
+        )
+    return google
+
+
+async def _trip_row(request: Request, trip_id: str):
+    return await services(request).db.fetchone(
+        "SELECT start_date, dest_lat, dest_lng FROM trips WHERE id = ?", (trip_id,)
+    )
+
+
+@describe(summary="Text search for places, biased to the trip's destination")
+async def search_places(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    query = _query(request, SearchQuery)
+    google = _google(request)
+    row = await _trip_row(request, trip_id)
+    lat, lng = (row["dest_lat"], row["dest_lng"]) if row is not None else (None, None)
+    places = await google.search_text(query.q, lat=lat, lng=lng, radius_m=query.radius, max_results=query.limit)
+    return ok({"places": places})
+
+
+@describe(summary="Places near a point (default: the trip's destination), optionally of one type")
+async def nearby_places(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    query = _query(request, NearbyQuery)
+    if (query.lat is None) != (query.lng is None):
+        missing = "lng" if query.lng is None else "lat"
+        raise Invalid(f"{missing}: give both lat and lng, or neither for the trip's destination", field=missing)
+    google = _google(request)
+    lat, lng = query.lat, query.lng
+    if lat is None:
+        row = await _trip_row(request, trip_id)
+        if row is None or row["dest_lat"] is None or row["dest_lng"] is None:
+            raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")
+        lat, lng = row["dest_lat"], row["dest_lng"]
+    places = await google.search_nearby(lat, lng, radius_m=query.radius,
+                                        types=[query.type] if query.type else None, max_results=query.limit)
+    return ok({"places": places})
+
+
+@describe(summary="One place's details (hours, price, rating)")
+async def place_details(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    place_id = parse(PlaceIdPath, {"placeId": request.path_params["placeId"]}).placeId
+    place = await _google(request).place(place_id)
+    return ok({"place": place})
+
+
+@describe(summary="Weather for each day of the trip: forecast, or typical beyond 16 days")
+async def trip_weather(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    svc = services(request)
+    row = await _trip_row(request, trip_id)
+    count = await svc.db.fetchval("SELECT COUNT(*) FROM days WHERE trip_id = ?", (trip_id,))
+    if row is None or row["dest_lat"] is None or row["dest_lng"] is None:
+        return ok({"days": [], "note": "Set the trip's destination to see its weather."})
+    if svc.weather is None:
+        raise Unavailable("Weather is unavailable right now", code="weather_unavailable")
+    try:
+        start = date.fromisoformat(row["start_date"])
+    except (TypeError, ValueError):
+        return ok({"days": [], "note": "The trip has no valid start date."})
+    days = await svc.weather.days(row["dest_lat"], row["dest_lng"], start, min(int(count or 0), MAX_WEATHER_DAYS))
+    return ok({"days": days})
+
+
+routes = [
+    Route("/api/trips/{tripId}/places/search", search_places, methods=["GET"]),
+    Route("/api/trips/{tripId}/places/nearby", nearby_places, methods=["GET"]),
+    Route("/api/trips/{tripId}/places/{placeId}", place_details, methods=["GET"]),
+    Route("/api/trips/{tripId}/weather", trip_weather, methods=["GET"]),
+]

@@ -1,0 +1,317 @@
+"""app/google.py and the place routes, against the loopback Google stand-in."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import pytest
+
+from app.db import Database
+from app.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normalize_place, price_level
+from app.hours import check_hours
+from app.settings import Settings
+from conftest import make_client, new_trip, signup
+from standins.google_standin import google_settings, google_standin  # noqa: F401
+
+SEARCH = "/v1/places:searchText"
+NEARBY = "/v1/places:searchNearby"
+ROUTES = "/directions/v2:computeRoutes"
+MATRIX = "/distanceMatrix/v2:computeRouteMatrix"
+LISBON = (38.7223, -9.1393)
+PLANNER_FIELDS = {"id", "displayName", "location", "formattedAddress", "rating", "userRatingCount", "priceLevel",
+                  "types", "primaryType", "regularOpeningHours", "currentOpeningHours",
+                  "regularSecondaryOpeningHours", "currentSecondaryOpeningHours", "utcOffsetMinutes",
+                  "businessStatus"}
+
+
+class Clock:
+    def __init__(self, start: float):
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@asynccontextmanager
+async def google_env(tmp_path, standin, clock=None):
+    settings = google_settings(Settings(db_path=str(tmp_path / "g.db")), standin)
+    db = await Database.open(settings.db_path)
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            yield Google(settings, http, db, clock=clock)
+    finally:
+        await db.close()
+
+
+def _no_key_anywhere(standin, text: str) -> None:
+    assert standin.key not in text
+
+
+# -- the client itself -------------------------------------------------------------
+
+
+def test_field_masks_name_what_the_planner_needs():
+    assert PLANNER_FIELDS <= set(PLACE_FIELDS)
+    assert set(SEARCH_MASK.split(",")) == {f"places.{f}" for f in PLACE_FIELDS}
+    assert " " not in SEARCH_MASK + DETAILS_MASK
+
+
+@pytest.mark.anyio
+async def test_search_sends_mask_and_key_header_never_in_the_url(tmp_path, google_standin):
+    async with google_env(tmp_path, google_standin) as google:
+        places = await google.search_text("restaurant", lat=LISBON[0], lng=LISBON[1])
+    sent = google_standin.last(SEARCH)
+    assert sent.headers["x-goog-api-key"] == google_standin.key
+    assert sent.headers["x-goog-fieldmask"] == SEARCH_MASK
+    assert "key" not in sent.query and google_standin.key not in sent.path
+    assert sent.body["textQuery"] == "restaurant"
+    assert sent.body["locationBias"]["circle"]["center"] == {"latitude": 38.7223, "longitude": -9.1393}
+    assert places and all(p["placeId"] and p["name"] and p["lat"] and p["lng"] for p in places)
+    # The fields the planner reads came back through the mask.
+    ramiro = next(p for p in places if p["placeId"] == "ChIJ_cervejaria_ramiro")
+    assert ramiro["priceLevel"] == 3 and ramiro["primaryType"] == "seafood_restaurant"
+    assert {"currentOpeningHours", "regularSecondaryOpeningHours", "currentSecondaryOpeningHours",
+            "utcOffsetMinutes", "businessStatus"} <= set(ramiro["raw"])
+
+
+@pytest.mark.anyio
+async def test_same_request_twice_costs_one_call_and_seeds_details(tmp_path, google_standin):
+    async with google_env(tmp_path, google_standin) as google:
+        first = await google.search_nearby(*LISBON, radius_m=3000, types=["restaurant"])
+        again = await google.search_nearby(*LISBON, radius_m=3000, types=["restaurant"])
+        details = await google.place(first[0]["placeId"])
+    assert first == again
+    assert google_standin.calls[NEARBY] == 1
+    assert details["placeId"] == first[0]["placeId"]
+    assert not [p for p in google_standin.calls if p.startswith("/v1/places/")]  # answered from the search
+
+
+@pytest.mark.anyio
+async def test_concurrent_identical_requests_share_one_call(tmp_path, google_standin):
+    google_standin.delay(SEARCH, 0.2)
+    async with google_env(tmp_path, google_standin) as google:
+        results = await asyncio.gather(*(google.search_text("cafe") for _ in range(5)))
+    assert all(r == results[0] for r in results)
+    assert google_standin.calls[SEARCH] == 1
+
+
+@pytest.mark.anyio
+async def test_dated_hours_are_kept_only_until_the_end_of_the_day(tmp_path, google_standin):
+    noon = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+    clock = Clock(noon)
+    async with google_env(tmp_path, google_standin, clock) as google:
+        await google.place("ChIJ_tasca_esquina")
+        clock.now = noon + 11 * 3600          # 23:00 the same day: cached
+        await google.place("ChIJ_tasca_esquina")
+        assert google_standin.calls["/v1/places/ChIJ_tasca_esquina"] == 1
+        clock.now = noon + 12 * 3600 + 60     # 00:01 the next day: fetched again
+        await google.place("ChIJ_tasca_esquina")
+        assert google_standin.calls["/v1/places/ChIJ_tasca_esquina"] == 2
+        # A place without any hours lasts the full day.
+        await google.place("ChIJ_miradouro_luzia")
+        clock.now += 23 * 3600
+        await google.place("ChIJ_miradouro_luzia")
+        assert google_standin.calls["/v1/places/ChIJ_miradouro_luzia"] == 1
+
+
+@pytest.mark.anyio
+async def test_normalized_place_feeds_the_hours_rule(tmp_path, google_standin):
+    today = datetime.now(timezone.utc).date()
+    google_standin.today = today
+    async with google_env(tmp_path, google_standin) as google:
+        bar = await google.place("ChIJ_pensao_amor")
+        tasca = await google.place("ChIJ_tasca_esquina")
+        viewpoint = await google.place("ChIJ_miradouro_luzia")
+    day = (today + timedelta(days=1)).isoformat()
+    late = check_hours(bar["raw"], day, "23:30", 75)
+    assert late.status == "confirmed" and late.fits and late.closes_at == "03:00"
+    assert check_hours(viewpoint["raw"], day, "12:00", 60).status == "none"
+    # The midday break ends lunch: 14:30 + 60 + 30 does not fit (on a day it opens).
+    open_day = next(today + timedelta(days=k) for k in range(1, 7) if (today + timedelta(days=k)).weekday() != 6)
+    assert not check_hours(tasca["raw"], open_day.isoformat(), "14:30", 60).fits
+    assert check_hours(tasca["raw"], open_day.isoformat(), "12:00", 60).fits
+
+
+def test_price_levels():
+    assert price_level("PRICE_LEVEL_MODERATE") == 2
+    assert price_level("PRICE_LEVEL_VERY_EXPENSIVE") == 4
+    assert price_level("PRICE_LEVEL_FREE") is None and price_level(None) is None
+    place = normalize_place({"id": "x", "displayName": {"text": "X"}, "location": {"latitude": 1, "longitude": 2}})
+    assert place["name"] == "X" and place["priceLevel"] is None and place["types"] == []
+
+
+@pytest.mark.anyio
+async def test_routes_cached_in_memory_and_in_sqlite(tmp_path, google_standin):
+    a, b = (38.7069, -9.1459), (38.7139, -9.1335)
+    async with google_env(tmp_path, google_standin) as google:
+        first = await google.route(a, b, "walk")
+        assert await google.route(a, b, "walk") == first
+        sent = google_standin.last(ROUTES)
+        assert sent.body["travelMode"] == "WALK" and "routingPreference" not in sent.body
+        assert sent.headers["x-goog-fieldmask"] == "routes.duration,routes.distanceMeters"
+    assert google_standin.calls[ROUTES] == 1
+    assert first.duration_s > 0 and first.distance_m > 0
+    # A new process (empty LRU) on the same database: still no call.
+    async with google_env(tmp_path, google_standin) as google:
+        assert await google.route(a, b, "walk") == first
+    assert google_standin.calls[ROUTES] == 1
+
+
+@pytest.mark.anyio
+async def test_route_matrix_fills_the_route_cache(tmp_path, google_standin):
+    stops = [(38.7069, -9.1459), (38.7139, -9.1335), (38.7247, -9.1135)]
+    async with google_env(tmp_path, google_standin) as google:
+        matrix = await google.route_matrix(stops, stops, "drive")
+        assert set(matrix) == {(i, j) for i in range(3) for j in range(3)}
+        assert matrix[(0, 0)].distance_m == 0 and matrix[(0, 2)].distance_m > matrix[(0, 1)].distance_m
+        assert await google.route(stops[1], stops[2], "drive") == matrix[(1, 2)]
+        assert await google.route_matrix(stops, stops, "drive") == matrix
+    assert google_standin.calls[MATRIX] == 1 and google_standin.calls[ROUTES] == 0
+    assert "status" in google_standin.last(MATRIX).headers["x-goog-fieldmask"].split(",")
+
+
+@pytest.mark.anyio
+async def test_no_route_is_none_and_cached(tmp_path, google_standin):
+    google_standin.no_route_modes.add("TRANSIT")
+    async with google_env(tmp_path, google_standin) as google:
+        assert await google.route((38.70, -9.14), (38.76, -9.09), "transit") is None
+        assert await google.route((38.70, -9.14), (38.76, -9.09), "transit") is None
+    assert google_standin.calls[ROUTES] == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("status", [400, 403, 429, 500, 503])
+async def test_errors_become_unavailable_without_the_key(tmp_path, google_standin, caplog, status):
+    from app.errors import Unavailable
+
+    google_standin.fail("/v1/places", status=status, message=f"bad {google_standin.key}")
+    caplog.set_level(logging.DEBUG)
+    async with google_env(tmp_path, google_standin) as google:
+        with pytest.raises(Unavailable) as raised:
+            await google.search_text("cafe")
+    assert raised.value.code == "places_unavailable"
+    assert raised.value.message == "Google Places is unavailable right now"
+    _no_key_anywhere(google_standin, repr(raised.value.to_json()) + caplog.text + repr(google))
+
+
+@pytest.mark.anyio
+async def test_timeout_is_unavailable_and_google_rests(tmp_path, google_standin):
+    from app.errors import Unavailable
+
+    google_standin.delay(ROUTES, 1.0)
+    async with google_env(tmp_path, google_standin) as google:
+        google.timeout = 0.2
+        with pytest.raises(Unavailable) as raised:
+            await google.route((38.70, -9.14), (38.71, -9.15), "walk")
+        assert raised.value.code == "routes_unavailable"
+        # Resting: the next call fails fast without reaching Google; Places still works.
+        with pytest.raises(Unavailable):
+            await google.route((38.70, -9.14), (38.72, -9.15), "walk")
+        assert google_standin.calls[ROUTES] == 1
+        assert await google.search_text("cafe")
+        google.cooldown_s = 0
+        google._resting_until.clear()
+        google_standin.delay(ROUTES, 0)
+        assert await google.route((38.70, -9.14), (38.72, -9.15), "walk") is not None
+
+
+@pytest.mark.anyio
+async def test_wrong_key_is_unavailable(tmp_path, google_standin):
+    from app.errors import Unavailable
+
+    async with google_env(tmp_path, google_standin) as google:
+        google_standin.key = "a-different-key"
+        with pytest.raises(Unavailable):
+            await google.place("ChIJ_oceanario")
+
+
+# -- routes ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def gclient(settings, google_standin):
+    with make_client(google_settings(settings, google_standin)) as client:
+        yield client
+
+
+def test_place_routes_for_members(gclient, google_standin):
+    signup(gclient)
+    trip = new_trip(gclient)
+    base = f"/api/trips/{trip['id']}/places"
+    r = gclient.get(f"{base}/search", params={"q": "pastéis belém"})
+    assert r.status_code == 200, r.text
+    places = r.json()["data"]["places"]
+    assert places[0]["placeId"] == "ChIJ_pasteis_belem" and places[0]["priceLevel"] == 1
+    assert gclient.get(f"{base}/search", params={"q": "pastéis belém"}).json()["data"]["places"] == places
+    assert google_standin.calls[SEARCH] == 1  # the repeated request cost no Google call
+    circle = google_standin.last(SEARCH).body["locationBias"]["circle"]
+    assert circle["center"] == {"latitude": 38.7223, "longitude": -9.1393}
+
+    r = gclient.get(f"{base}/nearby", params={"lat": 38.7139, "lng": -9.1335, "type": "museum", "radius": 3000})
+    assert [p["placeId"] for p in r.json()["data"]["places"]] == ["ChIJ_museu_azulejo"]
+    r = gclient.get(f"{base}/nearby", params={"type": "bar"})  # the trip's destination
+    assert r.status_code == 200 and google_standin.last(NEARBY).body["includedTypes"] == ["bar"]
+
+    r = gclient.get(f"{base}/ChIJ_oceanario")
+    assert r.status_code == 200 and r.json()["data"]["place"]["name"] == "Oceanário de Lisboa"
+    r = gclient.get(f"{base}/ChIJ_nowhere_at_all")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "place_not_found"
+
+
+@pytest.mark.parametrize("path, params, field", [
+    ("search", {}, "q"),
+    ("search", {"q": "   "}, "q"),
+    ("search", {"q": "x" * 201}, "q"),
+    ("nearby", {"lat": "north", "lng": "1"}, "lat"),
+    ("nearby", {"lat": "91", "lng": "1"}, "lat"),
+    ("nearby", {"lat": "38.7"}, "lng"),
+    ("nearby", {"type": "Bar; DROP"}, "type"),
+    ("nearby", {"radius": "0"}, "radius"),
+    ("bad..id", {}, "placeId"),
+])
+def test_place_routes_validate(gclient, google_standin, path, params, field):
+    signup(gclient)
+    trip = new_trip(gclient)
+    r = gclient.get(f"/api/trips/{trip['id']}/places/{path}", params=params)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["field"] == field
+    assert not google_standin.requests
+
+
+def test_place_routes_need_membership(gclient, google_standin):
+    signup(gclient)
+    trip = new_trip(gclient)
+    gclient.post("/api/auth/signout", json={})
+    assert gclient.get(f"/api/trips/{trip['id']}/places/search", params={"q": "cafe"}).status_code == 401
+    signup(gclient)
+    for path in ("search?q=cafe", "nearby", "ChIJ_oceanario"):
+        r = gclient.get(f"/api/trips/{trip['id']}/places/{path}")
+        assert r.status_code == 404, path
+    assert not google_standin.requests
+
+
+def test_provider_error_is_a_plain_503(gclient, google_standin):
+    signup(gclient)
+    trip = new_trip(gclient)
+    google_standin.fail(SEARCH, status=500)
+    r = gclient.get(f"/api/trips/{trip['id']}/places/search", params={"q": "cafe"})
+    assert r.status_code == 503
+    assert r.json()["error"] == {"code": "places_unavailable", "message": "Google Places is unavailable right now"}
+    assert google_standin.key not in r.text
+
+
+def test_without_a_key_places_are_off_and_the_rest_works(client):
+    signup(client)
+    trip = new_trip(client)
+    assert client.app.state.services.google is None
+    for path in ("search?q=cafe", "nearby?lat=38.7&lng=-9.1", "ChIJ_oceanario"):
+        r = client.get(f"/api/trips/{trip['id']}/places/{path}")
+        assert r.status_code == 503, path
+        assert r.json()["error"]["code"] == "places_unavailable"
+        assert "GOOGLE_MAPS_API_KEY" in r.json()["error"]["message"]
+    assert client.get("/api/trips").status_code == 200
+    assert client.get(f"/api/trips/{trip['id']}").status_code == 200
