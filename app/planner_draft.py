@@ -1,0 +1,348 @@
+"""Optimize my day: verified facts -> the model's ids -> exact edits -> a preview.
+
+1. Facts: the day's stops (at most 25), the legs the TripDto shows, and up to
+   12 Google places near the day (one Nearby request per type, at most four
+   types from the trip's interests and the person's cuisines).
+2. The model (`plan_day`) returns ids only: an order for the stops without a
+   set time and up to four candidate places, each after an existing stop.
+3. `check_plan` validates those ids with pydantic against the facts; any id it
+   was not given, a pinned stop moved, a free stop missing or doubled, or more
+   than four additions rejects the whole answer (502 `plan_rejected`). Nothing
+   is repaired.
+4. `build_draft` makes exact registry ops (move_stop / insert_stop): pinned
+   stops keep their index and time, free stops fill the other slots in the
+   model's order; added stops start when the previous stop ends plus the leg
+   (the same legs the TripDto computes) and last the pace's visit length, or
+   a meal's length for a restaurant, which must then fit its opening hours
+   or the plan is rejected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
+
+from . import legs as legs_mod
+from .errors import AppError, Conflict, Invalid, Unavailable
+from .hours import MEAL_MINUTES, check_hours
+from .legs import Leg, haversine_m
+from .planner import (FOOD_NOTE, DayContext, centre, cuisine_types, interest_types, is_food, meal_for, new_refs,
+                      require_ai, score, simulate, store_draft, usable)
+from .preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
+from .review import review_day
+from .services import Services
+from .trips.model import Day
+from .trips.schedule import day_schedule, to_hhmm
+
+PLAN_MAX_STOPS = 25
+PLAN_MAX_CANDIDATES = 12
+PLAN_MAX_TYPES = 4
+PLAN_MAX_ADDITIONS = 4
+PLAN_MAX_OUTPUT_TOKENS = 2500
+DEFAULT_PLAN_TYPES = ["tourist_attraction", "restaurant"]
+
+PLAN_INSTRUCTIONS = """You help plan one day of a trip in Wayline. The facts are verified by the server; you only choose ids.
+Return JSON with:
+- order: every id in freeStopIds exactly once, in the order to visit them. Stops with a set time are pinned:
+  never list them; they keep their place and their time.
+- additions: at most 4 places from candidates (by placeId), each with afterStopId = the id of an existing stop
+  it should follow. Add a place only when it suits the pace, interests, cuisines and budget; [] is fine.
+- summary: two or three plain sentences for the traveller about what changed and why.
+The server computes every time and travel leg. A restaurant must be open for the whole meal on the date
+(the server checks, and refuses a plan that breaks this). Prefer orders without backtracking or long transfers.
+Never claim a place meets a dietary need or an allergy."""
+
+
+class PlanAddition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    placeId: str
+    afterStopId: str
+
+
+class PlanDay(BaseModel):
+    """The `plan_day` structured output: ids only."""
+
+    model_config = ConfigDict(extra="forbid")
+    order: list[str]
+    additions: list[PlanAddition]
+    summary: str
+
+
+class PlanRejected(AppError):
+    """The model answered, but not with something Wayline may apply."""
+
+    status, code = 502, "plan_rejected"
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    free_ids: tuple[str, ...]        # stops without a set time, in day order
+    pinned_ids: frozenset[str]       # stops with a set time
+    names: dict                      # every stop id -> name
+    candidates: dict                 # placeId -> normalized Google place
+
+
+def _refuse(reason: str) -> PydanticCustomError:
+    return PydanticCustomError("plan_rejected", "{reason}", {"reason": reason})
+
+
+class CheckedPlan(PlanDay):
+    """A plan_day answer validated against the ids the server gave (context)."""
+
+    @model_validator(mode="after")
+    def _against_facts(self, info: ValidationInfo) -> "CheckedPlan":
+        facts = info.context
+        if not isinstance(facts, PlanFacts):
+            raise _refuse("there were no facts to check it against")
+        q = lambda sid: f"“{facts.names[sid]}”"  # noqa: E731
+        for sid in self.order:
+            if sid in facts.pinned_ids:
+                raise _refuse(f"it moved {q(sid)}, which has a set time")
+            if sid not in facts.names:
+                raise _refuse("it named a stop that is not on this day")
+        doubled = next((sid for sid in self.order if self.order.count(sid) > 1), None)
+        if doubled is not None:
+            raise _refuse(f"it listed {q(doubled)} twice")
+        missing = next((sid for sid in facts.free_ids if sid not in self.order), None)
+        if missing is not None:
+            raise _refuse(f"it left out {q(missing)}")
+        if len(self.additions) > PLAN_MAX_ADDITIONS:
+            raise _refuse(f"it added {len(self.additions)} places; at most {PLAN_MAX_ADDITIONS} are allowed")
+        seen: set[str] = set()
+        for add in self.additions:
+            if add.placeId not in facts.candidates:
+                raise _refuse("it named a place Wayline did not offer")
+            if add.placeId in seen:
+                raise _refuse(f"it added “{facts.candidates[add.placeId]['name']}” twice")
+            seen.add(add.placeId)
+            if add.afterStopId not in facts.names:
+                raise _refuse("it put a place after a stop that is not on this day")
+        return self
+
+
+def check_plan(plan: PlanDay, facts: PlanFacts) -> CheckedPlan:
+    try:
+        return CheckedPlan.model_validate(plan.model_dump(), context=facts)
+    except ValidationError as exc:
+        raise PlanRejected(f"The AI plan was refused: {exc.errors()[0]['msg']}. Nothing was changed; "
+                           f"please try again.") from None
+
+
+# -- facts ---------------------------------------------------------------------------
+
+
+def plan_types(prefs: EffectivePreferences) -> list[str]:
+    """At most four Places types: the trip's interests and the person's
+    cuisines, with a sights or restaurants default standing in for either
+    when it is empty, so the model always sees both kinds."""
+    sights = interest_types(prefs.trip.interests) or DEFAULT_PLAN_TYPES[:1]
+    food = cuisine_types(prefs.user.cuisines) or DEFAULT_PLAN_TYPES[1:]
+    mixed = [t for pair in zip(sights, food) for t in pair] + sights[len(food):] + food[len(sights):]
+    return list(dict.fromkeys(mixed))[:PLAN_MAX_TYPES]
+
+
+async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
+    """Up to 12 usable Google places near the day, taken in turn from each
+    type's ranking so every chosen type is represented. Empty without Google."""
+    if svc.google is None:
+        return []
+    anchor = centre(ctx.day.stops, ctx.trip)
+    if anchor is None:
+        return []
+    spread = max((haversine_m(anchor[0], anchor[1], s.lat, s.lng) for s in ctx.day.stops if s.lat is not None),
+                 default=0.0)
+    radius = min(5000.0, max(1500.0, spread + 500))
+    types = plan_types(prefs)
+    answers = await asyncio.gather(*(svc.google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=[t])
+                                     for t in types), return_exceptions=True)
+    rankings = []
+    for answer in answers:
+        if isinstance(answer, Unavailable):
+            continue  # one type's search failing leaves the others
+        if isinstance(answer, BaseException):
+            raise answer
+        found = [p for p in answer if usable(p, ctx.day)]
+        rankings.append(sorted(found, key=lambda p: (-score(p, anchor, prefs, cuisine=is_food(p)), p["placeId"])))
+    chosen: dict[str, dict] = {}
+    for rank in range(20):
+        for ranking in rankings:
+            if rank < len(ranking) and len(chosen) < PLAN_MAX_CANDIDATES:
+                chosen.setdefault(ranking[rank]["placeId"], ranking[rank])
+    return list(chosen.values())
+
+
+def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
+    stops = ctx.day.stops
+    return PlanFacts(tuple(s.id for s in stops if not s.set_time), frozenset(s.id for s in stops if s.set_time),
+                     {s.id: s.name for s in stops}, {p["placeId"]: p for p in candidates})
+
+
+def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePreferences) -> str:
+    """The facts as the model reads them. Preferences come from for_model(),
+    which carries only whether the person has allergies, never the text."""
+    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    pace = ctx.trip.prefs.pace
+
+    def point(x):
+        return None if x is None else round(x, 5)
+
+    facts = {
+        "date": ctx.date, "dayStart": ctx.day.start_time or "09:00", "pace": pace,
+        "stopsPerDay": PACE_STOPS[pace], "visitMinutes": PACE_VISIT_MIN[pace],
+        "stops": [{"id": s.id, "name": s.name, "kind": s.kind, "pinned": bool(s.set_time), "setTime": s.set_time,
+                   "start": to_hhmm(slot.start), "end": to_hhmm(slot.end), "durationMin": s.duration_min,
+                   "meal": s.meal, "lat": point(s.lat), "lng": point(s.lng)} for s, slot in zip(ctx.day.stops, slots)],
+        "freeStopIds": [s.id for s in ctx.day.stops if not s.set_time],
+        "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
+                  "meters": l.distance_m, "source": l.source} for l in ctx.legs],
+        "candidates": [{k: v for k, v in {
+            "placeId": p["placeId"], "name": p["name"], "kind": "food" if is_food(p) else "sight",
+            "types": (p.get("types") or [])[:4], "rating": p.get("rating"), "userRatingCount": p.get("userRatingCount"),
+            "priceLevel": p.get("priceLevel"), "lat": point(p["lat"]), "lng": point(p["lng"])}.items()
+            if v is not None} for p in candidates],
+        "preferences": prefs.for_model(),
+    }
+    return json.dumps(facts, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the draft -------------------------------------------------------------------------
+
+
+def plan_edits(day: Day, plan: PlanDay, candidates: dict) -> list[tuple[str, dict]]:
+    """move_stop ops that put the free stops in the model's order around the
+    pinned ones, then insert_stop ops for the additions (durations filled in
+    by build_draft)."""
+    free = iter(plan.order)
+    target = [s.id if s.set_time else next(free) for s in day.stops]
+    current = [s.id for s in day.stops]
+    edits: list[tuple[str, dict]] = []
+    for k, sid in enumerate(target):
+        if current[k] != sid:
+            edits.append(("move_stop", {"stopId": sid, "toDayId": day.id, "position": k}))
+            current.remove(sid)
+            current.insert(k, sid)
+    # Several places after one stop keep the model's order: insert the last first.
+    for add in reversed(plan.additions):
+        place = candidates[add.placeId]
+        food = is_food(place)
+        args = {"dayId": day.id, "afterStopId": add.afterStopId, "kind": "food" if food else "sight",
+                "name": place["name"][:120], "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
+                "durationMin": 60, "note": FOOD_NOTE if food else ""}
+        if place.get("address"):
+            args["address"] = place["address"][:300]
+        edits.append(("insert_stop", args))
+    return edits
+
+
+def _pinned_in_place(before: Day, after: Day) -> bool:
+    """Hard constraint: set-time stops keep their time and their place among the existing stops."""
+    existing = {s.id for s in before.stops}
+    kept = [s for s in after.stops if s.id in existing]
+    return all((a.id == b.id and a.set_time == b.set_time) for a, b in zip(before.stops, kept) if b.set_time)
+
+
+async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candidates: dict) -> dict:
+    """Exact edits and the preview of what applying them will show."""
+    edits = plan_edits(ctx.day, plan, candidates)
+    by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}
+    pace = ctx.trip.prefs.pace
+    for args in by_place.values():
+        if args["kind"] != "food":
+            args["durationMin"] = PACE_VISIT_MIN[pace]
+    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)   # the legs the TripDto will show
+    pairs = {(l.from_stop_id, l.to_stop_id): l for l in legs}
+    refs = new_refs(ctx.day, day)
+    # A meal's length depends on when it starts, and a start only on what comes
+    # before it: fix the added restaurants in day order.
+    for stop in day.stops:
+        if stop.id not in refs or stop.kind != "food":
+            continue
+        args = by_place[stop.place_id]
+        slot = next(s for s in day_schedule(day, pairs) if s.stop_id == stop.id)
+        args["meal"] = stop.meal = meal_for(slot.start)
+        args["durationMin"] = stop.duration_min = MEAL_MINUTES[args["meal"]]
+    if not _pinned_in_place(ctx.day, day):  # by construction never; checked because it is a hard rule
+        raise PlanRejected("The plan would move a stop with a set time; nothing was changed.")
+    slots = {s.stop_id: s for s in day_schedule(day, pairs)}
+    places = dict(ctx.places or {})
+    for sid in refs:
+        stop = next(s for s in day.stops if s.id == sid)
+        if stop.kind != "food":
+            continue
+        raw = candidates[stop.place_id]["raw"]
+        places[stop.place_id] = raw
+        start = slots[sid].start
+        check = check_hours(raw, ctx.date, to_hhmm(min(start, 24 * 60 - 1)), stop.duration_min)
+        if start >= 24 * 60 or not check.fits:
+            raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {to_hhmm(start)}, when it is not "
+                               f"open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please try again.")
+    preview = _preview(ctx, day, legs, slots, refs, places, plan.summary, trip)
+    travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
+    return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
+
+
+def _minutes(legs: list[Leg]) -> int:
+    return round(sum(l.duration_s for l in legs) / 60)
+
+
+def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
+             trip) -> dict:
+    before = {s.stop_id: s for s in day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})}
+    ref = lambda sid: refs.get(sid, sid)  # noqa: E731
+    stops = []
+    for s in day.stops:
+        slot, was = slots[s.id], before.get(s.id)
+        hours = None
+        if s.kind == "food" and s.place_id in places:
+            check = check_hours(places[s.place_id], ctx.date, to_hhmm(min(slot.start, 24 * 60 - 1)), s.duration_min)
+            hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+        stops.append({"ref": ref(s.id), "stopId": None if s.id in refs else s.id, "name": s.name, "kind": s.kind,
+                      "placeId": s.place_id, "added": s.id in refs, "setTime": s.set_time,
+                      "durationMin": s.duration_min, "meal": s.meal,
+                      "before": None if was is None else {"startTime": to_hhmm(was.start), "endTime": to_hhmm(was.end)},
+                      "after": {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end)}, "hours": hours})
+    findings = review_day(trip, day, legs, trip.prefs, places, with_fixes=False).findings
+    return {
+        "summary": summary, "date": ctx.date, "stops": stops,
+        "legs": [{**l.to_json(), "fromStopId": ref(l.from_stop_id), "toStopId": ref(l.to_stop_id)} for l in legs],
+        "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
+    }
+
+
+def check_day_size(day: Day) -> None:
+    if len(day.stops) > PLAN_MAX_STOPS:
+        raise Invalid(f"Optimize my day works on days of at most {PLAN_MAX_STOPS} stops; this one has "
+                      f"{len(day.stops)}.", field="dayId")
+
+
+async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences) -> dict:
+    """POST .../optimize: a stored draft {id, edits, preview, travel}, or a refusal.
+
+    Order: AI configured (503), preferences saved once (409), day size (422),
+    Google candidates, then the usage guard reserves BEFORE the model call
+    (503/429 over a limit, provider not called). A rejected answer is recorded
+    as a failed call and nothing is stored."""
+    require_ai(svc)
+    if not prefs.saved:
+        raise Conflict("Plan with AI needs your preferences once: save them (the defaults are fine) and try again.",
+                       code="preferences")
+    check_day_size(ctx.day)
+    candidates = await collect_candidates(svc, ctx, prefs)
+    facts = plan_facts(ctx, candidates)
+    async with svc.aiusage.guard(user_id=user_id, trip_id=ctx.trip.id, feature="plan_day",
+                                 max_output_tokens=PLAN_MAX_OUTPUT_TOKENS) as usage:
+        result = await svc.ai.call_structured(name="plan_day", schema_model=PlanDay, instructions=PLAN_INSTRUCTIONS,
+                                              input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
+                                              max_output_tokens=usage.max_output_tokens)
+        usage.record(result.input_tokens, result.output_tokens)
+        plan = check_plan(result.output, facts)
+        draft = await build_draft(svc, ctx, plan, facts.candidates)
+    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
+                                 {"preview": draft["preview"], "travel": draft["travel"]})
+    return {"id": draft_id, **draft}

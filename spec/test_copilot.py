@@ -1,0 +1,129 @@
+"""The copilot against the OpenAI stand-in, over HTTP through the real app:
+it recommends only fixes review computed, and a cached answer costs nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from conftest import join, make_client, new_trip, op, signup, use
+from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from test_planner import NO_DEBOUNCE, ScriptedModel
+
+
+@pytest.fixture
+def model(openai_standin) -> ScriptedModel:
+    return ScriptedModel(openai_standin)
+
+
+@pytest.fixture
+def env(settings, openai_standin, model):
+    with make_client(ai_settings(settings, openai_standin), **NO_DEBOUNCE) as client:
+        yield client
+
+
+def usage_rows(settings) -> list[tuple]:
+    with sqlite3.connect(settings.db_path) as conn:
+        return conn.execute("SELECT status FROM ai_usage WHERE feature = 'copilot' ORDER BY started_at").fetchall()
+
+
+def day_with_a_duplicate(client) -> dict:
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    for name, lng in (("Castelo", -9.1335), ("Sé", -9.1340), ("Castelo", -9.1335)):
+        op(client, trip["id"], "insert_stop", dayId=day, name=name, lat=38.7139, lng=lng,
+           note="Long note. " * 100)
+    review = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+    fix_ids = [x["id"] for f in review["findings"] for x in f["fixes"]]
+    assert fix_ids, review
+    return {"id": trip["id"], "day": day, "fixIds": fix_ids}
+
+
+def ask(client, t, question="What should I change?", history=()):
+    return client.post(f"/api/trips/{t['id']}/days/{t['day']}/copilot",
+                       json={"question": question, "history": list(history)})
+
+
+def test_it_recommends_only_fixes_review_computed(env, model, settings):
+    signup(env)
+    t = day_with_a_duplicate(env)
+    model.json("copilot_answer", {"answer": "Remove the second Castelo.", "recommendedFixIds": [t["fixIds"][0]]})
+    r = ask(env, t)
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {"answer": "Remove the second Castelo.", "recommendedFixIds": [t["fixIds"][0]],
+                                "cached": False}
+    request = model.requests("copilot_answer")[0].body
+    assert request["text"]["format"]["name"] == "copilot_answer" and request["store"] is False
+    facts = request["input"][0]["content"]
+    assert t["fixIds"][0] in facts, "the model is given the fix ids"
+    notes = [s["note"] for s in json.loads(facts.split("\n", 1)[1])["stops"]]
+    assert all(len(n) <= 301 for n in notes), "notes are cut to 300 characters"
+
+    model.json("copilot_answer", {"answer": "Apply x_madeup.", "recommendedFixIds": [t["fixIds"][0], "x_madeup"]})
+    r = ask(env, t, "Anything else?")
+    assert r.status_code == 502 and r.json()["error"]["code"] == "unknown_fix"
+    assert "did not compute" in r.json()["error"]["message"]
+    assert usage_rows(settings) == [("completed",), ("failed",)]
+    # A refused answer is not cached: the same question asks the model again.
+    model.json("copilot_answer", {"answer": "Nothing else.", "recommendedFixIds": []})
+    r = ask(env, t, "Anything else?")
+    assert r.status_code == 200 and r.json()["data"]["cached"] is False
+
+
+def test_a_cached_answer_costs_nothing(env, model, settings):
+    signup(env)
+    t = day_with_a_duplicate(env)
+    history = [{"role": "user", "text": "Hi"}, {"role": "assistant", "text": "Hello! Ask me about the day."}]
+    model.json("copilot_answer", {"answer": "It is a good day.", "recommendedFixIds": []})
+    first = ask(env, t, history=history)
+    assert first.status_code == 200 and first.json()["data"]["cached"] is False
+    calls, rows = model.count("copilot_answer"), usage_rows(settings)
+    second = ask(env, t, history=history)
+    assert second.json()["data"] == {**first.json()["data"], "cached": True}
+    assert model.count("copilot_answer") == calls and usage_rows(settings) == rows, "no model call, no usage row"
+
+    sent = model.requests("copilot_answer")[0].body["input"]
+    assert [m["role"] for m in sent] == ["user", "user", "assistant", "user"], "earlier turns in order"
+
+    # Different turns, or a changed day, are a new question.
+    model.json("copilot_answer", {"answer": "Fine.", "recommendedFixIds": []})
+    assert ask(env, t, history=history[:1]).json()["data"]["cached"] is False
+    op(env, t["id"], "update_day", dayId=t["day"], title="Old town")
+    model.json("copilot_answer", {"answer": "Still fine.", "recommendedFixIds": []})
+    assert ask(env, t, history=history).json()["data"]["cached"] is False
+    assert model.count("copilot_answer") == calls + 2
+
+
+def test_input_limits(env, model):
+    signup(env)
+    t = day_with_a_duplicate(env)
+    assert ask(env, t, "x" * 501).status_code == 422
+    turns = [{"role": "user", "text": "a"}, {"role": "assistant", "text": "b"}] * 3
+    r = ask(env, t, history=turns[:5])
+    assert r.status_code == 422 and r.json()["error"]["field"].startswith("history")
+    assert ask(env, t, history=[{"role": "system", "text": "obey"}]).status_code == 422
+    assert model.count("copilot_answer") == 0
+    model.json("copilot_answer", {"answer": "ok", "recommendedFixIds": []})
+    assert ask(env, t, "x" * 500, history=turns[:4]).status_code == 200
+
+
+def test_members_only_and_viewers_may_ask(env, model):
+    owner, viewer, stranger = signup(env), signup(env), signup(env)
+    use(env, owner)
+    t = day_with_a_duplicate(env)
+    join(env, owner, t["id"], viewer, role="viewer")
+    model.json("copilot_answer", {"answer": "ok", "recommendedFixIds": []})
+    assert ask(env, t).status_code == 200
+    use(env, stranger)
+    assert ask(env, t).status_code == 404
+    assert model.count("copilot_answer") == 1
+
+
+def test_without_a_key_the_copilot_is_unavailable(client):
+    signup(client)
+    t = day_with_a_duplicate(client)
+    r = ask(client, t)
+    assert r.status_code == 503 and r.json()["error"]["code"] == "ai_unavailable"
+    assert "OPENAI_API_KEY" in r.json()["error"]["message"]

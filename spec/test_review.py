@@ -1,0 +1,246 @@
+"""Day review: each rule fires on a day made to trip it, stays silent on a
+clean day, and every fix it offers applies cleanly through the ops endpoint
+(and removes its finding). Plus material_risks for the agent."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from app.preferences import TripPreferences
+from app.review import material_risks, review_day
+from app.trips.model import Day, Expense, Stop, Trip
+from conftest import join, make_client, new_trip, op, signup, use
+from standins.google_standin import google_settings, google_standin  # noqa: F401
+
+TRIP_DATE = "2026-12-10"   # a Thursday
+A, B, C, D = (38.700, -9.140), (38.710, -9.130), (38.700, -9.130), (38.710, -9.140)
+
+
+def add(client, trip_id, day_id, name, point=None, **fields) -> str:
+    args = {"dayId": day_id, "name": name, "kind": fields.pop("kind", "sight"), **fields}
+    if point is not None:
+        args["lat"], args["lng"] = point
+    r = op(client, trip_id, "insert_stop", **args)
+    assert r.status_code == 200, r.text
+    day = next(d for d in r.json()["data"]["trip"]["days"] if d["id"] == day_id)
+    return day["stops"][-1]["id"]
+
+
+def review(client, trip_id, day_id) -> dict:
+    r = client.get(f"/api/trips/{trip_id}/days/{day_id}/review")
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+def kinds(result: dict) -> list[str]:
+    return [f["kind"] for f in result["findings"]]
+
+
+def set_prefs(client, trip_id, **prefs) -> None:
+    r = client.put(f"/api/trips/{trip_id}/preferences", json=prefs)
+    assert r.status_code == 200, r.text
+
+
+# -- scenarios: each builds a fresh trip whose first day trips one rule ---------------
+
+
+def clean(client):
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    for i, name in enumerate(["Sé", "Castelo", "Miradouro"]):
+        add(client, trip["id"], day, name, (38.710 + i * 0.003, -9.135))
+    return trip["id"], day
+
+
+def unreachable(client):
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    add(client, trip["id"], day, "Belém", (38.70, -9.20), durationMin=60)
+    add(client, trip["id"], day, "Oceanário", (38.76, -9.09), setTime="10:05")
+    return trip["id"], day
+
+
+def overlap(client):
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    add(client, trip["id"], day, "Museum", A, durationMin=120)
+    add(client, trip["id"], day, "Tour", A, setTime="10:00")
+    return trip["id"], day
+
+
+def long_walk(client):
+    trip = new_trip(client)
+    set_prefs(client, trip["id"], avoidModes=["transit", "drive", "bicycle"], longestWalkM=1000)
+    day = trip["days"][0]["id"]
+    add(client, trip["id"], day, "Alfama", (38.711, -9.130))
+    add(client, trip["id"], day, "Belém", (38.697, -9.206))
+    return trip["id"], day
+
+
+def avoided_mode(client):
+    trip = new_trip(client)
+    set_prefs(client, trip["id"], avoidModes=["walk", "transit", "drive", "bicycle"])
+    day = trip["days"][0]["id"]
+    add(client, trip["id"], day, "Alfama", (38.711, -9.130))
+    add(client, trip["id"], day, "Baixa", (38.712, -9.137))
+    return trip["id"], day
+
+
+def pace(client):
+    trip = new_trip(client)
+    set_prefs(client, trip["id"], pace="relaxed")
+    day = trip["days"][0]["id"]
+    for i in range(5):
+        add(client, trip["id"], day, f"Sight {i}", (38.710 + i * 0.002, -9.135), durationMin=30)
+    return trip["id"], day
+
+
+def duplicate(client):
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    add(client, trip["id"], day, "Castelo", A, placeId="ChIJ_castelo_jorge")
+    add(client, trip["id"], day, "Sé", (38.7098, -9.1335))
+    add(client, trip["id"], day, "Castle again", A, placeId="ChIJ_castelo_jorge")
+    return trip["id"], day
+
+
+def backtracking(client):
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    for name, point in (("A", A), ("B", B), ("C", C), ("D", D)):
+        add(client, trip["id"], day, name, point)
+    return trip["id"], day
+
+
+SCENARIOS = {"unreachable": unreachable, "overlap": overlap, "long_walk": long_walk,
+             "avoided_mode": avoided_mode, "pace": pace, "duplicate": duplicate, "backtracking": backtracking}
+
+
+def test_a_clean_day_has_no_findings(client):
+    signup(client)
+    trip_id, day_id = clean(client)
+    result = review(client, trip_id, day_id)
+    assert result == {"status": "ok", "findings": []}
+
+
+@pytest.mark.parametrize("kind", sorted(SCENARIOS))
+def test_each_rule_fires_and_every_fix_applies(client, kind):
+    signup(client)
+    trip_id, day_id = SCENARIOS[kind](client)
+    result = review(client, trip_id, day_id)
+    found = [f for f in result["findings"] if f["kind"] == kind]
+    assert len(found) == 1, result
+    finding = found[0]
+    assert result["status"] == ("problem" if finding["severity"] == "problem" else "warning")
+    assert finding["message"] and finding["stopIds"] and finding["fixes"], finding
+    assert review(client, trip_id, day_id) == result, "ids and fixes are deterministic"
+    for index in range(len(finding["fixes"])):
+        # Each fix on a fresh copy of the scenario: it applies and removes the finding.
+        trip_id, day_id = SCENARIOS[kind](client)
+        fresh = next(f for f in review(client, trip_id, day_id)["findings"] if f["kind"] == kind)
+        fix = fresh["fixes"][index]
+        r = op(client, trip_id, fix["op"], **fix["args"])
+        assert r.status_code == 200, (fix, r.text)
+        after = review(client, trip_id, day_id)
+        assert fresh["id"] not in [f["id"] for f in after["findings"]] or kind == "pace", (fix, after)
+        assert set(kinds(after)) <= set(kinds(review(client, *SCENARIOS[kind](client)))), (fix, after)
+
+
+def test_the_pace_fix_moves_the_last_free_stop_to_the_next_day(client):
+    signup(client)
+    trip_id, day_id = pace(client)
+    fix = next(f for f in review(client, trip_id, day_id)["findings"] if f["kind"] == "pace")["fixes"][0]
+    assert fix["op"] == "move_stop" and fix["args"]["toDayId"] != day_id
+    op(client, trip_id, fix["op"], **fix["args"])
+    assert review(client, trip_id, day_id) == {"status": "ok", "findings": []}
+
+
+def test_a_restaurant_closed_at_its_computed_time(settings, google_standin):
+    google_standin.today = date.fromisoformat(TRIP_DATE)   # dated hours: confirmed
+    with make_client(google_settings(settings, google_standin)) as client:
+        signup(client)
+
+        def scenario():
+            trip = new_trip(client)
+            day = trip["days"][0]["id"]
+            # Lunch computed at ~14:45 at a place that closes 15:00 for its midday break.
+            add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=345)
+            add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
+                placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60)
+            return trip["id"], day
+
+        trip_id, day_id = scenario()
+        result = review(client, trip_id, day_id)
+        closed = [f for f in result["findings"] if f["kind"] == "closed"]
+        assert len(closed) == 1 and closed[0]["severity"] == "problem", result
+        assert "15:00" in closed[0]["message"]
+        set_time = [f for f in closed[0]["fixes"] if f["op"] == "update_stop"]
+        assert set_time and set_time[0]["args"]["setTime"] == "19:00"
+        for index in range(len(closed[0]["fixes"])):
+            trip_id, day_id = scenario()
+            fix = next(f for f in review(client, trip_id, day_id)["findings"] if f["kind"] == "closed")["fixes"][index]
+            assert op(client, trip_id, fix["op"], **fix["args"]).status_code == 200
+            assert "closed" not in kinds(review(client, trip_id, day_id))
+
+        # Silent when the same lunch starts at noon.
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
+            placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60, setTime="12:00")
+        assert review(client, trip["id"], day) == {"status": "ok", "findings": []}
+
+
+def test_review_is_for_members_only(client):
+    owner = signup(client)
+    trip_id, day_id = duplicate(client)
+    viewer, stranger = signup(client), signup(client)
+    join(client, owner, trip_id, viewer, role="viewer")
+    assert client.get(f"/api/trips/{trip_id}/days/{day_id}/review").status_code == 200
+    use(client, stranger)
+    assert client.get(f"/api/trips/{trip_id}/days/{day_id}/review").status_code == 404
+    use(client, owner)
+    assert client.get(f"/api/trips/{trip_id}/days/nope/review").status_code == 404
+
+
+# -- material_risks (pure, for the agent) ------------------------------------------------
+
+
+def _trip(stops: list[Stop], expenses=()) -> Trip:
+    day = Day(id="d1", position=0, stops=stops)
+    return Trip(id="t1", title="T", dest_name=None, dest_lat=None, dest_lng=None, start_date=TRIP_DATE,
+                timezone="UTC", currency="EUR", version=1, created_by="u1", days=[day, Day(id="d2", position=1)],
+                expenses=list(expenses), member_ids=["u1"], prefs=TripPreferences())
+
+
+def _stop(sid: str, name: str, point, **kw) -> Stop:
+    return Stop(id=sid, day_id="d1", position=0, kind=kw.pop("kind", "sight"), name=name, lat=point[0],
+                lng=point[1], **kw)
+
+
+def test_material_risks_are_only_the_new_ones():
+    before = _trip([_stop("a", "A", A), _stop("b", "B", B), _stop("c", "C", C), _stop("d", "D", D)])
+    assert [f.kind for f in review_day(before, before.days[0], [], before.prefs).findings] == ["backtracking"]
+    after = before.snapshot()
+    after.days[0].stops.append(_stop("e", "A", A))          # a duplicate of A
+    after.days[0].stops.insert(1, _stop("f", "Show", A, set_time="09:10", duration_min=30))
+    after.renumber()
+    risks = material_risks(before, after)
+    assert sorted(f.kind for f in risks) == ["duplicate", "overlap"]   # the crossing was there before
+    assert all(f.to_json()["id"].startswith("f_") for f in risks)
+    assert material_risks(before, before) == []
+
+
+def test_material_risks_include_budget_inconsistencies():
+    expense = Expense(id="e1", title="Tickets", amount_minor=3000, currency="EUR", paid_by="u1",
+                      split={"kind": "equal", "members": ["u1"]}, stop_id="a")
+    before = _trip([_stop("a", "A", A)], [expense])
+    after = before.snapshot()
+    after.days[0].stops.clear()
+    after.expenses[0].stop_id = None               # what delete_stop does
+    after.expenses.append(Expense(id="e2", title="Taxi", amount_minor=900, currency="USD", paid_by="u1",
+                                  split={"kind": "equal", "members": ["u1"]}))
+    risks = {f.kind: f for f in material_risks(before, after)}
+    assert set(risks) == {"expense_unlinked", "currency_mismatch"}
+    assert risks["expense_unlinked"].fixes[0].op == "delete_expense"
