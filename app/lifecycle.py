@@ -3,6 +3,8 @@ for one app. Called from the lifespan in server.py."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from .services import Services
@@ -13,6 +15,34 @@ async def start(svc: Services) -> None:
     # One shared client with short timeouts for Google and Open-Meteo.
     svc.http = httpx.AsyncClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
     svc.trip_cache = TripCache(svc)
+    # Google only with a server key (else place routes answer 503); weather
+    # always (Open-Meteo needs no key). Both read the clock through svc so a
+    # test's injected clock applies; tests may inject either instance.
+    from .google import Google
+    from .weather import Weather
+
+    def clock() -> float:
+        return (svc.clock or time.time)()
+
+    if svc.google is None and svc.settings.google_maps_api_key:
+        svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
+    if svc.weather is None:
+        svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
+    # AI: usage limits always (admin page, refusals); the client only with a key.
+    # Tests may inject either through create_app(settings, ai=..., aiusage=...).
+    from .aiusage import AIUsage
+
+    if svc.aiusage is None:
+        svc.aiusage = AIUsage(svc.db, svc.settings, clock=svc.clock)
+    if svc.ai is None and svc.settings.ai_enabled:
+        from .ai import AI
+
+        svc.ai = AI(svc.settings)
+    # The trip agent evaluates members' edits (debounced, in the background).
+    if svc.ai is not None:
+        from .agent.suggestions import Evaluator
+
+        svc.op_listeners.append(Evaluator(svc))
 
 
 async def stop(svc: Services) -> None:

@@ -7,9 +7,9 @@ from starlette.routing import BaseRoute
 
 
 def build_routes() -> list[BaseRoute]:
-    from . import auth, meta, trips
+    from . import admin, agent, auth, media, members, meta, places, planner, preferences, social, trips
 
-    modules = [meta, auth, trips]
+    modules = [meta, auth, trips, members, social, media, preferences, admin, places, agent, planner]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)

@@ -1,0 +1,243 @@
+"""Ambient replies: the agent answers plain timeline messages addressed to it,
+and `@agent` mentions in stop comments.
+
+Whether a plain message (`POST .../agent/messages`) is addressed to the agent
+is decided in the background: a deterministic heuristic first (an `@agent`
+mention; right after an agent message, a short confirmation such as "确认",
+"yes", "ok", a choice such as "option 2" / "the second", or a question), then
+the model (`is_addressed {addressed}`, feature agent_ambient) for the rest.
+An ambient reply uses read tools only and its own prompt, which does not
+offer writes: when a change is needed it asks the member to continue with
+@agent in the agent panel (the chat stream, where writes can be approved).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from ..auth import new_id
+from ..db import utcnow
+from ..errors import AppError
+from ..services import Services
+from ..trips import store
+from ..trips.model import Trip
+from . import files, timeline, tools
+from .chat import instructions_for
+
+log = logging.getLogger("wayline.agent")
+
+AGENT_NAME = "Wayline agent"
+MENTION = re.compile(r"(?<![\w@])@agent\b", re.IGNORECASE)
+CONFIRMATIONS = {
+    "确认", "确定", "好", "好的", "好啊", "可以", "行", "是", "是的", "对", "没问题", "同意", "就这样", "不", "不用", "不要", "算了",
+    "yes", "y", "yep", "yeah", "yup", "ok", "okay", "k", "sure", "confirm", "confirmed", "go ahead", "do it",
+    "sounds good", "please do", "agreed", "perfect", "great", "no", "nope", "no thanks", "not now", "👍", "👌",
+}
+CHOICE = re.compile(
+    r"^(?:(?:option|choice|plan|number|no\.?|#)\s*\d+|(?:the\s+)?(?:first|second|third|fourth|fifth|last|other)"
+    r"(?:\s+(?:one|option|choice|plan))?|(?:选项?|方案)\s*\d+|第\s*[一二三四五六七八九十\d]+\s*(?:个|种|项|条|天|套)?(?:方案|选项)?)"
+    r"(?:\s*(?:please|pls|吧|啦|了))?$", re.IGNORECASE)
+QUESTION_WORDS = re.compile(r"^(?:what|which|why|how|when|where|who|can|could|should|would|is|are|do|does|will)\b",
+                            re.IGNORECASE)
+SHORT = 80
+AMBIENT_MAX_OUTPUT_TOKENS = 1200
+ADDRESSED_MAX_OUTPUT_TOKENS = 50
+HISTORY = 12
+
+AMBIENT_INSTRUCTIONS = """You are Wayline's trip agent, reading the shared chat of a group planning a trip.
+A member's message was addressed to you; answer it briefly, in the member's language.
+You can look things up with your tools (places, lodging, routes, weather, the trip's uploaded files).
+Facts come from tools and from the trip below: never invent places, opening hours, prices, times or ids.
+You do not change the trip from this chat. If the member wants a change, describe it and ask them to
+continue with @agent in the agent panel, where the change can be written and approved."""
+
+ADDRESSED_INSTRUCTIONS = """Members of a travel group chat with each other; an AI assistant (the trip agent) also
+reads the chat. Decide whether the NEWEST message is addressed to the assistant: a request or question for it,
+or a reply to something it just said. Messages between members are not addressed to it.
+Answer with is_addressed: {"addressed": true|false}."""
+
+
+class IsAddressed(BaseModel):
+    """Structured output `is_addressed` (spec section 10)."""
+
+    model_config = ConfigDict(extra="forbid")
+    addressed: bool
+
+
+def mentions_agent(text: str) -> bool:
+    return bool(MENTION.search(text or ""))
+
+
+def heuristic(text: str, previous_role: str | None) -> bool | None:
+    """True when the message clearly addresses the agent; None when only the model can tell."""
+    if mentions_agent(text):
+        return True
+    if previous_role != "assistant":
+        return None
+    plain = re.sub(r"[\s.!。！~～]+$", "", (text or "").strip()).strip()
+    lowered = plain.lower()
+    if lowered in CONFIRMATIONS or CHOICE.match(lowered):
+        return True
+    is_question = plain.endswith(("?", "？")) or bool(QUESTION_WORDS.match(lowered)) or plain.endswith(("吗", "呢"))
+    if is_question and len(plain) <= 4 * SHORT:
+        return True
+    return None
+
+
+# -- plain messages --------------------------------------------------------------
+
+
+async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts: list[dict]) -> tuple[bool, dict]:
+    """Append a member's plain message; schedule the ambient decision. Returns
+    (addressed right now: an explicit @agent, the stored row)."""
+    mention = mentions_agent(text)
+    async with svc.db.write() as conn:
+        previous = await timeline.latest_role(conn, trip_id)
+        row = await timeline.append(conn, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
+                                    actor_user_id=user["id"], actor_name=user["displayName"])
+    svc.background.spawn(_maybe_reply(svc, trip_id, user, row, previous), name=f"agent-ambient-{row['id']}")
+    return mention, row
+
+
+async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previous: str | None) -> None:
+    try:
+        text = timeline.text_of(json.loads(row["parts_json"]))
+        addressed = heuristic(text, previous)
+        if addressed is None:
+            addressed = await _ask_addressed(svc, trip_id, user, row)
+        if not addressed:
+            return
+        async with svc.db.read() as conn:
+            trip = await store.load(conn, trip_id)
+        items = await _recent_items(svc, trip_id, row["seq"])
+        reply = await read_only_reply(svc, trip, user, items)
+        if reply:
+            await timeline.append_message(svc, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
+                                          source=row["source"], actor_name=AGENT_NAME)
+    except AppError as exc:
+        log.info("ambient reply skipped: %s", exc.code)
+    except Exception:
+        log.exception("ambient reply failed")
+
+
+async def _ask_addressed(svc: Services, trip_id: str, user: dict, row: dict) -> bool:
+    recent = await svc.db.fetchall(
+        "SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? "
+        "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 8", (trip_id, row["seq"]))
+    lines = [{"from": "assistant" if r["role"] == "assistant" else (r["actor_name"] or "member"),
+              "text": timeline.text_of(json.loads(r["parts_json"]))[:500]} for r in reversed(recent)]
+    async with svc.aiusage.guard(user_id=user["id"], trip_id=trip_id, feature="agent_ambient",
+                                 max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS) as guard:
+        result = await svc.ai.call_structured(
+            name="is_addressed", schema_model=IsAddressed, instructions=ADDRESSED_INSTRUCTIONS,
+            input=json.dumps({"messages": lines}, ensure_ascii=False), max_output_tokens=guard.max_output_tokens)
+        guard.record(result.input_tokens, result.output_tokens)
+    return result.output.addressed
+
+
+async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
+    """The conversation so far as model input (the newest message's files inline)."""
+    where = "source = 'stop_comment' AND stop_id = ?" if stop_id else "source NOT IN ('operation', 'stop_comment')"
+    params = (trip_id, up_to_seq, stop_id) if stop_id else (trip_id, up_to_seq)
+    rows = await svc.db.fetchall(
+        f"SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? AND {where} "
+        f"ORDER BY seq DESC LIMIT {HISTORY}", params)
+    items = []
+    for i, r in enumerate(reversed(rows)):
+        parts = json.loads(r["parts_json"])
+        text = timeline.text_of(parts)[:4000]
+        if r["role"] == "assistant":
+            if text:
+                items.append({"role": "assistant", "content": text})
+            continue
+        content = [{"type": "input_text", "text": f"{r['actor_name'] or 'member'}: {text}"}] if text else []
+        if i == len(rows) - 1:
+            for part in parts:
+                if part.get("type") == "file":
+                    try:
+                        upload = await files.resolve(svc, trip_id, part.get("url"))
+                    except AppError:
+                        continue
+                    content.append(await files.model_content(svc, upload))
+        if content:
+            items.append({"role": "user", "content": content})
+    return items
+
+
+async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "") -> str:
+    """A reply with read tools only, one usage guard (agent_ambient) per round."""
+    role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
+                                 (trip.id, user["id"])) or "viewer"
+    instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
+    specs = tools.read_tool_specs()
+    texts: list[str] = []
+    for _ in range(svc.settings.ai_max_tool_steps):
+        calls = []
+        async with svc.aiusage.guard(user_id=user["id"], trip_id=trip.id, feature="agent_ambient",
+                                     max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS) as guard:
+            async for event in svc.ai.stream_turn(instructions=instructions, input=items, tools=specs,
+                                                  max_output_tokens=guard.max_output_tokens):
+                if event.type == "function_call":
+                    calls.append(event)
+                elif event.type == "completed":
+                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
+                    if event.text:
+                        texts.append(event.text)
+                        items.append({"role": "assistant", "content": event.text})
+                elif event.type == "error":
+                    guard.fail(event.code)
+                    return "\n\n".join(texts).strip()
+        if not calls:
+            break
+        for call in calls:
+            if call.name in tools.READ_TOOLS:
+                result = await tools.run_read_tool(svc, trip, call.name, call.arguments)
+            else:
+                result = tools.ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
+            items += [call.as_input_item(), {"type": "function_call_output", "call_id": call.call_id,
+                                             "output": result.for_model()}] + result.model_items
+    return "\n\n".join(texts).strip()
+
+
+# -- stop comments -------------------------------------------------------------------
+
+
+async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict, body: str) -> None:
+    """Called by the comments route after a member's comment is saved. With
+    `@agent` in it (and AI on) the mention joins the timeline as a
+    stop_comment row and the reply is produced in the background."""
+    if svc.ai is None or not mentions_agent(body):
+        return
+    row = await timeline.append_message(svc, trip_id, role="user", parts=[{"type": "text", "text": body[:4000]}],
+                                        source="stop_comment", stop_id=stop_id, actor_user_id=user["id"],
+                                        actor_name=user.get("displayName") or user.get("username"))
+    svc.background.spawn(_reply_on_stop(svc, trip_id, stop_id, user, row), name=f"agent-stop-{stop_id}")
+
+
+async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
+    try:
+        async with svc.db.read() as conn:
+            trip = await store.load(conn, trip_id)
+        day, stop = trip.stop(stop_id)
+        items = await _recent_items(svc, trip_id, row["seq"], stop_id=stop_id)
+        extra = (f"\n\nThis conversation is the comment thread of the stop {stop.name!r} (id {stop.id}) on "
+                 f"{trip.day_date(day)}; answer about that stop, in a few sentences of plain text.")
+        reply = await read_only_reply(svc, trip, user, items, extra)
+        if not reply:
+            return
+        async with svc.db.write() as conn:
+            await timeline.append(conn, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
+                                  source="stop_comment", stop_id=stop_id, actor_name=AGENT_NAME)
+            await conn.execute(
+                "INSERT INTO comments (id, trip_id, stop_id, user_id, author, body, created_at) "
+                "VALUES (?, ?, ?, NULL, ?, ?, ?)", (new_id(), trip_id, stop_id, AGENT_NAME, reply[:4000], utcnow()))
+        if svc.trip_cache is not None:
+            svc.trip_cache.invalidate(trip_id)  # comment counts are part of the TripDto
+    except AppError as exc:
+        log.info("stop comment reply skipped: %s", exc.code)
+    except Exception:
+        log.exception("stop comment reply failed")

@@ -1,0 +1,387 @@
+"""`POST .../agent/chat`: one agent turn, streamed as the AI SDK UI message stream.
+
+A request either starts a turn (the last message is the member's) or
+continues one after approvals (the last message is the assistant turn whose
+write-tool parts now hold `approval-responded`). `prepare()` does everything
+that can still fail as plain HTTP (membership, a bad attachment URL, a
+viewer responding to approvals, verifying and spending approvals); then the
+turn runs in a tracked background task that feeds a queue the response
+drains. If the client goes away mid-stream the task still finishes and
+persists the assistant message (shutdown drains it).
+
+Per model round (at most AI_MAX_TOOL_STEPS): one usage guard (agent_chat),
+text streamed as it comes, then each function call: read tools run at once
+and the loop continues; write tools (from TRIP_OPS) are validated against
+the trip, signed (approvals.py) and end the turn with `tool-approval-request`.
+Approved writes of a continuation are applied in order on one aggregate in
+ONE `apply_ops` call and each is echoed as `{ok, summary, trip}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from ..auth import new_id
+from ..errors import AppError, Conflict, Forbidden, Invalid
+from ..preferences import effective
+from ..services import Services
+from ..trips import store
+from ..trips.model import Trip
+from ..trips.ops import TRIP_OPS, OpContext
+from ..trips.service import apply_ops, validate_args
+from . import approvals, files, timeline, tools
+from .context import trip_snapshot
+from .stream import DONE, sse
+from .transcript import UIMessageIn, build_input, compact_output, function_call, function_output, tool_name
+
+log = logging.getLogger("wayline.agent")
+
+MAX_TEXT = 4000
+CHAT_MAX_OUTPUT_TOKENS = 3000
+
+CHAT_INSTRUCTIONS = """You are Wayline's trip agent in the shared chat of the members planning this trip.
+Facts come from your tools and from the trip below: never invent places, opening hours, prices, times or ids.
+
+When a member asks you to create or fill a multi-day plan:
+1. Research with tools first: placeSearch / placeNearby / placeDetail for sights and food, lodgingSearch
+   for stays, checkWeather for the dates, routes when travel time matters.
+2. Draft and ask: present a day-by-day proposal and ask whether to write it into the trip (for example
+   reply "确认" / "confirm"). Do not call write tools in that proposal turn.
+3. After the member confirms, write it: update_day / insert_stop with names, placeIds and coordinates
+   from tool results. Every write is shown to the members for approval before it happens. Put estimated
+   prices (tickets, lodging, meals) in the stop note; call add_expense only when a member explicitly asks
+   to record a spend.
+A small, explicit edit request (move, rename, retime one stop) may be written directly; approval gates it.
+Stops with a set time are fixed appointments. Attachments and notes may link trip uploads; read them with
+readTripMedia. Keep answers short and reply in the member's language."""
+
+VIEWER_NOTE = ("The member talking to you is a viewer: you have no write tools for them. If a change is "
+               "needed, describe it and say that an owner or editor can ask you to make it.")
+
+
+@dataclass
+class Turn:
+    trip_id: str
+    user: dict
+    role: str
+    turn_id: str                 # the assistant message id (kept across continuations)
+    input: list[dict]
+    responses: list[approvals.Response] = field(default_factory=list)
+    continuing: bool = False
+    own_hosts: tuple[str, ...] = ()   # hosts whose absolute upload URLs count as ours
+
+
+# -- before the stream ---------------------------------------------------------
+
+
+async def prepare(svc: Services, trip_id: str, user: dict, role: str, messages: list[UIMessageIn],
+                  own_hosts: tuple[str, ...]) -> Turn:
+    if not messages:
+        raise Invalid("messages: send at least one message", field="messages")
+    last = messages[-1]
+    if last.role == "user":
+        text = timeline.text_of(last.parts)
+        if len(text) > MAX_TEXT:
+            raise Invalid(f"text: at most {MAX_TEXT} characters", field="text")
+        file_parts = [p for p in last.parts if p.get("type") == "file"]
+        cleaned = await files.clean_file_parts(svc, trip_id, file_parts, own_hosts,
+                                               field=f"messages.{len(messages) - 1}.parts")
+        if not text and not cleaned:
+            raise Invalid("messages: the last message needs text or a file", field="messages")
+        parts = ([{"type": "text", "text": text}] if text else []) + cleaned
+        await timeline.append_message(svc, trip_id, role="user", parts=parts,
+                                      source="mention" if "@agent" in text.lower() else "chat",
+                                      message_id=timeline.usable_client_id(last.id),
+                                      actor_user_id=user["id"], actor_name=user["displayName"])
+        items = await build_input(svc, trip_id, messages, continuing=False, own_hosts=own_hosts)
+        return Turn(trip_id, user, role, "msg_" + new_id(), items, own_hosts=own_hosts)
+    if last.role != "assistant":
+        raise Invalid("messages: the last message must be the member's or the assistant turn to continue",
+                      field="messages")
+    responded = [p for p in last.parts if tool_name(p) and p.get("state") == "approval-responded"]
+    turn_id = timeline.usable_client_id(last.id)
+    if not responded or turn_id is None:
+        raise Invalid("messages: nothing to continue (no approval responses)", field="messages")
+    if role == "viewer":
+        raise Forbidden("Only owners and editors can approve or deny changes to the trip")
+    responses = [await approvals.redeem(svc, trip_id, turn_id, p, user["id"]) for p in responded]
+    items = await build_input(svc, trip_id, messages, continuing=True, own_hosts=own_hosts)
+    return Turn(trip_id, user, role, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
+
+
+# -- applying approved writes -------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    summary: str = ""
+    error: str = ""
+
+
+async def apply_batch(svc: Services, trip_id: str, user_id: str,
+                      calls: list[tuple[str, dict]]) -> tuple[list[Outcome], bytes | None]:
+    """Apply approved writes in order on one aggregate with ONE apply_ops call.
+
+    A dry run on a working copy first finds the calls that cannot apply (each
+    gets its own error); the rest go to apply_ops with a precondition that
+    the trip is still the one the dry run saw (retried once if it moved)."""
+    outcomes: list[Outcome] = []
+    for attempt in range(2):
+        async with svc.db.read() as conn:
+            trip = await store.load(conn, trip_id)
+        working, good, outcomes = trip.snapshot(), [], []
+        for name, args in calls:
+            try:
+                validated = validate_args(name, args)
+                TRIP_OPS[name].apply(working, validated, OpContext(actor_id=user_id, now=""))
+                good.append((name, validated))
+                outcomes.append(Outcome(True))
+            except AppError as exc:
+                outcomes.append(Outcome(False, error=exc.message))
+        if not good:
+            return outcomes, None
+
+        def unchanged(current: Trip, seen: int = trip.version) -> None:
+            if current.version != seen:
+                raise Conflict("The trip changed while applying", code="trip_moved")
+
+        try:
+            applied = await apply_ops(svc, trip_id, user_id, good, precondition=unchanged, source="agent")
+        except Conflict as exc:
+            if exc.code == "trip_moved" and attempt == 0:
+                continue
+            return [o if not o.ok else Outcome(False, error=exc.message) for o in outcomes], None
+        except AppError as exc:
+            return [o if not o.ok else Outcome(False, error=exc.message) for o in outcomes], None
+        summaries = iter(applied.summaries)
+        for o in outcomes:
+            if o.ok:
+                o.summary = next(summaries)
+        return outcomes, await svc.trip_cache.json_for(trip_id, user_id, applied.role, trip=applied.trip)
+    return outcomes, None
+
+
+# -- the stream ----------------------------------------------------------------------
+
+
+class _Emitter:
+    """Chunks for the client (a queue the response drains) and the parts we
+    persist for the assistant message."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.parts: list[dict] = []
+
+    def __call__(self, type_: str, **fields: Any) -> None:
+        self.queue.put_nowait(sse(type_, **fields))
+
+    def tool_part(self, call_id: str) -> dict | None:
+        return next((p for p in self.parts if p.get("toolCallId") == call_id), None)
+
+
+async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, base: str) -> str:
+    prefs = await effective(svc.db, user["id"], trip.id)
+    context = {"today": timeline.now_dt(svc).date().isoformat(), "member": {"name": user["displayName"], "role": role},
+               "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
+    note = f"\n\n{VIEWER_NOTE}" if role == "viewer" else ""
+    return f"{base}{note}\n\nContext (JSON):\n{json.dumps(context, ensure_ascii=False)}"
+
+
+def stream(svc: Services, turn: Turn) -> AsyncIterator[bytes]:
+    """Start the turn in the background; the returned iterator is the body."""
+    emit = _Emitter()
+    svc.background.spawn(_run(svc, turn, emit), name=f"agent-chat-{turn.turn_id}")
+
+    async def body() -> AsyncIterator[bytes]:
+        while True:
+            item = await emit.queue.get()
+            if item is None:
+                return
+            yield item
+
+    return body()
+
+
+async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
+    base_parts: list[dict] = []
+    try:
+        if turn.continuing:
+            base_parts = await timeline.stored_parts(svc, turn.trip_id, turn.turn_id) or []
+        emit("start", messageId=turn.turn_id)
+        if turn.responses:
+            await _settle_approvals(svc, turn, emit, base_parts)
+        if turn.responses and all(r.error is not None for r in turn.responses):
+            reason = "stop"  # only refused approvals: nothing new for the model, no model call
+        else:
+            reason = await _loop(svc, turn, emit)
+        emit("finish", finishReason=reason)
+    except Exception as exc:  # never leave the client hanging; never leak internals
+        log.exception("agent chat turn failed")
+        emit("error", errorText=exc.message if isinstance(exc, AppError) else "The agent failed. Please try again.")
+        emit("finish", finishReason="error")
+    finally:
+        emit.queue.put_nowait(DONE)
+        emit.queue.put_nowait(None)
+        parts = base_parts + emit.parts
+        if parts:
+            try:
+                await asyncio.shield(timeline.upsert_assistant(svc, turn.trip_id, turn.turn_id, parts))
+            except Exception:
+                log.exception("agent chat: could not persist the assistant message")
+
+
+async def _settle_approvals(svc: Services, turn: Turn, emit: _Emitter, base_parts: list[dict]) -> None:
+    approved = [r for r in turn.responses if r.error is None and r.approved]
+    outcomes, trip_bytes = await apply_batch(svc, turn.trip_id, turn.user["id"],
+                                             [(r.tool_name, r.input) for r in approved])
+    await approvals.settle(svc, [r.approval_id for r, o in zip(approved, outcomes) if o.ok], "applied")
+    await approvals.settle(svc, [r.approval_id for r, o in zip(approved, outcomes) if not o.ok], "failed")
+    by_call = {r.tool_call_id: o for r, o in zip(approved, outcomes)}
+    trip_json = json.loads(trip_bytes) if trip_bytes else None
+    emit("start-step")
+    for r in turn.responses:
+        stored = next((p for p in base_parts if p.get("toolCallId") == r.tool_call_id), None)
+        update: dict[str, Any]
+        if r.error is not None:
+            emit("tool-output-error", toolCallId=r.tool_call_id, errorText=r.error)
+            result: Any = {"error": r.error}
+            update = {"state": "output-error", "errorText": r.error}
+        elif not r.approved:
+            emit("tool-output-denied", toolCallId=r.tool_call_id)
+            result = {"denied": True, "note": "A member denied this change; nothing was changed."}
+            update = {"state": "output-denied", "approval": {"id": (stored or {}).get("approval", {}).get("id"),
+                                                              "approved": False, "reason": r.reason}}
+        elif by_call[r.tool_call_id].ok:
+            output = {"ok": True, "summary": by_call[r.tool_call_id].summary, "trip": trip_json}
+            emit("tool-output-available", toolCallId=r.tool_call_id, output=output)
+            result = compact_output(output)
+            update = {"state": "output-available", "output": result}
+        else:
+            error = by_call[r.tool_call_id].error
+            emit("tool-output-error", toolCallId=r.tool_call_id, errorText=error)
+            result, update = {"error": error}, {"state": "output-error", "errorText": error}
+        if r.error is not None:
+            continue  # a refused (forged or replayed) part never rewrites history or reaches the model
+        if stored is not None:
+            stored.update(update)
+        turn.input += [function_call(r.tool_call_id, r.tool_name, r.input), function_output(r.tool_call_id, result)]
+    emit("finish-step")
+
+
+async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
+    async with svc.db.read() as conn:
+        trip = await store.load(conn, turn.trip_id)
+    can_write = turn.role != "viewer"
+    specs = tools.read_tool_specs() + (tools.write_tool_specs() if can_write else [])
+    instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS)
+    working = trip.snapshot()  # proposed writes of this turn are checked in order on one copy
+    for step in range(svc.settings.ai_max_tool_steps):
+        emit("start-step")
+        calls, reason = await _model_round(svc, turn, emit, instructions, specs, step)
+        if reason is not None:
+            emit("finish-step")
+            return reason
+        waiting = more = False
+        for call in calls:
+            name = call.name
+            if name in tools.READ_TOOLS:
+                emit("tool-input-start", toolCallId=call.call_id, toolName=name)
+                emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
+                result = await tools.run_read_tool(svc, trip, name, call.arguments, turn.own_hosts)
+                if result.error:
+                    emit("tool-output-error", toolCallId=call.call_id, errorText=result.error)
+                else:
+                    emit("tool-output-available", toolCallId=call.call_id, output=result.output)
+                emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "input": _loads(call.arguments),
+                                   **({"state": "output-error", "errorText": result.error} if result.error else
+                                      {"state": "output-available", "output": result.output})})
+                turn.input += [call.as_input_item(), function_output(call.call_id, result.for_model())] + result.model_items
+                more = True
+            elif can_write and tools.is_write_tool(name):
+                waiting |= await _propose_write(svc, turn, emit, working, call)
+                more = True
+            else:
+                emit("tool-input-start", toolCallId=call.call_id, toolName=name)
+                emit("tool-input-error", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments),
+                     errorText=f"There is no tool named {name}.")
+                turn.input += [call.as_input_item(), function_output(call.call_id, {"error": f"No tool {name}"})]
+                more = True
+        emit("finish-step")
+        if waiting:
+            return "tool-calls"
+        if not more:
+            return "stop"
+    return "other"  # the step limit: the answer so far stands
+
+
+async def _propose_write(svc: Services, turn: Turn, emit: _Emitter, working: Trip, call) -> bool:
+    """Validate a write call against the turn's working copy; ask for approval.
+    Returns True when an approval was requested."""
+    name = call.name
+    emit("tool-input-start", toolCallId=call.call_id, toolName=name)
+    try:
+        args = tools.parse_arguments(call.arguments)
+        validated = validate_args(name, args)
+        TRIP_OPS[name].apply(working, validated, OpContext(actor_id=turn.user["id"], now=""))
+        shown = validated.model_dump(mode="json", exclude_unset=True)
+    except (ValueError, AppError) as exc:
+        error = exc.message if isinstance(exc, AppError) else "The arguments are not a JSON object."
+        emit("tool-input-error", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments), errorText=error)
+        turn.input += [call.as_input_item(), function_output(call.call_id, {"error": error})]
+        return False
+    approval = await approvals.issue(svc, turn.trip_id, turn.turn_id, call.call_id, name, shown, turn.user["id"])
+    emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=shown)
+    emit("tool-approval-request", approvalId=approval, toolCallId=call.call_id)
+    emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "state": "approval-requested",
+                       "input": shown, "approval": {"id": approval}})
+    return True
+
+
+async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: str, specs: list[dict],
+                       step: int) -> tuple[list, str | None]:
+    """One streamed model round. Returns the function calls, and a finish
+    reason when the turn must end now (error, cut off)."""
+    text_id, text, calls, reason = None, [], [], None
+    try:
+        async with svc.aiusage.guard(user_id=turn.user["id"], trip_id=turn.trip_id, feature="agent_chat",
+                                     max_output_tokens=CHAT_MAX_OUTPUT_TOKENS) as guard:
+            async for event in svc.ai.stream_turn(instructions=instructions, input=turn.input, tools=specs,
+                                                  max_output_tokens=guard.max_output_tokens):
+                if event.type == "text_delta":
+                    if text_id is None:
+                        text_id = f"txt_{turn.turn_id}_{step}_{len(emit.parts)}"
+                        emit("text-start", id=text_id)
+                    emit("text-delta", id=text_id, delta=event.delta)
+                    text.append(event.delta)
+                elif event.type == "function_call":
+                    calls.append(event)
+                elif event.type == "completed":
+                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
+                    if event.status == "incomplete":
+                        reason = "length"
+                elif event.type == "error":
+                    guard.fail(event.code)
+                    if event.usage is not None:
+                        guard.record(event.usage.input_tokens, event.usage.output_tokens)
+                    emit("error", errorText=event.message)
+                    reason = "error"
+    except AppError as exc:  # usage limit or busy: refused before the provider was called
+        emit("error", errorText=exc.message)
+        reason = "error"
+    if text_id is not None:
+        emit("text-end", id=text_id)
+        emit.parts.append({"type": "text", "text": "".join(text)})
+        turn.input.append({"role": "assistant", "content": "".join(text)})
+    return calls, reason
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return json.loads(raw or "{}")
+    except ValueError:
+        return {"raw": raw[:500]}

@@ -1,0 +1,194 @@
+"""The trip's one shared timeline (`agent_messages`) and the agent's DTOs.
+
+Rows are appended with `app.trips.store.append_message` on a write
+transaction, which assigns the next `seq`. Member messages keep the client's
+ids (AI SDK UIMessage ids) so a live stream and a later history read name the
+same message; appending an id that already exists in this trip is a no-op.
+
+Sources: `chat` (member chat and agent answers), `mention` (a member message
+that names @agent), `operation` (written by apply_ops), `threshold`
+(proactive suggestions and quiet observations), `stop_comment` (@agent
+threads on a stop, shown on the stop, not in the drawer).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import NotFound
+from ..services import Services
+from ..trips import store
+
+HISTORY_LIMIT = 200
+EVENTS_LIMIT = 200
+CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+SOURCES = ("chat", "mention", "operation", "threshold", "stop_comment")
+
+
+def now_dt(svc: Services) -> datetime:
+    """Now on the services clock (tests inject one to expire suggestions)."""
+    return datetime.fromtimestamp((svc.clock or time.time)(), timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    """The same sortable text as app.db.utcnow()."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# -- DTOs ---------------------------------------------------------------------
+
+
+def message_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
+    return {
+        "id": row["id"], "seq": row["seq"], "role": row["role"], "parts": json.loads(row["parts_json"]),
+        "actorUserId": row["actor_user_id"], "actorName": row["actor_name"], "source": row["source"],
+        "stopId": row["stop_id"], "createdAt": row["created_at"],
+    }
+
+
+def suggestion_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
+    status = row["status"]
+    return {
+        "id": row["id"], "messageId": row["message_id"],
+        # 'applying' is an internal claim of a few milliseconds: still pending to readers.
+        "status": "pending" if status == "applying" else status,
+        "severity": row["severity"], "confidence": row["confidence"], "reason": row["reason"],
+        "suggestionText": row["suggestion_text"], "patch": json.loads(row["patch_json"]),
+        "tripVersion": row["trip_version"], "expiresAt": row["expires_at"], "appliedBy": row["applied_by"],
+        "createdAt": row["created_at"], "updatedAt": row["updated_at"],
+    }
+
+
+MESSAGE_COLUMNS = "id, seq, role, parts_json, actor_user_id, actor_name, source, stop_id, created_at"
+SUGGESTION_COLUMNS = ("id, message_id, status, severity, confidence, reason, suggestion_text, patch_json, "
+                      "trip_version, expires_at, applied_by, created_at, updated_at")
+
+
+# -- reads --------------------------------------------------------------------
+
+
+async def active_suggestions(conn, trip_id: str, user_id: str, now: str) -> list[dict]:
+    """Pending, unexpired suggestions this member has not dismissed."""
+    rows = await conn.execute_fetchall(
+        f"SELECT {SUGGESTION_COLUMNS} FROM agent_suggestions s WHERE s.trip_id = ? AND s.status = 'pending' "
+        "AND (s.expires_at IS NULL OR s.expires_at > ?) AND NOT EXISTS (SELECT 1 FROM agent_suggestion_dismissals d "
+        "WHERE d.suggestion_id = s.id AND d.user_id = ?) ORDER BY s.created_at, s.id", (trip_id, now, user_id))
+    return [suggestion_dto(r) for r in rows]
+
+
+async def history(svc: Services, trip_id: str, user_id: str) -> dict[str, Any]:
+    """About the latest 200 messages (oldest first) and the active suggestions."""
+    async with svc.db.read() as conn:
+        rows = await conn.execute_fetchall(
+            f"SELECT {MESSAGE_COLUMNS} FROM (SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? "
+            "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (trip_id, HISTORY_LIMIT))
+        suggestions = await active_suggestions(conn, trip_id, user_id, iso(now_dt(svc)))
+    return {"messages": [message_dto(r) for r in rows], "suggestions": suggestions}
+
+
+async def events(svc: Services, trip_id: str, user_id: str, after: int) -> dict[str, Any]:
+    """Messages with seq > after (oldest first, at most 200), active
+    suggestions, the trip version and `latestSeq`: the seq to pass as `after`
+    next time (the last message returned when the page is full)."""
+    async with svc.db.read() as conn:
+        head = await conn.execute_fetchall(
+            "SELECT t.version, (SELECT MAX(seq) FROM agent_messages WHERE trip_id = t.id), "
+            "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
+            "FROM trips t WHERE t.id = ?", (trip_id,))
+        if not head:
+            raise NotFound("Trip not found")
+        version, latest, pending = head[0][0], head[0][1] or 0, head[0][2]
+        rows = []
+        if latest > after:
+            rows = await conn.execute_fetchall(
+                f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (trip_id, after, EVENTS_LIMIT))
+        suggestions = await active_suggestions(conn, trip_id, user_id, iso(now_dt(svc))) if pending else []
+    messages = [message_dto(r) for r in rows]
+    if len(messages) == EVENTS_LIMIT:
+        latest = messages[-1]["seq"]
+    return {"latestSeq": latest, "tripVersion": version, "messages": messages, "suggestions": suggestions}
+
+
+async def latest_role(conn, trip_id: str, before_seq: int | None = None, *, stop_id: str | None = None) -> str | None:
+    """The role of the newest chat message (not operation events) before `before_seq`."""
+    sql = "SELECT role FROM agent_messages WHERE trip_id = ? AND source != 'operation'"
+    params: list[Any] = [trip_id]
+    sql += " AND source = 'stop_comment' AND stop_id = ?" if stop_id else " AND source != 'stop_comment'"
+    if stop_id:
+        params.append(stop_id)
+    if before_seq is not None:
+        sql += " AND seq < ?"
+        params.append(before_seq)
+    rows = await conn.execute_fetchall(sql + " ORDER BY seq DESC LIMIT 1", tuple(params))
+    return rows[0][0] if rows else None
+
+
+# -- writes -------------------------------------------------------------------
+
+
+def usable_client_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and CLIENT_ID.match(value) else None
+
+
+async def append(conn, trip_id: str, *, role: str, parts: list, source: str, message_id: str | None = None,
+                 actor_user_id: str | None = None, actor_name: str | None = None,
+                 stop_id: str | None = None) -> dict:
+    """Append a row on an open write transaction; returns the row dict.
+
+    With a client id that this trip already holds, nothing is written and the
+    stored row is returned (no duplicates on continuation or retry). An id
+    taken by another trip is never reused: the row gets a fresh server id."""
+    if message_id is not None:
+        rows = await conn.execute_fetchall(
+            f"SELECT trip_id, {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
+        if rows:
+            if rows[0]["trip_id"] == trip_id:
+                return dict(rows[0])
+            message_id = None
+    return await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
+                                      actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
+                                      message_id=message_id)
+
+
+async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
+    """`append` in its own write transaction."""
+    async with svc.db.write() as conn:
+        return await append(conn, trip_id, **fields)
+
+
+async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: list, *,
+                           source: str = "chat") -> dict | None:
+    """Store an assistant turn's parts under its id. A continuation of the same
+    turn replaces the parts and moves the row to a new seq, so pollers (who
+    ask for seq > after) see the updated message; clients merge by id."""
+    async with svc.db.write() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
+        if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
+            return None  # never overwrite someone else's row
+        if rows:
+            seq = (await conn.execute_fetchall(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]
+            await conn.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",
+                               (json.dumps(parts, ensure_ascii=False), seq, message_id))
+            row = await conn.execute_fetchall(f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?",
+                                              (message_id,))
+            return dict(row[0])
+        return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
+                                          actor_name="Wayline agent", message_id=message_id)
+
+
+async def stored_parts(svc: Services, trip_id: str, message_id: str) -> list | None:
+    raw = await svc.db.fetchval("SELECT parts_json FROM agent_messages WHERE id = ? AND trip_id = ?",
+                                (message_id, trip_id))
+    return None if raw is None else json.loads(raw)
+
+
+def text_of(parts: list) -> str:
+    return "\n".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text").strip()

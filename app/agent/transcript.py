@@ -1,0 +1,142 @@
+"""AI SDK UIMessages in, Responses API input items out.
+
+The client (useChat) sends the whole conversation on every request. The
+model sees: member text and this trip's attachments (the latest ones inline,
+read from disk), prior assistant prose only (tool and UI parts of earlier
+turns are not replayed), and, for the turn being continued after approvals,
+the full function-call transcript, since `store=False` keeps no state at the
+provider. System messages and server-owned data parts from the client are
+ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import AppError
+from ..services import Services
+from . import files
+from .timeline import text_of
+
+WINDOW = 30                 # messages of history given to the model
+INLINE_FILE_MESSAGES = 2    # user messages whose attachments are given inline
+TEXT_CHARS = 4000
+OUTPUT_CHARS = 4000
+
+
+class UIMessageIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str | None = Field(default=None, max_length=200)
+    role: str = Field(max_length=20)
+    parts: list[dict[str, Any]] = Field(default_factory=list, max_length=400)
+
+
+def tool_name(part: dict) -> str | None:
+    kind = part.get("type")
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]
+    if kind == "dynamic-tool" and isinstance(part.get("toolName"), str):
+        return part["toolName"]
+    return None
+
+
+def function_call(call_id: str, name: str, tool_input: Any) -> dict:
+    return {"type": "function_call", "call_id": call_id, "name": name,
+            "arguments": json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False)}
+
+
+def function_output(call_id: str, output: Any) -> dict:
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    if len(text) > OUTPUT_CHARS:
+        text = text[:OUTPUT_CHARS] + "…(truncated)"
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def compact_output(output: Any) -> Any:
+    """Write-tool echoes carry a whole TripDto for the client; the model and
+    the stored timeline only need whether it worked."""
+    if isinstance(output, dict) and "trip" in output:
+        trip = output.get("trip")
+        return {k: v for k, v in output.items() if k != "trip"} | (
+            {"version": trip.get("version")} if isinstance(trip, dict) else {})
+    return output
+
+
+def settled_tool_items(part: dict) -> list[dict]:
+    """function_call + function_call_output for a tool part the client holds."""
+    name, call_id = tool_name(part), part.get("toolCallId")
+    if not name or not isinstance(call_id, str):
+        return []
+    state = part.get("state")
+    if state == "output-available":
+        result: Any = compact_output(part.get("output"))
+    elif state == "output-error":
+        result = {"error": str(part.get("errorText") or "failed")[:500]}
+    elif state == "output-denied":
+        result = {"denied": True, "note": "A member denied this change; nothing was changed."}
+    elif state == "approval-requested":
+        result = {"pending": True, "note": "No member approved this change; nothing was changed."}
+    else:
+        result = {"note": "This call has no result; nothing was changed."}
+    return [function_call(call_id, name, part.get("input")), function_output(call_id, result)]
+
+
+async def _user_content(svc: Services, trip_id: str, message: UIMessageIn, inline: bool,
+                        own_hosts: tuple[str, ...]) -> list[dict]:
+    content: list[dict] = []
+    text = text_of(message.parts)[:TEXT_CHARS]
+    if text:
+        content.append({"type": "input_text", "text": text})
+    for part in message.parts:
+        if part.get("type") != "file":
+            continue
+        try:
+            upload = await files.resolve(svc, trip_id, part.get("url"), own_hosts)
+        except AppError:
+            continue  # only the latest message is refused for a bad URL; history is just skipped
+        if upload.media_type not in files.SUPPORTED_TYPES:
+            continue
+        if inline:
+            content.append(await files.model_content(svc, upload))
+        else:
+            content.append({"type": "input_text", "text": f"[attached earlier: {upload.filename} {upload.url}]"})
+    return content
+
+
+async def build_input(svc: Services, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
+                      own_hosts: tuple[str, ...] = ()) -> list[dict]:
+    """Input items for the model. With `continuing`, the last message is the
+    assistant turn being continued; its settled tool parts are replayed in
+    order (approval-responded parts are left to the caller)."""
+    window = messages[-WINDOW:]
+    users_with_files = [m for m in window if m.role == "user" and any(p.get("type") == "file" for p in m.parts)]
+    inline_ids = {id(m) for m in users_with_files[-INLINE_FILE_MESSAGES:]}
+    items: list[dict] = []
+    for index, message in enumerate(window):
+        last = index == len(window) - 1
+        if message.role == "user":
+            content = await _user_content(svc, trip_id, message, id(message) in inline_ids, own_hosts)
+            if content:
+                items.append({"role": "user", "content": content})
+        elif message.role == "assistant" and continuing and last:
+            prose: list[str] = []
+            for part in message.parts:
+                if part.get("type") == "text" and isinstance(part.get("text"), str):
+                    prose.append(part["text"])
+                    continue
+                if tool_name(part) is None or part.get("state") == "approval-responded":
+                    continue
+                if prose:
+                    items.append({"role": "assistant", "content": "".join(prose)[:TEXT_CHARS]})
+                    prose = []
+                items.extend(settled_tool_items(part))
+            if prose:
+                items.append({"role": "assistant", "content": "".join(prose)[:TEXT_CHARS]})
+        elif message.role == "assistant":
+            text = text_of(message.parts)[:TEXT_CHARS]
+            if text:
+                items.append({"role": "assistant", "content": text})
+    return items

@@ -1,0 +1,173 @@
+"""The trip agent's HTTP face (`/api/trips/{tripId}/agent/...`).
+
+Every route answers 404 when AI is not configured (`svc.ai is None`), before
+anything else, and is for members only (404 for everyone else). The chat
+route streams the AI SDK UI message stream, not the `{data}` envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from ..agent import ambient, chat, files, suggestions, timeline
+from ..agent.stream import HEADERS
+from ..agent.transcript import UIMessageIn
+from ..errors import Invalid, NotFound
+from ..services import Services
+from .common import body, member, ok, raw_ok, services
+from .openapi import describe
+
+MAX_TEXT = 4000
+
+
+def agent_services(request: Request) -> Services:
+    svc = services(request)
+    if svc.ai is None:
+        raise NotFound("Not found")
+    return svc
+
+
+def own_hosts(request: Request, svc: Services) -> tuple[str, ...]:
+    """Hosts whose absolute upload URLs are ours: this request's Host and the public URL's."""
+    hosts = [request.headers.get("host", "")]
+    if svc.settings.public_url:
+        hosts.append(urlsplit(svc.settings.public_url).netloc)
+    return tuple(h for h in hosts if h)
+
+
+class FilePartIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: Literal["file"]
+    mediaType: str = Field(max_length=200)
+    url: str = Field(max_length=2000)
+    filename: str | None = Field(default=None, max_length=255)
+
+
+class NewMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = None
+    files: list[FilePartIn] = Field(default_factory=list, max_length=files.MAX_FILES)
+
+    @field_validator("text")
+    @classmethod
+    def _trim(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if len(value) > MAX_TEXT:
+            raise ValueError(f"at most {MAX_TEXT} characters")
+        return value
+
+
+class ChatRequest(BaseModel):
+    """What DefaultChatTransport POSTs (`id`, `trigger`, `messageId` are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    messages: list[UIMessageIn] | None = Field(default=None, max_length=400)
+    message: UIMessageIn | None = None
+
+
+class Approval(BaseModel):
+    """The AI SDK approval response shape."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, max_length=64)
+    approved: bool | None = None
+    reason: str | None = Field(default=None, max_length=500)
+
+
+@describe(summary="The agent timeline: about 200 latest messages and active suggestions")
+async def list_messages(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    return ok(await timeline.history(svc, trip_id, user["id"]))
+
+
+@describe(body=NewMessage, summary="Post a plain message; the agent decides in the background whether to reply")
+async def post_message(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    args = await body(request, NewMessage)
+    parts = await files.clean_file_parts(svc, trip_id, [f.model_dump() for f in args.files], own_hosts(request, svc))
+    text = args.text or ""
+    if not text and not args.files:
+        raise Invalid("text: write a message or attach a file", field="text")
+    if not text and not parts:
+        raise Invalid("files: none of these file types can be attached", field="files")
+    message_parts = ([{"type": "text", "text": text}] if text else []) + parts
+    addressed, row = await ambient.post_message(svc, trip_id, user, text, message_parts)
+    return ok({"addressed": addressed, "message": timeline.message_dto(row)}, status=201)
+
+
+@describe(body=ChatRequest, stream=True, summary="One agent turn as the AI SDK UI message stream")
+async def chat_turn(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    user, role = await member(request, trip_id)
+    args = await body(request, ChatRequest)
+    messages = args.messages or ([args.message] if args.message else [])
+    turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc))
+    return StreamingResponse(chat.stream(svc, turn), headers=HEADERS, media_type="text/event-stream")
+
+
+@describe(summary="Poll: messages with seq > after, active suggestions, the trip version")
+async def events(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    raw = request.query_params.get("after", "0")
+    if not raw.isdigit() or len(raw) > 18:
+        raise Invalid("after: must be an integer >= 0", field="after")
+    user, _ = await member(request, trip_id)
+    return ok(await timeline.events(svc, trip_id, user["id"], int(raw)))
+
+
+async def _decide(request: Request, approved_default: bool | None, force: bool | None = None):
+    svc = agent_services(request)
+    trip_id, suggestion_id = request.path_params["tripId"], request.path_params["suggestionId"]
+    args = await body(request, Approval)
+    if args.id is not None and args.id != suggestion_id:
+        raise Invalid("id: must be the suggestion id of the path", field="id")
+    approved = force if force is not None else (args.approved if args.approved is not None else approved_default)
+    if approved is None:
+        raise Invalid("approved: required (true to apply, false to dismiss)", field="approved")
+    if not approved:
+        user, _ = await member(request, trip_id)
+        return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
+    user, _ = await member(request, trip_id, needs="editor")
+    applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
+    return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip))
+
+
+@describe(body=Approval, summary="Approve (apply, answers the TripDto) or dismiss for yourself (approved: false)")
+async def approve(request: Request):
+    return await _decide(request, None)
+
+
+@describe(body=Approval, summary="Alias of approve with approved defaulting to true")
+async def apply(request: Request):
+    return await _decide(request, True)
+
+
+@describe(body=Approval, summary="Hide the suggestion for yourself only")
+async def dismiss(request: Request):
+    return await _decide(request, False, force=False)
+
+
+BASE = "/api/trips/{tripId}/agent"
+routes = [
+    Route(f"{BASE}/messages", list_messages, methods=["GET"]),
+    Route(f"{BASE}/messages", post_message, methods=["POST"]),
+    Route(f"{BASE}/chat", chat_turn, methods=["POST"]),
+    Route(f"{BASE}/events", events, methods=["GET"]),
+    Route(f"{BASE}/suggestions/{{suggestionId}}/approve", approve, methods=["POST"]),
+    Route(f"{BASE}/suggestions/{{suggestionId}}/apply", apply, methods=["POST"]),
+    Route(f"{BASE}/suggestions/{{suggestionId}}/dismiss", dismiss, methods=["POST"]),
+]

@@ -1,0 +1,227 @@
+"""Operation evaluation and suggestion approval, against the OpenAI stand-in."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+
+from app.server import create_app
+from conftest import LiveServer, join, new_trip, op, signup, use
+from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from test_agent_support import (FAST_DEBOUNCE_S, agent_client, eventually, events, make_set_time_unreachable,
+                                pick_first_fix, reachable)
+
+
+def _pending(client, trip_id):
+    return eventually(lambda: events(client, trip_id)["suggestions"])
+
+
+def _approve(client, trip_id, suggestion_id, **body):
+    return client.post(f"/api/trips/{trip_id}/agent/suggestions/{suggestion_id}/approve",
+                       json={"approved": True, **body})
+
+
+def test_benign_edit_costs_no_model_call_and_no_suggestion(settings, openai_standin):
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        assert op(client, trip["id"], "insert_stop", dayId=day, kind="sight", name="Sé de Lisboa",
+                  lat=38.7097, lng=-9.1336).status_code == 200
+        assert op(client, trip["id"], "update_day", dayId=day, title="Old town").status_code == 200
+        time.sleep(FAST_DEBOUNCE_S * 8)
+        assert openai_standin.request_count == 0
+        data = events(client, trip["id"])
+        assert data["suggestions"] == []
+        assert {m["source"] for m in data["messages"]} == {"operation"}
+
+
+def test_unreachable_set_time_gives_a_pending_suggestion_whose_patch_fixes_it(settings, openai_standin):
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        make_set_time_unreachable(client, trip["id"], day)
+        before = client.get(f"/api/trips/{trip['id']}").json()["data"]
+        assert not reachable(before["days"][0])
+
+        [suggestion] = _pending(client, trip["id"])
+        # One burst of edits, one model call, with the structured output name the spec fixes.
+        assert openai_standin.request_count == 1
+        request = openai_standin.requests[0].body
+        assert request["text"]["format"]["name"] == "intervention_decision"
+        assert request["store"] is False
+        assert suggestion["status"] == "pending"
+        assert suggestion["patch"]["op"] in ("update_stop", "move_stop", "update_day", "reorder_days",
+                                             "update_expense")
+        assert suggestion["tripVersion"] == before["version"]
+        assert set(suggestion) == {"id", "messageId", "status", "severity", "confidence", "reason", "suggestionText",
+                                   "patch", "tripVersion", "expiresAt", "appliedBy", "createdAt", "updatedAt"}
+        announced = [m for m in events(client, trip["id"])["messages"] if m["id"] == suggestion["messageId"]]
+        assert announced and announced[0]["role"] == "assistant" and announced[0]["source"] == "threshold"
+
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 200, r.text
+        after = r.json()["data"]
+        assert after["version"] == before["version"] + 1
+        assert reachable(after["days"][0])
+        assert events(client, trip["id"])["suggestions"] == []
+        # The approval is attributed to the approver and no new evaluation runs for it.
+        last_op = [m for m in events(client, trip["id"])["messages"] if m["source"] == "operation"][-1]
+        assert last_op["actorUserId"] == after["members"][0]["userId"]
+        assert last_op["parts"][1]["data"]["via"] == "suggestion"
+        time.sleep(FAST_DEBOUNCE_S * 6)
+        assert openai_standin.request_count == 1
+
+
+def test_below_threshold_is_a_quiet_observation(settings, openai_standin):
+    openai_standin.reply_json({"shouldNotify": True, "severity": "low", "confidence": 0.3, "reason": "Tight.",
+                               "suggestion": "Maybe leave earlier.", "pendingPatch": None, "expiresInMinutes": None})
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
+        quiet = eventually(lambda: [m for m in events(client, trip["id"])["messages"] if m["source"] == "threshold"])
+        assert quiet[0]["parts"][0] == {"type": "text", "text": "Tight."}
+        assert quiet[0]["parts"][1]["data"]["quiet"] is True
+        assert events(client, trip["id"])["suggestions"] == []
+
+
+def test_an_invented_patch_that_does_not_apply_is_dropped(settings, openai_standin):
+    openai_standin.reply_json({"shouldNotify": True, "severity": "high", "confidence": 0.95, "reason": "Late.",
+                               "suggestion": "Move it.", "expiresInMinutes": 60,
+                               "pendingPatch": {"op": "update_stop", "args": {"stopId": "nope", "setTime": "12:00"}}})
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
+        eventually(lambda: [m for m in events(client, trip["id"])["messages"] if m["source"] == "threshold"])
+        assert events(client, trip["id"])["suggestions"] == []
+
+
+def _trip_with_suggestion(client):
+    alice = signup(client, "alice")
+    trip = new_trip(client)
+    make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
+    [suggestion] = _pending(client, trip["id"])
+    return alice, trip, suggestion
+
+
+def test_viewer_gets_403_and_dismissal_hides_it_for_that_member_only(settings, openai_standin):
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        bob, carol = signup(client, "bob"), signup(client, "carol")
+        alice, trip, suggestion = _trip_with_suggestion(client)
+        join(client, alice, trip["id"], bob, role="editor")
+        join(client, alice, trip["id"], carol, role="viewer")
+
+        use(client, carol)
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 403
+        assert client.post(f"/api/trips/{trip['id']}/agent/suggestions/{suggestion['id']}/apply",
+                           json={}).status_code == 403
+
+        use(client, bob)
+        r = client.post(f"/api/trips/{trip['id']}/agent/suggestions/{suggestion['id']}/approve",
+                        json={"id": suggestion["id"], "approved": False, "reason": "not now"})
+        assert r.status_code == 200 and r.json()["data"] == {"dismissed": True}
+        assert client.get(f"/api/trips/{trip['id']}/agent/messages").json()["data"]["suggestions"] == []
+        assert events(client, trip["id"])["suggestions"] == []
+        use(client, carol)
+        assert [s["id"] for s in events(client, trip["id"])["suggestions"]] == [suggestion["id"]]
+        assert client.post(f"/api/trips/{trip['id']}/agent/suggestions/{suggestion['id']}/dismiss",
+                           json={}).json()["data"] == {"dismissed": True}
+        assert events(client, trip["id"])["suggestions"] == []
+        use(client, alice)
+        assert [s["id"] for s in events(client, trip["id"])["suggestions"]] == [suggestion["id"]]
+        # The shared record is untouched: the owner can still apply it.
+        assert _approve(client, trip["id"], suggestion["id"]).status_code == 200
+
+
+def test_stale_suggestion_is_refused_and_marked(settings, openai_standin):
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        alice, trip, suggestion = _trip_with_suggestion(client)
+        assert op(client, trip["id"], "update_day", dayId=trip["days"][1]["id"], title="Sintra").status_code == 200
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 409 and r.json()["error"]["code"] == "stale"
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 409 and r.json()["error"]["suggestionStatus"] == "stale"
+        assert events(client, trip["id"])["suggestions"] == []
+
+
+def test_expired_suggestion_is_refused_and_marked(settings, openai_standin):
+    now = [time.time()]
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin, clock=lambda: now[0]) as client:
+        alice, trip, suggestion = _trip_with_suggestion(client)
+        now[0] += 3 * 3600   # the decision said 120 minutes
+        assert events(client, trip["id"])["suggestions"] == []
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 409 and r.json()["error"]["code"] == "expired"
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 409 and r.json()["error"]["suggestionStatus"] == "expired"
+
+
+def test_approve_body_is_validated(settings, openai_standin):
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        alice, trip, suggestion = _trip_with_suggestion(client)
+        base = f"/api/trips/{trip['id']}/agent/suggestions"
+        assert client.post(f"{base}/{suggestion['id']}/approve", json={}).status_code == 422
+        assert client.post(f"{base}/{suggestion['id']}/approve", json={"id": "other", "approved": True}).status_code == 422
+        assert client.post(f"{base}/{suggestion['id']}/approve",
+                           json={"approved": False, "reason": "x" * 501}).status_code == 422
+        assert client.post(f"{base}/missing/approve", json={"approved": True}).status_code == 404
+
+
+def _http_user(base_url: str, name: str) -> httpx.Client:
+    c = httpx.Client(base_url=base_url, timeout=20)
+    r = c.post("/api/auth/signup", json={"username": name, "password": "correct horse"})
+    assert r.status_code == 201, r.text
+    return c
+
+
+def test_two_members_approve_at_once_exactly_one_applies(settings, openai_standin):
+    openai_standin.responder = pick_first_fix
+    app = create_app(ai_settings(settings, openai_standin), agent_debounce_s=FAST_DEBOUNCE_S)
+    with LiveServer(app) as server:
+        alice, bob = _http_user(server.url, "alice"), _http_user(server.url, "bob")
+        try:
+            trip = alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2026-12-10", "days": 2,
+                                                  "destination": {"name": "Lisbon", "lat": 38.72, "lng": -9.14},
+                                                  "timezone": "Europe/Lisbon"}).json()["data"]
+            invite = alice.post(f"/api/trips/{trip['id']}/invites", json={"role": "editor"}).json()["data"]
+            assert bob.post(f"/api/invites/{invite['token']}/accept", json={}).status_code == 200
+            make_set_time_unreachable(alice, trip["id"], trip["days"][0]["id"])
+            [suggestion] = _pending(alice, trip["id"])
+
+            url = f"/api/trips/{trip['id']}/agent/suggestions/{suggestion['id']}/approve"
+            start = threading.Barrier(2)
+            results: dict[str, httpx.Response] = {}
+
+            def approve(name: str, c: httpx.Client) -> None:
+                start.wait()
+                results[name] = c.post(url, json={"approved": True})
+
+            threads = [threading.Thread(target=approve, args=item) for item in (("alice", alice), ("bob", bob))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(20)
+            codes = sorted(r.status_code for r in results.values())
+            assert codes == [200, 409], {k: (r.status_code, r.text) for k, r in results.items()}
+            loser = next(r for r in results.values() if r.status_code == 409)
+            assert loser.json()["error"]["code"] == "not_pending"
+            final = alice.get(f"/api/trips/{trip['id']}").json()["data"]
+            assert final["version"] == suggestion["tripVersion"] + 1   # applied exactly once
+            ops = [m for m in alice.get(f"/api/trips/{trip['id']}/agent/events").json()["data"]["messages"]
+                   if m["source"] == "operation" and m["parts"][1]["data"]["via"] == "suggestion"]
+            assert len(ops) == 1
+            assert ops[0]["parts"][1]["data"]["args"] == suggestion["patch"]["args"]
+        finally:
+            alice.close()
+            bob.close()
