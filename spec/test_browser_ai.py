@@ -8,7 +8,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import chromium, live, offline, open_page, shot, stop_times, ui_add_stop, ui_create_trip, ui_signup
+from browser.harness import chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip, ui_signup
 from browser.scripts import proposing_responder, quiet_responder, tool_call
 from standins.google_standin import google_settings, google_standin  # noqa: F401
 from standins.openai_standin import Reply, ai_settings, message_item, openai_standin  # noqa: F401
@@ -38,7 +38,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         dialog.get_by_label("Set time (optional)").fill("10:00")
         shot(page, "10-add-stop-search")
         dialog.get_by_role("button", name="Add stop").click()
-        page.locator(".stop", has_text="Castelo de São Jorge").wait_for()
+        stop_card(page, "Castelo de São Jorge").wait_for()
         ui_add_stop(page, "Miradouro de Santa Luzia", duration=30, lat=38.7117, lng=-9.1301)
         ui_add_stop(page, "LX Factory", kind="activity", duration=90, lat=38.7036, lng=-9.1784)
         assert page.locator(".leg").count() == 2
@@ -55,7 +55,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         shot(page, "11-assistant-eat")
         first.get_by_role("button", name="Add to day").click()
         first.get_by_text("Added").wait_for()
-        page.locator(".stop", has_text=name).wait_for()
+        stop_card(page, name).wait_for()
 
         # Optimize: the first time asks for preferences (409), then previews and applies.
         panel.get_by_role("button", name="Optimize my day").click()
@@ -117,11 +117,11 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
         card = panel.locator(".tool-card.state-approval-requested")
         card.wait_for()
         assert "Add “Pastéis de Belém” to day 1" in card.inner_text()
-        assert page.locator(".stop", has_text="Pastéis de Belém").count() == 0  # nothing written yet
+        assert stop_card(page, "Pastéis de Belém").count() == 0  # nothing written yet
         shot(page, "15-agent-approval")
         card.get_by_role("button", name="Approve").click()
 
-        page.locator(".stop", has_text="Pastéis de Belém").wait_for()
+        stop_card(page, "Pastéis de Belém").wait_for()
         panel.locator(".tool-card.state-output-available").wait_for()
         panel.locator(".msg.from-agent", has_text="Pastéis de Belém is on day 1").wait_for()
         assert len(chat_rounds) == 2

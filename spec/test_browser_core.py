@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (chromium, live, offline, open_page, shot, stop_times, ui_add_stop, ui_create_trip,
+from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip,
                              ui_signup)
 from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
 
@@ -78,7 +78,7 @@ def test_core_flow_on_desktop(settings, weather_standin):
         page.locator(".stop .md img.note-img[alt='tickets.png']").wait_for()
 
         # Comments and votes on a stop.
-        castle = page.locator(".stop", has_text="Castelo de São Jorge")
+        castle = stop_card(page, "Castelo de São Jorge")
         castle.get_by_role("button", name="Vote for Castelo de São Jorge (0)").click()
         page.get_by_role("button", name="Vote for Castelo de São Jorge (1)").wait_for()
         castle.get_by_role("button", name="0 comments").click()
@@ -92,12 +92,12 @@ def test_core_flow_on_desktop(settings, weather_standin):
         dialog = page.get_by_role("dialog")
         dialog.get_by_label("To day").select_option(label="Day 2")
         dialog.get_by_role("button", name="Move").click()
-        page.locator(".stop", has_text="Belém Tower").wait_for(state="detached")
+        stop_card(page, "Belém Tower").wait_for(state="detached")
         page.locator(".day-btn").nth(1).click()
-        page.locator(".stop", has_text="Belém Tower").wait_for()
+        stop_card(page, "Belém Tower").wait_for()
         page.get_by_role("button", name="Delete Belém Tower").click()
         page.get_by_role("dialog").get_by_role("button", name="Remove").click()
-        page.locator(".stop", has_text="Belém Tower").wait_for(state="detached")
+        stop_card(page, "Belém Tower").wait_for(state="detached")
 
         # Days: rename, add, reorder.
         page.get_by_role("button", name="Edit day").click()
@@ -165,7 +165,7 @@ def test_core_flow_on_a_phone(settings, weather_standin):
         page.locator(".day-btn").nth(1).click()
         page.locator(".timeline-empty").wait_for()
         page.locator(".day-btn").nth(0).click()
-        page.locator(".stop", has_text="Time Out Market").wait_for()
+        stop_card(page, "Time Out Market").wait_for()
 
         # The panel is a bottom sheet opened from the bottom tabs.
         page.locator(".mobile-tabs").get_by_role("button", name="Assistant").click()

@@ -156,7 +156,12 @@ def ui_add_stop(page, name: str, *, kind: str | None = None, set_time: str | Non
         dialog.get_by_label("Latitude").fill(str(lat))
         dialog.get_by_label("Longitude").fill(str(lng))
     dialog.get_by_role("button", name="Add stop").click()
-    page.locator(".stop", has_text=name).wait_for()
+    stop_card(page, name).wait_for()
+
+
+def stop_card(page, name: str):
+    """The stop whose own name matches: a finding on another stop may mention it too."""
+    return page.locator(".stop").filter(has=page.locator(".stop-name", has_text=name))
 
 
 def stop_times(page) -> dict[str, tuple[str, str, str]]:
