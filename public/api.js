@@ -43,7 +43,7 @@ async function send(path, init) {
     if (e && e.name === "AbortError") throw e;
     throw new ApiError(0, "network", NETWORK_MESSAGE);
   }
-  if (!res.ok) {
+  if (!res.ok && res.status !== 304) {
     const error = await readError(res);
     if (res.status === 401 && unauthorizedHandler && !path.startsWith("/api/auth/")) unauthorizedHandler(error);
     throw error;
@@ -70,6 +70,17 @@ export async function api(path, { method = "GET", body, signal } = {}) {
 }
 
 export const get = (path, opts = {}) => api(path, { ...opts, method: "GET" });
+
+// Conditional GET for polling: null when the server answers 304 (nothing
+// changed since `etag`), else `{data, etag}`.
+export async function getIfChanged(path, etag) {
+  const headers = { Accept: "application/json" };
+  if (etag) headers["If-None-Match"] = etag;
+  const res = await send(path, { method: "GET", headers, cache: "no-store" });
+  if (res.status === 304) return null;
+  const payload = await res.json();
+  return { data: payload.data, etag: res.headers.get("ETag") };
+}
 export const post = (path, body = {}, opts = {}) => api(path, { ...opts, method: "POST", body });
 export const put = (path, body = {}, opts = {}) => api(path, { ...opts, method: "PUT", body });
 export const patch = (path, body = {}, opts = {}) => api(path, { ...opts, method: "PATCH", body });

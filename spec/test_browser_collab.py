@@ -52,6 +52,11 @@ def test_second_member_sees_edit_and_chat_within_one_poll(settings, openai_stand
         waited = seen_within(bob, ".stop", "Miradouro de Santa Luzia", ONE_POLL_S)
         assert waited <= ONE_POLL_S
 
+        # A vote changes the trip without a new version: the conditional poll still brings it.
+        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia (0)").click()
+        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia (1)").wait_for()
+        bob.get_by_role("button", name="Vote for Miradouro de Santa Luzia (1)").wait_for(timeout=ONE_POLL_S * 1000)
+
         # Alice writes in the shared timeline; Bob sees the message, and the edit's event line.
         alice.locator("#tabpanel-agent").wait_for()
         alice.get_by_label("Message", exact=True).fill("Shall we start at the viewpoint?")

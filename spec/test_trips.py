@@ -203,3 +203,18 @@ def test_odd_cents_are_shared_out_exactly():
         settled[s["from"]] += s["amountMinor"]
         settled[s["to"]] -= s["amountMinor"]
     assert set(settled.values()) == {0}
+
+
+def test_trip_etag_changes_with_votes_and_answers_304_when_unchanged(client):
+    signup(client)
+    trip = new_trip(client)
+    t = trip["id"]
+    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="A").json()["data"]["trip"]["days"][0]["stops"][0]
+    first = client.get(f"/api/trips/{t}")
+    etag = first.headers["etag"]
+    again = client.get(f"/api/trips/{t}", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    client.put(f"/api/trips/{t}/stops/{stop['id']}/vote", json={"value": 1})
+    changed = client.get(f"/api/trips/{t}", headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert changed.json()["data"]["version"] == first.json()["data"]["version"]

@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from ..errors import BadRequest
 from ..trips import service
-from ..trips.dto import trip_json
+from ..trips.dto import tagged_trip_json, trip_json
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
 from .openapi import describe
@@ -71,10 +71,16 @@ async def create_trip(request: Request):
     return raw_ok(await trip_json(svc, trip_id, user["id"]), status=201)
 
 
-@describe(summary="The full TripDto")
+@describe(summary="The full TripDto (ETag / If-None-Match for cheap polling)")
 async def get_trip(request: Request):
     user = await signed_in(request)
-    return raw_ok(await trip_json(services(request), request.path_params["tripId"], user["id"]))
+    payload, etag = await tagged_trip_json(services(request), request.path_params["tripId"], user["id"])
+    headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    response = raw_ok(payload)
+    response.headers.update(headers)
+    return response
 
 
 @describe(body=UpdateTrip, summary="Update trip details (the update_trip op)")

@@ -9,6 +9,7 @@ version, so a stale entry can never be served after a write.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections import OrderedDict
@@ -39,6 +40,7 @@ class Entry:
     votes: dict[str, dict[str, int]]            # stop id -> {user id: value}
     comment_counts: dict[str, int]
     per_user: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    etags: dict[tuple[str, str], str] = field(default_factory=dict)
     checked_at: float = field(default_factory=time.monotonic)
 
     def role_of(self, user_id: str) -> str | None:
@@ -107,13 +109,20 @@ class TripCache:
 
     async def json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
                        trip: Trip | None = None) -> bytes:
+        return (await self.tagged_json_for(trip_id, user_id, role, version, trip))[0]
+
+    async def tagged_json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
+                              trip: Trip | None = None) -> tuple[bytes, str]:
+        """The caller's TripDto bytes and an ETag for them (votes and comments
+        change the DTO without a new version, so the tag hashes the bytes)."""
         entry = await self.entry(trip_id, version, trip)
         key = (user_id, role)
         cached = entry.per_user.get(key)
         if cached is None:
             cached = json.dumps(build_dto(entry, user_id, role), ensure_ascii=False, separators=(",", ":")).encode()
             entry.per_user[key] = cached
-        return cached
+            entry.etags[key] = '"' + hashlib.blake2b(cached, digest_size=12).hexdigest() + '"'
+        return cached, entry.etags[key]
 
 
 def build_dto(entry: Entry, user_id: str, role: str) -> dict:
@@ -153,9 +162,13 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
     }
 
 
-async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:
-    """The caller's TripDto bytes; 404 for non-members."""
+async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[bytes, str]:
+    """The caller's TripDto bytes and ETag; 404 for non-members."""
     role, version = await svc.trip_cache.membership(trip_id, user_id)
     if role is None:
         raise NotFound("Trip not found")
-    return await svc.trip_cache.json_for(trip_id, user_id, role, version=version)
+    return await svc.trip_cache.tagged_json_for(trip_id, user_id, role, version=version)
+
+
+async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:
+    return (await tagged_trip_json(svc, trip_id, user_id))[0]

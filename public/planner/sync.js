@@ -1,11 +1,12 @@
 // Keeps an open planner in step with the other members: every 12 s it asks
-// for new agent events (messages, suggestions and the trip's version) and
-// reloads the trip when someone else changed it. Without AI (agent routes
-// answer 404) it polls the trip itself.
+// for new agent events (messages and suggestions, when AI is on) and makes a
+// conditional GET of the trip (ETag), which costs a 304 when nothing changed
+// and also catches votes and comments, which change the trip without a new
+// version.
 // Tests may shorten the interval: ?poll=<ms> in the page URL or
 // localStorage["wayline.pollMs"].
 
-import { get } from "../api.js";
+import { get, getIfChanged } from "../api.js";
 
 export const DEFAULT_POLL_MS = 12000;
 
@@ -23,6 +24,7 @@ export function startSync(store) {
   let timer = null;
   let running = false;
   let stopped = false;
+  let tripEtag = null;
   document.documentElement.dataset.pollMs = String(interval); // visible to tests
 
   async function loadHistory() {
@@ -55,14 +57,15 @@ export function startSync(store) {
           store.agent.latestSeq = events.latestSeq;
         }
         if ((events.messages && events.messages.length) || suggestionsChanged) store.emit("agent");
-        if (store.trip && typeof events.tripVersion === "number" && events.tripVersion > store.trip.version) {
-          await store.refresh();
-        }
       } else if (!store.agent.unavailable && !store.agent.loaded) {
         await loadHistory();
-      } else {
-        const trip = await get(store.base);
-        if (!store.trip || trip.version !== store.trip.version) store.setTrip(trip);
+      }
+      const changed = await getIfChanged(store.base, tripEtag);
+      if (changed) {
+        const first = tripEtag === null;
+        tripEtag = changed.etag;
+        // The first answer only learns the tag: the page already shows this trip.
+        if (!first || !store.trip || changed.data.version !== store.trip.version) store.setTrip(changed.data);
       }
     } catch (err) {
       if (err.status === 404 && !store.agent.unavailable) {
