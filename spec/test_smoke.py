@@ -12,3 +12,10 @@ def test_signup_me_signout(client):
     assert client.get("/api/auth/me").json()["data"]["user"]["username"] == "alice"
     assert client.post("/api/auth/signout", json={}).status_code == 200
     assert client.get("/api/auth/me").status_code == 401
+
+
+def test_the_page_and_invite_paths_serve_the_app(client):
+    for path in ("/", "/invite/some-token"):
+        r = client.get(path)
+        assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+        assert "<script" in r.text

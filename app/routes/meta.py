@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
 from .common import ok, services
@@ -42,7 +44,16 @@ async def openapi(request: Request):
     return JSONResponse(build_openapi(request.app.routes))
 
 
+INDEX = Path(__file__).resolve().parents[2] / "public" / "index.html"
+
+
+async def invite_page(request: Request):
+    # Invite links may be shared as /invite/<token>; the page's router reads the path.
+    return FileResponse(INDEX, media_type="text/html")
+
+
 routes = [
+    Route("/invite/{token}", invite_page, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/api/config", config, methods=["GET"]),
     Route("/api/openapi.json", openapi, methods=["GET"]),
