@@ -30,7 +30,7 @@ from typing import Any, Iterable
 
 from .errors import AppError
 from .hours import check_hours
-from .legs import DETOUR, Leg, choose_mode, estimate, haversine_m
+from .legs import Leg, choose_mode, estimate, haversine_m
 from .preferences import PACE_STOPS, TripPreferences
 from .trips.model import Day, Trip
 from .trips.ops import TRIP_OPS, OpContext
@@ -504,6 +504,3 @@ def _budget_risks(before: Trip, after: Trip) -> list[Finding]:
                                f"{after.currency}.", (), ()))
     return out
 
-
-__all__ = ["Fix", "Finding", "ReviewResult", "review_day", "material_risks", "day_fingerprint",
-           "estimate_leg", "legs_for", "light_copy", "DETOUR"]

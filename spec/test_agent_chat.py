@@ -3,10 +3,14 @@ signed approvals, read tools, against the OpenAI stand-in."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 from conftest import join, new_trip, signup, use
+from standins.google_standin import google_settings, google_standin  # noqa: F401
 from standins.openai_standin import openai_standin  # noqa: F401
+from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
 from test_agent_support import agent_client, of_type, sse_chunks, user_message
 
 # Chunk shapes from reference/api-facts.md part C (ui-message-chunks.ts): type -> (required, optional).
@@ -286,3 +290,45 @@ def test_provider_failure_and_limits_end_the_stream_cleanly(settings, openai_sta
         assert of_type(chunks, "error") and of_type(chunks, "finish")[0]["finishReason"] == "error"
         assert "sk-" not in str(chunks)
 
+
+
+def test_one_usage_record_per_model_round_and_limits_refuse_before_the_provider(settings, openai_standin):
+    with agent_client(settings.with_(ai_admins=("alice",), ai_daily_limit=2), openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        openai_standin.reply_function_call("routes", {"fromLat": 38.71, "fromLng": -9.13, "toLat": 38.69,
+                                                      "toLng": -9.20, "mode": "transit"})
+        openai_standin.reply_text("About half an hour by tram.")
+        check_protocol(chat(client, trip["id"], [user_message("How long to Belém?")]))
+        usage = client.get("/api/admin/ai-usage").json()["data"]
+        assert [(d["feature"], d["calls"]) for d in usage["days"]] == [("agent_chat", 2)]
+        # The daily limit is spent: the next turn is refused before the provider is called.
+        chunks = check_protocol(chat(client, trip["id"], [user_message("And back?", "u2")]))
+        assert "usage limit" in of_type(chunks, "error")[0]["errorText"]
+        assert openai_standin.request_count == 2
+
+
+def test_place_lodging_and_weather_tools_use_google_and_open_meteo(settings, openai_standin, google_standin,
+                                                                   weather_standin):
+    google_standin.add_place("ChIJ_hotel_alfama", "Memmo Alfama", 38.7112, -9.1297, ["lodging", "hotel"])
+    configured = weather_settings(google_settings(settings, google_standin), weather_standin)
+    with agent_client(configured, openai_standin) as client:
+        signup(client, "alice")
+        today = datetime.now(timezone.utc).date().isoformat()
+        trip = new_trip(client, startDate=today)
+        openai_standin.reply_function_calls([
+            ("placeSearch", {"query": "Pastéis de Belém", "lat": None, "lng": None}),
+            ("placeDetail", {"placeId": "ChIJ_castelo_jorge"}),
+            ("lodgingSearch", {"query": "hotel Alfama", "lat": None, "lng": None, "radiusM": None}),
+            ("checkWeather", {"startDate": today, "days": 2, "lat": None, "lng": None}),
+        ])
+        openai_standin.reply_text("Here is what I found.")
+        chunks = check_protocol(chat(client, trip["id"], [user_message("Research day 1")]))
+        assert not of_type(chunks, "tool-output-error")
+        search, detail, lodging, weather = [c["output"] for c in of_type(chunks, "tool-output-available")]
+        assert search["places"][0]["placeId"] == "ChIJ_pasteis_belem"
+        assert detail["name"] == "Castelo de São Jorge" and detail["openingHours"]
+        assert [p["placeId"] for p in lodging["lodging"]] == ["ChIJ_hotel_alfama"]
+        assert google_standin.last("/v1/places:searchText").body["includedType"] == "lodging"
+        assert len(weather["days"]) == 2 and weather["days"][0]["source"] == "forecast"
+        assert stops_of(client, trip["id"]) == []      # read tools never change the trip

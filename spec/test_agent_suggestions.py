@@ -172,7 +172,8 @@ def test_approve_body_is_validated(settings, openai_standin):
         alice, trip, suggestion = _trip_with_suggestion(client)
         base = f"/api/trips/{trip['id']}/agent/suggestions"
         assert client.post(f"{base}/{suggestion['id']}/approve", json={}).status_code == 422
-        assert client.post(f"{base}/{suggestion['id']}/approve", json={"id": "other", "approved": True}).status_code == 422
+        assert client.post(f"{base}/{suggestion['id']}/approve",
+                           json={"id": "other", "approved": True}).status_code == 422
         assert client.post(f"{base}/{suggestion['id']}/approve",
                            json={"approved": False, "reason": "x" * 501}).status_code == 422
         assert client.post(f"{base}/missing/approve", json={"approved": True}).status_code == 404

@@ -13,9 +13,17 @@ from standins.openai_standin import Reply, ai_settings, message_item
 FAST_DEBOUNCE_S = 0.05
 
 
+UNROUTABLE = "http://127.0.0.1:9"   # the discard port: a tool that is not meant to reach a provider cannot
+
+
 def agent_client(settings, standin, **overrides):
-    """The real app with AI on the stand-in and a short evaluation debounce."""
+    """The real app with AI on the stand-in and a short evaluation debounce.
+    Weather (and Google, if keyed) point nowhere unless the test set them."""
     overrides.setdefault("agent_debounce_s", FAST_DEBOUNCE_S)
+    if settings.weather_base_url.startswith("https://"):
+        settings = settings.with_(weather_base_url=UNROUTABLE)
+    if settings.google_places_base_url.startswith("https://"):
+        settings = settings.with_(google_places_base_url=UNROUTABLE, google_routes_base_url=UNROUTABLE)
     return make_client(ai_settings(settings, standin), **overrides)
 
 

@@ -176,9 +176,9 @@ def test_stop_comment_mention_is_answered_in_the_thread(settings, openai_standin
         trip = new_trip(client)
         r = op(client, trip["id"], "insert_stop", dayId=trip["days"][0]["id"], kind="sight", name="Torre de Belém")
         stop = r.json()["data"]["trip"]["days"][0]["stops"][0]
-        r = client.post(f"/api/trips/{trip['id']}/stops/{stop['id']}/comments", json={"body": "@agent when does it open?"})
-        assert r.status_code == 201, r.text
         url = f"/api/trips/{trip['id']}/stops/{stop['id']}/comments"
+        r = client.post(url, json={"body": "@agent when does it open?"})
+        assert r.status_code == 201, r.text
         comments = eventually(lambda: [c for c in client.get(url).json()["data"]["comments"] if c["userId"] is None])
         assert comments[0]["author"] == "Wayline agent"
         assert comments[0]["body"] == "It opens at 10:00; arrive early to skip the queue."

@@ -304,11 +304,14 @@ def test_an_editor_may_apply_a_viewer_may_not(env, model):
 
 def test_the_daily_limit_refuses_before_the_provider(settings, google_standin, openai_standin, model):
     google_standin.today = TRIP_DATE
+    # Set up on an app without AI (so no agent evaluation can use the one call), same database file.
+    with make_client(google_settings(settings, google_standin)) as setup:
+        user = signup(setup)
+        save_prefs(setup)
+        t = plan_trip(setup)
     limited = ai_settings(google_settings(settings, google_standin), openai_standin, ai_daily_limit=1)
     with make_client(limited, **NO_DEBOUNCE) as client:
-        signup(client)
-        save_prefs(client)
-        t = plan_trip(client)
+        use(client, user)
         model.json("plan_day", good_plan(t))
         assert optimize(client, t).status_code == 200
         model.json("plan_day", good_plan(t))

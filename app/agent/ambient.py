@@ -33,13 +33,17 @@ log = logging.getLogger("wayline.agent")
 AGENT_NAME = "Wayline agent"
 MENTION = re.compile(r"(?<![\w@])@agent\b", re.IGNORECASE)
 CONFIRMATIONS = {
-    "确认", "确定", "好", "好的", "好啊", "可以", "行", "是", "是的", "对", "没问题", "同意", "就这样", "不", "不用", "不要", "算了",
-    "yes", "y", "yep", "yeah", "yup", "ok", "okay", "k", "sure", "confirm", "confirmed", "go ahead", "do it",
-    "sounds good", "please do", "agreed", "perfect", "great", "no", "nope", "no thanks", "not now", "👍", "👌",
+    "确认", "确定", "好", "好的", "好啊", "可以", "行", "是", "是的", "对", "没问题", "同意", "就这样",
+    "不", "不用", "不要", "算了",
+    "yes", "y", "yep", "yeah", "yup", "ok", "okay", "k", "sure", "confirm", "confirmed", "go ahead",
+    "do it", "sounds good", "please do", "agreed", "perfect", "great", "no", "nope", "no thanks", "not now",
+    "👍", "👌",
 }
 CHOICE = re.compile(
-    r"^(?:(?:option|choice|plan|number|no\.?|#)\s*\d+|(?:the\s+)?(?:first|second|third|fourth|fifth|last|other)"
-    r"(?:\s+(?:one|option|choice|plan))?|(?:选项?|方案)\s*\d+|第\s*[一二三四五六七八九十\d]+\s*(?:个|种|项|条|天|套)?(?:方案|选项)?)"
+    r"^(?:(?:option|choice|plan|number|no\.?|#)\s*\d+"
+    r"|(?:the\s+)?(?:first|second|third|fourth|fifth|last|other)(?:\s+(?:one|option|choice|plan))?"
+    r"|(?:选项?|方案)\s*\d+"
+    r"|第\s*[一二三四五六七八九十\d]+\s*(?:个|种|项|条|天|套)?(?:方案|选项)?)"
     r"(?:\s*(?:please|pls|吧|啦|了))?$", re.IGNORECASE)
 QUESTION_WORDS = re.compile(r"^(?:what|which|why|how|when|where|who|can|could|should|would|is|are|do|does|will)\b",
                             re.IGNORECASE)
@@ -99,6 +103,7 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
         previous = await timeline.latest_role(conn, trip_id)
         row = await timeline.append(conn, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
                                     actor_user_id=user["id"], actor_name=user["displayName"])
+    timeline.changed(svc, trip_id)
     svc.background.spawn(_maybe_reply(svc, trip_id, user, row, previous), name=f"agent-ambient-{row['id']}")
     return mention, row
 
@@ -235,6 +240,7 @@ async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, 
             await conn.execute(
                 "INSERT INTO comments (id, trip_id, stop_id, user_id, author, body, created_at) "
                 "VALUES (?, ?, ?, NULL, ?, ?, ?)", (new_id(), trip_id, stop_id, AGENT_NAME, reply[:4000], utcnow()))
+        timeline.changed(svc, trip_id)
         if svc.trip_cache is not None:
             svc.trip_cache.invalidate(trip_id)  # comment counts are part of the TripDto
     except AppError as exc:

@@ -180,9 +180,6 @@ class _Emitter:
     def __call__(self, type_: str, **fields: Any) -> None:
         self.queue.put_nowait(sse(type_, **fields))
 
-    def tool_part(self, call_id: str) -> dict | None:
-        return next((p for p in self.parts if p.get("toolCallId") == call_id), None)
-
 
 async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, base: str) -> str:
     prefs = await effective(svc.db, user["id"], trip.id)
@@ -299,8 +296,9 @@ async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
                     emit("tool-output-available", toolCallId=call.call_id, output=result.output)
                 emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "input": _loads(call.arguments),
                                    **({"state": "output-error", "errorText": result.error} if result.error else
-                                      {"state": "output-available", "output": result.output})})
-                turn.input += [call.as_input_item(), function_output(call.call_id, result.for_model())] + result.model_items
+                                      {"state": "output-available", "output": _storable(result.output)})})
+                turn.input += [call.as_input_item(), function_output(call.call_id, result.for_model()),
+                               *result.model_items]
                 more = True
             elif can_write and tools.is_write_tool(name):
                 waiting |= await _propose_write(svc, turn, emit, working, call)
@@ -378,6 +376,16 @@ async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: 
         emit.parts.append({"type": "text", "text": "".join(text)})
         turn.input.append({"role": "assistant", "content": "".join(text)})
     return calls, reason
+
+
+STORED_OUTPUT_CHARS = 8000
+
+
+def _storable(output: Any) -> Any:
+    """Read results as kept in the shared timeline: bounded (history is read often)."""
+    if len(json.dumps(output, ensure_ascii=False)) <= STORED_OUTPUT_CHARS:
+        return output
+    return {"truncated": True, "note": "This result was too large to keep in the timeline."}
 
 
 def _loads(raw: str) -> Any:

@@ -185,6 +185,7 @@ class Evaluator:
         return float(value)
 
     def __call__(self, event: OpEvent) -> None:
+        timeline.changed(self.svc, event.trip_id)  # new operation rows and a new version for pollers
         if event.source in AGENT_SOURCES or self.svc.ai is None:
             return
         loop = asyncio.get_running_loop()
@@ -220,7 +221,8 @@ class Evaluator:
         svc = self.svc
         async with svc.db.read() as conn:
             after = await store.load(conn, trip_id)
-        risks = new_risks(burst.before, after)
+        # Pure CPU (review simulates its fixes): off the event loop.
+        risks = await asyncio.to_thread(new_risks, burst.before, after)
         if not risks:
             return
         fixes = offered_fixes(risks)
@@ -245,7 +247,7 @@ class Evaluator:
         async with svc.db.write() as conn:
             version = (await conn.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
             if not version or version[0][0] != trip.version:
-                return  # the trip moved on; the next edit gets its own evaluation
+                return  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and patch is not None:
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
@@ -268,6 +270,7 @@ class Evaluator:
                                              {"type": "data-observation", "data": {
                                                  "severity": decision.severity, "confidence": decision.confidence,
                                                  "quiet": True}}])
+        timeline.changed(svc, trip.id)
 
 
 # -- approve and dismiss ---------------------------------------------------------
@@ -282,10 +285,11 @@ async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
     return row
 
 
-async def _mark(svc: Services, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
+async def _mark(svc: Services, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
     await svc.db.execute_write(
         "UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
         (status, iso(now_dt(svc)), suggestion_id, only_from))
+    timeline.changed(svc, trip_id)
 
 
 async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
@@ -305,41 +309,34 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
         raise Conflict(f"This suggestion is {timeline.suggestion_dto(row)['status']}, not pending",
                        code="not_pending", suggestionStatus=timeline.suggestion_dto(row)["status"])
     if row["expires_at"] is not None and row["expires_at"] <= iso(now_dt(svc)):
-        await _mark(svc, suggestion_id, "expired")
+        await _mark(svc, trip_id, suggestion_id, "expired")
         raise Conflict("This suggestion has expired", code="expired")
     version = await svc.db.fetchval("SELECT version FROM trips WHERE id = ?", (trip_id,))
     if version != row["trip_version"]:
-        await _mark(svc, suggestion_id, "stale")
+        await _mark(svc, trip_id, suggestion_id, "stale")
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
-    # The claim: exactly one concurrent approval moves the row out of 'pending'.
-    claimed = await svc.db.execute_write(
-        "UPDATE agent_suggestions SET status = 'applying', applied_by = ?, updated_at = ? "
-        "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
-    if claimed != 1:
-        raise Conflict("Another member is already applying this suggestion", code="not_pending")
     patch = json.loads(row["patch_json"])
+
+    async def claim(conn) -> None:
+        # Runs inside apply_ops' transaction: exactly one concurrent approval
+        # moves the row out of 'pending', and only if its change commits.
+        cursor = await conn.execute(
+            "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
+            "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
+        if cursor.rowcount != 1:
+            raise Conflict("Another member already applied this suggestion", code="not_pending")
+
     try:
         applied = await apply_ops(svc, trip_id, user_id, [(patch["op"], patch["args"])],
-                                  base_version=row["trip_version"], source="suggestion")
-    except Conflict:
-        await _mark(svc, suggestion_id, "stale", only_from="applying")
+                                  base_version=row["trip_version"], source="suggestion", claim=claim)
+    except Conflict as exc:
+        if exc.code == "stale":
+            await _mark(svc, trip_id, suggestion_id, "stale")
         raise
     except AppError as exc:
         if exc.status in (401, 403, 429, 503):
-            await _release(svc, suggestion_id)  # not the patch's fault: someone else may still apply it
-            raise
-        await _mark(svc, suggestion_id, "stale", only_from="applying")  # the patch no longer applies
+            raise  # not the patch's fault: someone else may still apply it
+        await _mark(svc, trip_id, suggestion_id, "stale")  # the patch no longer applies
         raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
-    except BaseException:
-        await asyncio.shield(_release(svc, suggestion_id))
-        raise
-    await svc.db.execute_write(
-        "UPDATE agent_suggestions SET status = 'applied', updated_at = ? WHERE id = ? AND status = 'applying'",
-        (iso(now_dt(svc)), suggestion_id))
+    timeline.changed(svc, trip_id)
     return applied
-
-
-async def _release(svc: Services, suggestion_id: str) -> None:
-    await svc.db.execute_write(
-        "UPDATE agent_suggestions SET status = 'pending', applied_by = NULL, updated_at = ? "
-        "WHERE id = ? AND status = 'applying'", (iso(now_dt(svc)), suggestion_id))

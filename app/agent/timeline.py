@@ -52,11 +52,9 @@ def message_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
 
 
 def suggestion_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
-    status = row["status"]
     return {
         "id": row["id"], "messageId": row["message_id"],
-        # 'applying' is an internal claim of a few milliseconds: still pending to readers.
-        "status": "pending" if status == "applying" else status,
+        "status": row["status"],
         "severity": row["severity"], "confidence": row["confidence"], "reason": row["reason"],
         "suggestionText": row["suggestion_text"], "patch": json.loads(row["patch_json"]),
         "tripVersion": row["trip_version"], "expiresAt": row["expires_at"], "appliedBy": row["applied_by"],
@@ -91,27 +89,83 @@ async def history(svc: Services, trip_id: str, user_id: str) -> dict[str, Any]:
     return {"messages": [message_dto(r) for r in rows], "suggestions": suggestions}
 
 
+class Heads:
+    """Per trip (trip version, latest seq, pending suggestion count), kept in
+    memory so that a poll with nothing new costs no query. Every write that
+    changes them calls `changed(svc, trip_id)` AFTER its commit (ops do so
+    through the agent's op listener); a read stores its result only if no
+    change happened while it ran, and entries are re-read after REVALIDATE_S
+    anyway, like the TripDto cache's membership check."""
+
+    REVALIDATE_S = 2.0
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[int, float, tuple[int, int, int]]] = {}
+        self._generation: dict[str, int] = {}
+
+    def changed(self, trip_id: str) -> None:
+        self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
+        self._rows.pop(trip_id, None)
+
+    async def get(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
+        generation = self._generation.get(trip_id, 0)
+        hit = self._rows.get(trip_id)
+        if hit is not None and hit[0] == generation and time.monotonic() - hit[1] < self.REVALIDATE_S:
+            return hit[2]
+        row = await svc.db.fetchone(
+            "SELECT t.version, (SELECT COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = t.id), "
+            "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
+            "FROM trips t WHERE t.id = ?", (trip_id,))
+        if row is None:
+            raise NotFound("Trip not found")
+        head = (row[0], row[1], row[2])
+        if self._generation.get(trip_id, 0) == generation:
+            if len(self._rows) > 4096:
+                self._rows.clear()
+            self._rows[trip_id] = (generation, time.monotonic(), head)
+        return head
+
+
+def heads(svc: Services) -> Heads:
+    found = svc.extras.get("agent.heads")
+    if found is None:
+        found = svc.extras["agent.heads"] = Heads()
+    return found
+
+
+def changed(svc: Services, trip_id: str) -> None:
+    """Call after committing anything that adds messages, bumps the trip
+    version or changes a suggestion's status."""
+    heads(svc).changed(trip_id)
+
+
+NOTHING_NEW = '{"latestSeq":%d,"tripVersion":%d,"messages":[],"suggestions":[]}'
+
+
+async def events_json(svc: Services, trip_id: str, user_id: str, after: int) -> bytes:
+    """`events` as JSON bytes; a poll with nothing new is formatted directly."""
+    version, latest, pending = await heads(svc).get(svc, trip_id)
+    if latest <= after and not pending:
+        return (NOTHING_NEW % (latest, version)).encode()
+    data = await events(svc, trip_id, user_id, after)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 async def events(svc: Services, trip_id: str, user_id: str, after: int) -> dict[str, Any]:
     """Messages with seq > after (oldest first, at most 200), active
     suggestions, the trip version and `latestSeq`: the seq to pass as `after`
     next time (the last message returned when the page is full)."""
+    version, latest, pending = await heads(svc).get(svc, trip_id)
+    if latest <= after and not pending:
+        return {"latestSeq": latest, "tripVersion": version, "messages": [], "suggestions": []}
     async with svc.db.read() as conn:
-        head = await conn.execute_fetchall(
-            "SELECT t.version, (SELECT MAX(seq) FROM agent_messages WHERE trip_id = t.id), "
-            "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
-            "FROM trips t WHERE t.id = ?", (trip_id,))
-        if not head:
-            raise NotFound("Trip not found")
-        version, latest, pending = head[0][0], head[0][1] or 0, head[0][2]
-        rows = []
-        if latest > after:
-            rows = await conn.execute_fetchall(
-                f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (trip_id, after, EVENTS_LIMIT))
+        rows = await conn.execute_fetchall(
+            f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (trip_id, after, EVENTS_LIMIT)) if latest > after else []
         suggestions = await active_suggestions(conn, trip_id, user_id, iso(now_dt(svc))) if pending else []
     messages = [message_dto(r) for r in rows]
-    if len(messages) == EVENTS_LIMIT:
-        latest = messages[-1]["seq"]
+    if messages:
+        latest = max(latest, messages[-1]["seq"]) if len(messages) < EVENTS_LIMIT else messages[-1]["seq"]
     return {"latestSeq": latest, "tripVersion": version, "messages": messages, "suggestions": suggestions}
 
 
@@ -159,7 +213,9 @@ async def append(conn, trip_id: str, *, role: str, parts: list, source: str, mes
 async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
     """`append` in its own write transaction."""
     async with svc.db.write() as conn:
-        return await append(conn, trip_id, **fields)
+        row = await append(conn, trip_id, **fields)
+    changed(svc, trip_id)
+    return row
 
 
 async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: list, *,
@@ -168,20 +224,24 @@ async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: 
     turn replaces the parts and moves the row to a new seq, so pollers (who
     ask for seq > after) see the updated message; clients merge by id."""
     async with svc.db.write() as conn:
-        rows = await conn.execute_fetchall(
-            "SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
-        if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
-            return None  # never overwrite someone else's row
-        if rows:
-            seq = (await conn.execute_fetchall(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]
-            await conn.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",
-                               (json.dumps(parts, ensure_ascii=False), seq, message_id))
-            row = await conn.execute_fetchall(f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?",
-                                              (message_id,))
-            return dict(row[0])
+        row = await _upsert(conn, trip_id, message_id, parts, source)
+    changed(svc, trip_id)
+    return row
+
+
+async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str) -> dict | None:
+    rows = await conn.execute_fetchall("SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
+    if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
+        return None  # never overwrite someone else's row
+    if not rows:
         return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
                                           actor_name="Wayline agent", message_id=message_id)
+    seq = (await conn.execute_fetchall(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]
+    await conn.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",
+                       (json.dumps(parts, ensure_ascii=False), seq, message_id))
+    row = await conn.execute_fetchall(f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
+    return dict(row[0])
 
 
 async def stored_parts(svc: Services, trip_id: str, message_id: str) -> list | None:

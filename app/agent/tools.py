@@ -48,7 +48,8 @@ class PlaceNearby(ToolArgs):
     lat: float = Field(ge=-90, le=90)
     lng: float = Field(ge=-180, le=180)
     radiusM: int | None = Field(default=None, ge=50, le=50_000, description="Search radius in metres; null: 1500")
-    types: list[str] | None = Field(default=None, description="Google Places Table A types, e.g. ['restaurant', 'museum']")
+    types: list[str] | None = Field(default=None,
+                                    description="Google Places Table A types, e.g. ['restaurant', 'museum']")
 
 
 class PlaceDetail(ToolArgs):
@@ -71,7 +72,8 @@ class CheckWeather(ToolArgs):
 
 
 class LodgingSearch(ToolArgs):
-    query: str | None = Field(default=None, max_length=200, description="e.g. 'boutique hotel Alfama'; null: any lodging")
+    query: str | None = Field(default=None, max_length=200,
+                              description="e.g. 'boutique hotel Alfama'; null: any lodging")
     lat: float | None = Field(default=None, description="null: the trip's destination")
     lng: float | None = None
     radiusM: int | None = Field(default=None, ge=100, le=50_000)
@@ -148,9 +150,25 @@ def _place(p: dict) -> dict:
     return {k: p.get(k) for k in keep if p.get(k) is not None}
 
 
+DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+
+
 def _hours(raw: dict) -> list[str] | None:
-    hours = raw.get("regularOpeningHours") or {}
-    return hours.get("weekdayDescriptions") if isinstance(hours, dict) else None
+    """Usual weekly hours as lines; Google's own text when it sent one."""
+    hours = raw.get("regularOpeningHours")
+    if not isinstance(hours, dict):
+        return None
+    if hours.get("weekdayDescriptions"):
+        return list(hours["weekdayDescriptions"])
+    lines = []
+    for period in hours.get("periods") or []:
+        opens, closes = period.get("open") or {}, period.get("close")
+        if closes is None:
+            return ["Open 24 hours"]
+        day = DAY_NAMES[opens.get("day", 0) % 7]
+        lines.append(f"{day} {opens.get('hour', 0):02d}:{opens.get('minute', 0):02d}–"
+                     f"{closes.get('hour', 0):02d}:{closes.get('minute', 0):02d}")
+    return lines or None
 
 
 def _near(trip: Trip, lat: float | None, lng: float | None) -> tuple[float | None, float | None]:

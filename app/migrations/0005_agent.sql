@@ -3,15 +3,15 @@
 -- lives in 0001.
 
 -- An AI-proposed patch (one registry op from PATCH_OPS), computed against
--- trip_version. 'applying' is the short-lived claim taken by
--- UPDATE ... WHERE status = 'pending' so concurrent approvals are first come,
--- first served; it never reaches a client as such.
+-- trip_version. Approval claims it with UPDATE ... WHERE status = 'pending'
+-- inside the transaction that applies the patch, so concurrent approvals are
+-- first come, first served and a claim never outlives a failed apply.
 CREATE TABLE agent_suggestions (
     id              TEXT PRIMARY KEY,
     trip_id         TEXT NOT NULL REFERENCES trips(id) ON DELETE CASCADE,
     message_id      TEXT,             -- the assistant message that announced it
     status          TEXT NOT NULL
-        CHECK (status IN ('pending', 'applying', 'applied', 'stale', 'expired')),
+        CHECK (status IN ('pending', 'applied', 'stale', 'expired')),
     severity        TEXT NOT NULL CHECK (severity IN ('low', 'medium', 'high')),
     confidence      REAL NOT NULL,
     reason          TEXT NOT NULL,

@@ -9,7 +9,8 @@ from starlette.routing import BaseRoute
 def build_routes() -> list[BaseRoute]:
     from . import admin, agent, auth, media, members, meta, places, planner, preferences, social, trips
 
-    modules = [meta, auth, trips, members, social, media, preferences, admin, places, agent, planner]
+    # The agent's events route is polled by every open page: matched first.
+    modules = [agent, meta, auth, trips, members, social, media, preferences, admin, places, planner]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)

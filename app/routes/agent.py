@@ -8,7 +8,7 @@ route streams the AI SDK UI message stream, not the `{data}` envelope.
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.requests import Request
@@ -18,12 +18,13 @@ from starlette.routing import Route
 from ..agent import ambient, chat, files, suggestions, timeline
 from ..agent.stream import HEADERS
 from ..agent.transcript import UIMessageIn
-from ..errors import Invalid, NotFound
+from ..errors import Invalid, NotFound, TooLarge
 from ..services import Services
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 
 MAX_TEXT = 4000
+MAX_CHAT_BODY = 4 * 1024 * 1024   # useChat resends the conversation; attachments are URLs, never bytes
 
 
 def agent_services(request: Request) -> Services:
@@ -112,6 +113,9 @@ async def chat_turn(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
     user, role = await member(request, trip_id)
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_CHAT_BODY:
+        raise TooLarge("The conversation is too large to send; start a new chat")
     args = await body(request, ChatRequest)
     messages = args.messages or ([args.message] if args.message else [])
     turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc))
@@ -122,11 +126,20 @@ async def chat_turn(request: Request):
 async def events(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
-    raw = request.query_params.get("after", "0")
-    if not raw.isdigit() or len(raw) > 18:
+    raw = _query_value(request, "after", "0")
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         raise Invalid("after: must be an integer >= 0", field="after")
     user, _ = await member(request, trip_id)
-    return ok(await timeline.events(svc, trip_id, user["id"], int(raw)))
+    return raw_ok(await timeline.events_json(svc, trip_id, user["id"], int(raw)))
+
+
+def _query_value(request: Request, name: str, default: str) -> str:
+    """One query parameter without building QueryParams (this route is polled)."""
+    for pair in request.scope.get("query_string", b"").decode("latin-1").split("&"):
+        key, _, value = pair.partition("=")
+        if key == name:
+            return unquote_plus(value)
+    return default
 
 
 async def _decide(request: Request, approved_default: bool | None, force: bool | None = None):
@@ -163,10 +176,10 @@ async def dismiss(request: Request):
 
 BASE = "/api/trips/{tripId}/agent"
 routes = [
+    Route(f"{BASE}/events", events, methods=["GET"]),   # the hot path (polling): first
     Route(f"{BASE}/messages", list_messages, methods=["GET"]),
     Route(f"{BASE}/messages", post_message, methods=["POST"]),
     Route(f"{BASE}/chat", chat_turn, methods=["POST"]),
-    Route(f"{BASE}/events", events, methods=["GET"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/approve", approve, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/apply", apply, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/dismiss", dismiss, methods=["POST"]),

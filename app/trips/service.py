@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
+
+import aiosqlite
 
 from pydantic import BaseModel, ValidationError
 
@@ -69,11 +71,14 @@ async def apply_ops(
     base_version: int | None = None,
     source: str = "member",
     precondition: Callable[[Trip], None] | None = None,
+    claim: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
     `precondition(trip)` runs on the freshly loaded aggregate inside the
-    transaction (plan drafts use it to refuse a changed day)."""
+    transaction (plan drafts use it to refuse a changed day). `claim(conn)`
+    runs its own SQL in the same transaction, so a record that authorises the
+    change (an agent suggestion) is claimed if and only if the change commits."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
     async with svc.db.write() as conn:
         rows = await conn.execute_fetchall(
@@ -86,6 +91,8 @@ async def apply_ops(
             needs = TRIP_OPS[name].role
             if ROLE_RANK[role] < ROLE_RANK[needs]:
                 raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
+        if claim is not None:  # first, so a record already used is reported as such
+            await claim(conn)
         before = await store.load(conn, trip_id)
         if base_version is not None and base_version != before.version:
             raise Conflict(
