@@ -184,9 +184,26 @@ def score(place: dict, anchor: tuple[float, float] | None, prefs: EffectivePrefe
     return value
 
 
+SAME_PLACE_M = 200
+
+
+def already_planned(place: dict, day: Day) -> bool:
+    """The day has this place already: the same Google id, or a stop typed in
+    by hand with the same name close by (or without coordinates)."""
+    name = (place.get("name") or "").casefold().strip()
+    for stop in day.stops:
+        if stop.place_id and stop.place_id == place.get("placeId"):
+            return True
+        if name and stop.name.casefold().strip() == name:
+            if stop.lat is None or place.get("lat") is None:
+                return True
+            if haversine_m(stop.lat, stop.lng, place["lat"], place["lng"]) <= SAME_PLACE_M:
+                return True
+    return False
+
+
 def usable(place: dict, day: Day) -> bool:
-    taken = {s.place_id for s in day.stops if s.place_id}
-    return (place.get("placeId") not in taken and place.get("lat") is not None
+    return (not already_planned(place, day) and place.get("lat") is not None
             and place.get("businessStatus") in (None, "OPERATIONAL"))
 
 

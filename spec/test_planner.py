@@ -437,3 +437,16 @@ def test_explore_nearby_suggests_places_not_already_in_the_day(env, model):
     r = env.post(f"/api/trips/{t['id']}/drafts/{suggestions[0]['draftId']}/apply", json={})
     assert r.status_code == 200
     assert suggestions[0]["place"]["name"] in [s["name"] for s in r.json()["data"]["days"][0]["stops"]]
+
+
+def test_a_place_already_on_the_day_is_never_a_candidate():
+    from app.planner import already_planned
+    from app.trips.model import Day, Stop
+
+    day = Day(id="d", position=0, stops=[
+        Stop(id="a", day_id="d", position=0, kind="sight", name="Miradouro de Santa Luzia", lat=38.7117, lng=-9.1301),
+        Stop(id="b", day_id="d", position=1, kind="food", name="Lunch", place_id="pl-1")])
+    assert already_planned({"placeId": "pl-1", "name": "Somewhere", "lat": 38.0, "lng": -9.0}, day)
+    assert already_planned({"placeId": "pl-2", "name": "miradouro de santa luzia ", "lat": 38.7118, "lng": -9.1302}, day)
+    assert not already_planned({"placeId": "pl-3", "name": "Miradouro de Santa Luzia", "lat": 38.80, "lng": -9.20}, day)
+    assert not already_planned({"placeId": "pl-4", "name": "Castelo", "lat": 38.7117, "lng": -9.1301}, day)
