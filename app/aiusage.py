@@ -142,10 +142,7 @@ class UsageGuard:
         """Mark the call failed without raising (e.g. a stream's error event)."""
         self.failure = code
 
-    async def __aenter__(self) -> "UsageGuard":
-        return self
-
-    async def __aexit__(self, exc_type, exc, tb) -> None:
+    async def _close(self, exc: BaseException | None) -> None:
         if exc is None and self.failure is None:
             status, error = "completed", None
         else:
@@ -349,4 +346,4 @@ class _GuardContext:
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         assert self._guard is not None
-        await self._guard.__aexit__(exc_type, exc, tb)
+        await self._guard._close(exc)

@@ -12,12 +12,12 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from app.ai import AI
+# The racing processes (spawn) import this module, so its top level stays
+# light: the app, the SDK and conftest are imported inside the tests that use them.
 from app.aiusage import LIMIT_MESSAGE, AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
 from app.settings import Settings
-from conftest import make_client
 from standins.openai_standin import TEST_KEY, ai_settings, openai_standin  # noqa: F401
 
 NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
@@ -80,6 +80,8 @@ async def test_daily_limit_holds_across_restarts(settings):
 
 
 def test_limit_holds_in_a_restarted_app(settings):
+    from conftest import make_client
+
     settings = settings.with_(ai_daily_limit=1)
     with make_client(settings) as client:
         usage = client.app.state.services.aiusage
@@ -245,7 +247,14 @@ async def test_unknown_feature_is_a_programming_error(settings):
 # -- the guard with the real gateway ------------------------------------------
 
 
-async def guarded_call(usage: AIUsage, ai: AI, question: str = "Is my day OK?") -> str:
+def gateway(settings: Settings):
+    from app.ai import AI
+
+    return AI(settings)
+
+
+
+async def guarded_call(usage: AIUsage, ai, question: str = "Is my day OK?") -> str:
     async with usage.guard(user_id="u1", trip_id="t1", feature="copilot", max_output_tokens=800) as g:
         result = await ai.call_structured(name="copilot_answer", schema_model=Reply, instructions="Answer.",
                                           input=question, max_output_tokens=g.max_output_tokens)
@@ -256,7 +265,7 @@ async def guarded_call(usage: AIUsage, ai: AI, question: str = "Is my day OK?") 
 @pytest.mark.anyio
 async def test_a_refused_call_never_reaches_the_provider(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_daily_limit=1)
-    usage, ai = await open_usage(settings), AI(settings)
+    usage, ai = await open_usage(settings), gateway(settings)
     openai_standin.reply_json({"answer": "First answer"})
     openai_standin.reply_json({"answer": "Second answer"})
     try:
@@ -276,7 +285,7 @@ async def test_a_refused_call_never_reaches_the_provider(settings, openai_standi
 @pytest.mark.anyio
 async def test_busy_while_a_call_is_running_then_free(settings, openai_standin):
     settings = ai_settings(settings, openai_standin, ai_concurrent=1)
-    usage, ai = await open_usage(settings), AI(settings)
+    usage, ai = await open_usage(settings), gateway(settings)
     openai_standin.hold()
     openai_standin.reply_json({"answer": "Held answer"}, usage=(222, 11))
     try:
@@ -298,7 +307,7 @@ async def test_busy_while_a_call_is_running_then_free(settings, openai_standin):
 @pytest.mark.anyio
 async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_concurrent=1, ai_timeout_ms=300)
-    usage, ai = await open_usage(settings), AI(settings)
+    usage, ai = await open_usage(settings), gateway(settings)
     openai_standin.fail(500)
     openai_standin.reply_json({"answer": "too late"}, delay=2)
     openai_standin.reply_text("not json at all", usage=(90, 9))
@@ -322,7 +331,7 @@ async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin,
 @pytest.mark.anyio
 async def test_logs_never_hold_the_key_prompt_or_answer(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_daily_limit=2)
-    usage, ai = await open_usage(settings), AI(settings)
+    usage, ai = await open_usage(settings), gateway(settings)
     openai_standin.reply_json({"answer": "SECRET-ANSWER-TEXT"})
     openai_standin.fail(401)
     try:
