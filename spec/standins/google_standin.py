@@ -1,7 +1,7 @@
 """A loopback stand-in for Google Places API (New) and Routes API, for tests.
 
-A real HTTP server (ThreadingHTTPServer, 127.0.0.1, free port) that the app in
-a TestClient reaches with its real httpx code. One server answers both base
+A real HTTP server (`loopback.PathScriptedServer`: 127.0.0.1, a free port) that
+the app in a TestClient reaches with its real httpx code. One server answers both base
 URLs: POST /v1/places:searchNearby, POST /v1/places:searchText,
 GET /v1/places/{id}, POST /directions/v2:computeRoutes,
 POST /distanceMatrix/v2:computeRouteMatrix.
@@ -30,26 +30,23 @@ today); `fail(prefix, status=500, message=None, times=None)` (Google errors on
 paths starting with prefix; None = until reset); `delay(prefix, seconds)`;
 `no_route_modes` (e.g. {"TRANSIT"}); `speeds`, `detour`; `calls` (Counter of
 paths; details: "/v1/places/<id>"); `requests` (RecordedRequest: method, path,
-query, headers, body); `last(path)`; `reset()` (scripting, calls, requests).
+query, headers, body, raw); `last(path)`; `reset()` (scripting, calls, requests).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import math
 import secrets
-import threading
 import unicodedata
 import zlib
-from collections import Counter
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
 
 import pytest
+
+from .loopback import PathScriptedServer
 
 PLACES_PREFIX = "/v1/places"
 ROUTES_PATH = "/directions/v2:computeRoutes"
@@ -217,15 +214,6 @@ def _fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", text.lower()) if unicodedata.category(c) != "Mn")
 
 
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]  # lower-case names
-    body: Any
-
-
 class GoogleError(Exception):
     def __init__(self, status: int, message: str, word: str | None = None, reason: str | None = None):
         self.status, self.message = status, message
@@ -239,102 +227,9 @@ class GoogleError(Exception):
         return {"error": error}
 
 
-# -- the server -------------------------------------------------------------------
-
-
-class LoopbackServer:
-    """ThreadingHTTPServer in a thread; `handle(method, path, query, headers, body)`
-    returns (status, payload). Shared with the weather stand-in."""
-
-    name = "standin"
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.stopping = threading.Event()
-        self.calls: Counter[str] = Counter()
-        self.requests: list[RecordedRequest] = []
-        self._failures: list[list] = []   # [prefix, status, message, times left or None]
-        self._delays: dict[str, float] = {}
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def fail(self, prefix: str, status: int = 500, message: str | None = None, times: int | None = None) -> None:
-        """Answer an error on paths starting with prefix (times=None: until reset)."""
-        with self.lock:
-            self._failures.append([prefix, status, message, times])
-
-    def delay(self, prefix: str, seconds: float) -> None:
-        with self.lock:
-            self._delays[prefix] = seconds
-
-    def reset(self) -> None:
-        with self.lock:
-            self._failures.clear()
-            self._delays.clear()
-            self.calls.clear()
-            self.requests.clear()
-
-    def waited(self, path: str) -> bool:
-        """Wait out a scripted delay; False when the stand-in is stopping."""
-        with self.lock:
-            wait = max([s for p, s in self._delays.items() if path.startswith(p)], default=0.0)
-        return not (wait and self.stopping.wait(wait))
-
-    def scripted_failure(self, path: str) -> tuple[int, str | None] | None:
-        with self.lock:
-            for failure in self._failures:
-                prefix, status, message, times = failure
-                if path.startswith(prefix) and (times is None or times > 0):
-                    if times is not None:
-                        failure[3] = times - 1
-                    return status, message
-        return None
-
-    def start(self):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        server.daemon_threads = False  # server_close() joins request threads
-        server.standin = self  # type: ignore[attr-defined]
-        server.handle_error = lambda request, address: None  # client gone (timeout tests)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=self.name, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "stand-in not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def record(self, request: RecordedRequest) -> None:
-        with self.lock:
-            self.calls[request.path] += 1
-            self.requests.append(request)
-
-    def last(self, path: str) -> RecordedRequest:
-        with self.lock:
-            return [r for r in self.requests if r.path == path][-1]
-
-    def handle(self, method, path, query, headers, body) -> tuple[int, Any]:  # pragma: no cover
-        raise NotImplementedError
-
-
-class GoogleStandIn(LoopbackServer):
+class GoogleStandIn(PathScriptedServer):
     name = "google-standin"
+    json_content_type = "application/json; charset=UTF-8"
 
     def __init__(self) -> None:
         super().__init__()
@@ -517,45 +412,6 @@ class GoogleStandIn(LoopbackServer):
                               staticDuration=f"{leg[1]}s")
                 elements.append(el)
         return pick(elements, fields) if fields else elements
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def _serve(self, method: str) -> None:
-        standin: LoopbackServer = self.server.standin  # type: ignore[attr-defined]
-        split = urlsplit(self.path)
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        request = RecordedRequest(method, split.path, parse_qs(split.query), headers, body)
-        standin.record(request)
-        status, payload = standin.handle(method, split.path, request.query, headers, body)
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            pass  # the client gave up (timeout tests)
-        self.close_connection = True
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """A loopback stand-in for the OpenAI Responses API, for tests.
 
-A real HTTP server (ThreadingHTTPServer on 127.0.0.1, a free port, one thread
-per request) speaking `POST {base}/responses` the way the real API does: a
+A real HTTP server (`loopback.LoopbackServer`: 127.0.0.1, a free port, one
+thread per request) speaking `POST {base}/responses` the way the real API does: a
 JSON `Response` object, or, when the request has `"stream": true`, SSE
 events (`event: <type>` + `data: <json>`, chunked) in the real order:
 response.created, response.in_progress, response.output_item.added,
@@ -54,10 +54,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 import pytest
+
+from .loopback import LoopbackHandler, LoopbackServer, RecordedRequest
 
 TEST_KEY = "sk-test-wayline-standin-0123456789abcdef"
 DEFAULT_USAGE = (100, 50)
@@ -66,15 +67,6 @@ _ids = itertools.count(1)
 
 def _id(prefix: str) -> str:
     return f"{prefix}_standin{next(_ids):06d}"
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-case names
-    raw: bytes
-    body: Any  # parsed JSON (None if not JSON)
 
 
 @dataclass
@@ -114,64 +106,31 @@ ERRORS = {
 }
 
 
-class OpenAIStandIn:
+class OpenAIStandIn(LoopbackServer):
+    name = "openai-standin"
+    base_path = "/v1"
+    methods = ("POST",)
+    server_header = "openai-standin"
+
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
+        super().__init__()
         self.responder: Callable[[RecordedRequest], Reply] | None = None
         self._script: deque[Reply] = deque()
         self._delays: deque[float] = deque()
-        self._lock = threading.Lock()
-        self._arrived = threading.Condition(self._lock)
         self._gate = threading.Event()
         self._gate.set()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self.in_flight = 0
         self.max_in_flight = 0
 
-    # -- lifecycle -------------------------------------------------------------
-
-    def start(self) -> "OpenAIStandIn":
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        server.daemon_threads = False  # server_close() joins every request thread
-        server.standin = self  # type: ignore[attr-defined]
-        server.handle_error = lambda request, address: None  # client gone mid-reply: expected in timeout tests
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="openai-standin", daemon=True)
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
-        self._stopping.set()
-        self._gate.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def __enter__(self) -> "OpenAIStandIn":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "stand-in not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    @property
-    def request_count(self) -> int:
-        with self._lock:
-            return len(self.requests)
+        self.stopping.set()
+        self._gate.set()  # held requests wake, see `stopping` and give up
+        super().stop()
 
     # -- scripting -------------------------------------------------------------
 
     def _push(self, reply: Reply) -> Reply:
-        with self._lock:
+        with self.lock:
             self._script.append(reply)
         return reply
 
@@ -218,7 +177,7 @@ class OpenAIStandIn:
                            error={"message": message, "code": code, "param": None}, **kw)
 
     def delay(self, seconds: float) -> None:
-        with self._lock:
+        with self.lock:
             self._delays.append(seconds)
 
     def hold(self) -> None:
@@ -227,27 +186,38 @@ class OpenAIStandIn:
     def release(self) -> None:
         self._gate.set()
 
-    def wait_for_requests(self, n: int, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._arrived:
-            while len(self.requests) < n:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"stand-in saw {len(self.requests)} requests, expected {n}")
-                self._arrived.wait(left)
-
     def reset(self) -> None:
-        with self._lock:
-            self.requests.clear()
+        with self.lock:
             self._script.clear()
             self._delays.clear()
+        super().reset()
 
     # -- serving (called from request threads) ---------------------------------
 
+    def response_headers(self) -> dict[str, str]:
+        return {"x-request-id": _id("req")}
+
+    def serve(self, request: RecordedRequest, handler: LoopbackHandler) -> None:
+        if not request.path.rstrip("/").endswith("/responses"):
+            handler.send_json(404, {"error": {"message": f"Invalid URL (POST {request.path})",
+                                              "type": "invalid_request_error", "param": None, "code": None}})
+            return
+        reply, delay = self._take(request)
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self._wait(delay):
+                self._answer(handler, request, reply)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
     def _take(self, request: RecordedRequest) -> tuple[Reply, float]:
-        with self._arrived:
-            self.requests.append(request)
-            self._arrived.notify_all()
+        """Record the request and take the next scripted reply, in one step: the
+        n-th recorded request gets the n-th reply even when requests race."""
+        with self.lock:
+            self.record(request)
             extra_delay = self._delays.popleft() if self._delays else 0.0
             reply = self._script.popleft() if self._script else None
         if reply is None:
@@ -258,13 +228,34 @@ class OpenAIStandIn:
         return reply, extra_delay + reply.delay
 
     def _wait(self, seconds: float) -> bool:
-        """Sleep, waking early when the stand-in stops; False if stopping."""
+        """Sleep, then pass the hold() gate, waking early when the stand-in stops; False if stopping."""
         if seconds > 0:
-            self._stopping.wait(seconds)
+            self.stopping.wait(seconds)
         while not self._gate.wait(0.05):
-            if self._stopping.is_set():
+            if self.stopping.is_set():
                 return False
-        return not self._stopping.is_set()
+        return not self.stopping.is_set()
+
+    def _answer(self, handler: LoopbackHandler, recorded: RecordedRequest, reply: Reply) -> None:
+        request_body = recorded.body if isinstance(recorded.body, dict) else {}
+        if reply.kind == "http_error":
+            error = dict(reply.error or {})
+            if reply.http_status == 401 and not error.get("message"):
+                key = recorded.headers.get("authorization", "").removeprefix("Bearer ").strip()
+                error["message"] = (f"Incorrect API key provided: {key}. You can find your API key at "
+                                    "https://platform.openai.com/account/api-keys.")
+            handler.send_json(reply.http_status, {"error": error})
+            return
+        if request_body.get("stream"):
+            handler.start_event_stream()
+            for event in stream_events(request_body, reply):
+                if reply.chunk_delay and not self._wait(reply.chunk_delay):
+                    return
+                handler.send_event(event["type"], event)
+            handler.end_event_stream()
+            return
+        handler.send_json(200, response_object(request_body, reply, status=reply.status, output=reply.output,
+                                                with_usage=True))
 
 
 def response_object(request_body: dict, reply: Reply, *, status: str, output: list[dict],
@@ -345,82 +336,6 @@ def stream_events(request_body: dict, reply: Reply) -> list[dict]:
 
 def _pieces(text: str, size: int = 8) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "openai-standin"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def do_POST(self) -> None:
-        standin: OpenAIStandIn = self.server.standin  # type: ignore[attr-defined]
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        recorded = RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, raw, body)
-        if not self.path.rstrip("/").endswith("/responses"):
-            self._json(404, {"error": {"message": f"Invalid URL (POST {self.path})", "type": "invalid_request_error",
-                                       "param": None, "code": None}})
-            return
-        reply, delay = standin._take(recorded)
-        with standin._lock:
-            standin.in_flight += 1
-            standin.max_in_flight = max(standin.max_in_flight, standin.in_flight)
-        try:
-            if not standin._wait(delay):
-                return
-            self._answer(standin, recorded, reply)
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            pass  # the client gave up (timeout test)
-        finally:
-            with standin._lock:
-                standin.in_flight -= 1
-            self.close_connection = True
-
-    def _answer(self, standin: OpenAIStandIn, recorded: RecordedRequest, reply: Reply) -> None:
-        request_body = recorded.body if isinstance(recorded.body, dict) else {}
-        if reply.kind == "http_error":
-            error = dict(reply.error or {})
-            if reply.http_status == 401 and not error.get("message"):
-                key = recorded.headers.get("authorization", "").removeprefix("Bearer ").strip()
-                error["message"] = (f"Incorrect API key provided: {key}. You can find your API key at "
-                                    "https://platform.openai.com/account/api-keys.")
-            self._json(reply.http_status, {"error": error})
-            return
-        if request_body.get("stream"):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("Connection", "close")
-            self.send_header("x-request-id", _id("req"))
-            self.end_headers()
-            for event in stream_events(request_body, reply):
-                if reply.chunk_delay and not standin._wait(reply.chunk_delay):
-                    return
-                frame = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-            return
-        output = reply.output
-        self._json(200, response_object(request_body, reply, status=reply.status, output=output, with_usage=True))
-
-    def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
-        self.send_header("x-request-id", _id("req"))
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
 
 
 @pytest.fixture

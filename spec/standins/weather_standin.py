@@ -13,7 +13,7 @@ request on the wrong endpoint fails the way the real one would.
 
     from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
 
-Scripting (shared with the Google stand-in): `url`; `today`;
+Scripting (`loopback.PathScriptedServer`, as for Google): `url`; `today`;
 `fail(prefix, status=500, message=None, times=None)` (answers
 `{"error": true, "reason": message}`); `delay(prefix, seconds)`; `calls`
 (Counter of paths); `requests`; `last(path)`; `reset()`.
@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from .google_standin import LoopbackServer
+from .loopback import PathScriptedServer
 
 FORECAST_PATH = "/v1/forecast"
 ARCHIVE_PATH = "/v1/archive"
@@ -53,8 +53,9 @@ def daily_values(day: date) -> dict:
     }
 
 
-class WeatherStandIn(LoopbackServer):
+class WeatherStandIn(PathScriptedServer):
     name = "weather-standin"
+    json_content_type = "application/json; charset=UTF-8"
 
     def __init__(self) -> None:
         super().__init__()
