@@ -4,8 +4,16 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const DAYS = 30;
+// A limit bar turns amber above this share and red at the limit; the words
+// beside it say the same, so colour is never the only cue.
+const NEAR_SHARE = 0.8;
+// Stable colours per feature (the order of app/aiusage.py FEATURES); others get the spares.
+const KNOWN_FEATURES = ["copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient"];
+const PALETTE = ["#0f766e", "#6d5bd0", "#ea7a2f", "#0284c7", "#db2777", "#65a30d", "#a16207", "#64748b"];
 
 const numberFormat = new Intl.NumberFormat("en");
+const shortDate = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+const longDate = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -21,6 +29,10 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
+const fmt = (n) => numberFormat.format(n);
+const utcDate = (iso) => new Date(`${iso}T00:00:00Z`);
+const plural = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
+
 export function formatCost(value) {
   if (value === null || value === undefined) return "—";
   return `$${Number(value).toFixed(value < 0.01 ? 4 : 2)}`;
@@ -31,7 +43,7 @@ export async function loadUsage(fetchImpl = fetch) {
     credentials: "same-origin",
     headers: { Accept: "application/json" },
   });
-  if (response.status === 404) return { error: "Not available" };
+  if (response.status === 404) return { error: "Not available", notFound: true };
   let payload = null;
   try {
     payload = await response.json();
@@ -44,35 +56,59 @@ export async function loadUsage(fetchImpl = fetch) {
   return { data: payload.data };
 }
 
-function bar(label, used, limit, detail) {
-  const share = limit > 0 ? Math.min(1, used / limit) : 1;
-  const id = `bar-${label.toLowerCase().replace(/[^a-z]+/g, "-")}`;
-  const meter = el("meter", { id, min: 0, max: limit, value: Math.min(used, limit), low: limit * 0.7,
-    high: limit * 0.9, optimum: 0 });
-  meter.textContent = `${numberFormat.format(used)} of ${numberFormat.format(limit)}`;
-  const row = el("div", { class: "admin-bar" + (share >= 1 ? " is-full" : "") },
-    el("label", { for: id }, label),
-    meter,
-    el("span", { class: "admin-bar-text" },
-      `${numberFormat.format(used)} of ${numberFormat.format(limit)}${detail ? ` · ${detail}` : ""}`));
-  return row;
+// ok below 80 %, near above it, full at (or past) the limit.
+export function usageLevel(used, limit) {
+  if (!(limit > 0)) return { level: "full", share: 1, percent: "100%" };
+  const share = used / limit;
+  let percent;
+  if (used >= limit) percent = `${Math.round(share * 100)}%`;
+  else if (used > 0 && share < 0.01) percent = "<1%";
+  else percent = `${Math.min(99, Math.floor(share * 100))}%`; // never "100%" below the limit
+  const level = used >= limit ? "full" : share > NEAR_SHARE ? "near" : "ok";
+  return { level, share: Math.min(1, share), percent };
 }
 
-export function renderToday(container, extra, today, limits) {
-  const tokens = today.inputTokens + today.outputTokens + (today.reservedOutputTokens || 0);
+const LEVEL_WORDS = { near: "Near the limit", full: "Limit reached" };
+
+function limitCard(key, label, used, limit, unit, detail) {
+  const { level, share, percent } = usageLevel(used, limit);
+  const labelId = `limit-${key}-label`;
+  const words = LEVEL_WORDS[level];
+  const fill = el("span", { class: "admin-meter-fill" });
+  fill.style.width = `${(share * 100).toFixed(2)}%`;
+  const meter = el("div", {
+    class: "admin-meter", role: "meter", "aria-labelledby": labelId,
+    "aria-valuemin": 0, "aria-valuemax": limit, "aria-valuenow": Math.min(used, limit),
+    "aria-valuetext": `${fmt(used)} of ${fmt(limit)} ${unit}, ${percent}${words ? `, ${words.toLowerCase()}` : ""}`,
+  }, fill);
+  return el("article", { class: `card admin-limit is-${level}`, "data-limit": key },
+    el("div", { class: "admin-limit-head" },
+      el("h3", { id: labelId, class: "admin-limit-name" }, label),
+      words ? el("span", { class: "pill admin-level" }, words) : ""),
+    el("p", { class: "admin-figure" },
+      el("strong", {}, fmt(used)), el("span", { class: "muted" }, ` of ${fmt(limit)}`)),
+    meter,
+    el("p", { class: "admin-limit-note" }, el("span", { class: "admin-percent" }, percent), ` · ${detail}`));
+}
+
+export function renderToday(container, today, limits) {
+  const reserved = today.reservedOutputTokens || 0;
+  const tokens = today.inputTokens + today.outputTokens + reserved;
   container.replaceChildren(
-    bar("Calls", today.calls, limits.dailyCalls, "per UTC day"),
-    bar("Tokens", tokens, limits.dailyTokens,
-      today.reservedOutputTokens ? `${numberFormat.format(today.reservedOutputTokens)} reserved` : "input + output"),
-    bar("Running now", today.running, limits.concurrent, "at once"),
+    limitCard("calls", "Calls", today.calls, limits.dailyCalls, "calls", "per UTC day"),
+    limitCard("tokens", "Tokens", tokens, limits.dailyTokens, "tokens",
+      reserved ? `${fmt(reserved)} reserved by running calls` : "input + output"),
+    limitCard("running", "Running now", today.running, limits.concurrent, "calls", "at once"),
+    el("article", { class: "card admin-limit admin-cost" },
+      el("div", { class: "admin-limit-head" }, el("h3", { class: "admin-limit-name" }, "Estimated cost")),
+      el("p", { class: "admin-figure" }, el("strong", {}, formatCost(today.costUsd))),
+      el("p", { class: "admin-limit-note" },
+        `Each call: up to ${fmt(limits.maxOutputTokens)} output tokens and ${limits.timeoutMs / 1000}\u00a0s.`)),
   );
-  extra.textContent = `Estimated cost today: ${formatCost(today.costUsd)}. ` +
-    `Each call may use up to ${numberFormat.format(limits.maxOutputTokens)} output tokens and ` +
-    `${limits.timeoutMs / 1000} s.`;
 }
 
 function lastDays(todayIso, count) {
-  const end = new Date(`${todayIso}T00:00:00Z`);
+  const end = utcDate(todayIso);
   const dates = [];
   for (let i = count - 1; i >= 0; i -= 1) {
     dates.push(new Date(end.getTime() - i * 86400000).toISOString().slice(0, 10));
@@ -80,64 +116,174 @@ function lastDays(todayIso, count) {
   return dates;
 }
 
+// One entry per day of the window (oldest first), zero days included.
 export function dailyTotals(days, todayIso) {
-  const totals = new Map(lastDays(todayIso, DAYS).map((date) => [date, { calls: 0, tokens: 0 }]));
+  const totals = new Map(lastDays(todayIso, DAYS).map((date) => [date, { calls: 0, tokens: 0, byFeature: {} }]));
   for (const row of days) {
     const total = totals.get(row.date);
     if (!total) continue;
     total.calls += row.calls;
     total.tokens += row.inputTokens + row.outputTokens;
+    total.byFeature[row.feature] = (total.byFeature[row.feature] || 0) + row.calls;
   }
   return [...totals.entries()].map(([date, t]) => ({ date, ...t }));
 }
 
-export function renderChart(container, days, todayIso) {
-  const totals = dailyTotals(days, todayIso);
-  const width = 600;
-  const height = 160;
-  const top = 10;
-  const bottom = 24;
-  const left = 32;
-  const step = (width - left) / totals.length;
-  const max = Math.max(1, ...totals.map((t) => t.calls));
-  const sum = totals.reduce((n, t) => n + t.calls, 0);
-  const chart = svg("svg", {
-    viewBox: `0 0 ${width} ${height}`, role: "img", class: "admin-chart-svg",
-    "aria-label": `Model calls per day for the last ${DAYS} days: ${sum} in total, at most ${max} in a day.`,
+// Features with calls in the window, known ones first so colours stay put.
+export function featureColours(days) {
+  const seen = [...new Set(days.filter((row) => row.calls > 0).map((row) => row.feature))];
+  const rank = (f) => (KNOWN_FEATURES.includes(f) ? KNOWN_FEATURES.indexOf(f) : KNOWN_FEATURES.length);
+  seen.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const colours = new Map();
+  seen.forEach((feature, i) => {
+    const known = KNOWN_FEATURES.indexOf(feature);
+    colours.set(feature, PALETTE[known >= 0 ? known : Math.min(PALETTE.length - 1, KNOWN_FEATURES.length + i)]);
   });
-  chart.append(
-    svg("line", { x1: left, y1: height - bottom, x2: width, y2: height - bottom, class: "axis" }),
-    svg("text", { x: left - 4, y: top + 8, "text-anchor": "end", class: "tick" }, String(max)),
-    svg("text", { x: left - 4, y: height - bottom, "text-anchor": "end", class: "tick" }, "0"),
-  );
+  return colours;
+}
+
+// A round top for the y axis and the step between its gridlines.
+function yScale(max) {
+  if (max <= 4) return { top: Math.max(1, max), step: 1 };
+  const raw = max / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw);
+  return { top: Math.ceil(max / step) * step, step };
+}
+
+export function renderLegend(list, days, colours) {
+  const calls = new Map();
+  for (const row of days) calls.set(row.feature, (calls.get(row.feature) || 0) + row.calls);
+  list.replaceChildren(...[...colours.entries()].map(([feature, colour]) => {
+    const swatch = el("span", { class: "admin-swatch", "aria-hidden": "true" });
+    swatch.style.background = colour;
+    return el("li", {}, swatch, el("span", { class: "admin-feature-name" }, feature),
+      el("span", { class: "muted" }, ` ${fmt(calls.get(feature) || 0)}`));
+  }));
+}
+
+// Drawn at the container's pixel width so the labels stay at a readable size
+// on a phone as on a desktop; main() redraws it when the width changes.
+export function renderChart(container, days, todayIso, colours = featureColours(days)) {
+  const totals = dailyTotals(days, todayIso);
+  const width = Math.max(280, Math.round(container.clientWidth || 600));
+  const height = width < 520 ? 190 : 230;
+  const narrow = width < 520;
+  const max = Math.max(0, ...totals.map((t) => t.calls));
+  const { top: yTop, step: yStep } = yScale(max);
+  const left = 12 + 7 * String(fmt(yTop)).length;
+  const right = 4;
+  const plotTop = 10;
+  const bottom = 26;
+  const plotHeight = height - plotTop - bottom;
+  const base = height - bottom;
+  const slot = (width - left - right) / totals.length;
+  const gap = Math.max(1, Math.min(6, slot * 0.22));
+  const sum = totals.reduce((n, t) => n + t.calls, 0);
+  const busiest = totals.reduce((a, b) => (b.calls > a.calls ? b : a), totals[0]);
+  const today = totals[totals.length - 1];
+  const y = (value) => base - (plotHeight * value) / yTop;
+
+  const titleId = "admin-chart-title";
+  const descId = "admin-chart-desc";
+  const description = sum === 0
+    ? `No model calls from ${shortDate.format(utcDate(totals[0].date))} to ${shortDate.format(utcDate(today.date))}.`
+    : `From ${shortDate.format(utcDate(totals[0].date))} to ${shortDate.format(utcDate(today.date))}: ` +
+      `${plural(sum, "call")} in total; the busiest day was ${shortDate.format(utcDate(busiest.date))} ` +
+      `with ${plural(busiest.calls, "call")}; today ${plural(today.calls, "call")}. ` +
+      "The table below lists every day by feature and model.";
+  const chart = svg("svg", {
+    viewBox: `0 0 ${width} ${height}`, width, height, role: "img", class: "admin-chart-svg",
+    "aria-labelledby": `${titleId} ${descId}`,
+  },
+  svg("title", { id: titleId }, `Model calls per UTC day, last ${DAYS} days`),
+  svg("desc", { id: descId }, description));
+
+  for (let value = 0; value <= yTop; value += yStep) {
+    chart.append(
+      svg("line", { x1: left, y1: y(value), x2: width - right, y2: y(value), class: value === 0 ? "axis" : "grid" }),
+      svg("text", { x: left - 6, y: y(value) + 4, "text-anchor": "end", class: "tick" }, fmt(value)),
+    );
+  }
+
   totals.forEach((t, i) => {
-    const h = ((height - top - bottom) * t.calls) / max;
-    const x = left + i * step + 1;
-    const rect = svg("rect", { x, y: height - bottom - h, width: Math.max(1, step - 2), height: h, class: "bar" },
-      svg("title", {}, `${t.date}: ${t.calls} calls, ${numberFormat.format(t.tokens)} tokens`));
-    chart.append(rect);
-    if ((totals.length - 1 - i) % 7 === 0) { // today, and every week back from it
-      chart.append(svg("text", { x: x + step / 2, y: height - 6, "text-anchor": "middle", class: "tick" },
-        t.date.slice(5)));
+    const x = left + i * slot + gap / 2;
+    const barWidth = Math.max(1, slot - gap);
+    const group = svg("g", { class: "day" + (i === totals.length - 1 ? " today" : "") },
+      svg("title", {}, `${shortDate.format(utcDate(t.date))}: ${plural(t.calls, "call")}, ${fmt(t.tokens)} tokens`));
+    let stacked = 0;
+    for (const [feature, colour] of colours) {
+      const calls = t.byFeature[feature] || 0;
+      if (!calls) continue;
+      const segment = svg("rect", { x, y: y(stacked + calls), width: barWidth,
+        height: y(stacked) - y(stacked + calls) });
+      segment.style.fill = colour;
+      group.append(segment);
+      stacked += calls;
+    }
+    if (t.calls === 0) group.append(svg("rect", { x, y: base - 2, width: barWidth, height: 2, class: "zero" }));
+    chart.append(group);
+    const back = totals.length - 1 - i;
+    if (back % 7 === 0) { // today, and every week back from it
+      const centre = x + barWidth / 2;
+      const label = back === 0 ? "Today" : shortDate.format(utcDate(t.date));
+      const anchor = back === 0 && narrow ? "end" : "middle";
+      chart.append(svg("text", { x: anchor === "end" ? x + barWidth : centre, y: height - 8, "text-anchor": anchor,
+        class: "tick" + (back === 0 ? " tick-today" : "") }, label));
     }
   });
+  if (sum === 0) {
+    chart.append(svg("text", { x: left + (width - left) / 2, y: plotTop + plotHeight / 2, "text-anchor": "middle",
+      class: "empty-note" }, "No model calls yet"));
+  }
   container.replaceChildren(chart);
 }
 
-export function renderTable(tbody, days) {
+export function renderTable(tbody, days, tfoot = null, colours = featureColours(days)) {
+  if (tfoot) tfoot.replaceChildren();
+  tbody.closest(".admin-table-card")?.classList.toggle("is-empty", days.length === 0);
   if (days.length === 0) {
-    tbody.replaceChildren(el("tr", {}, el("td", { colspan: 7 }, "No model calls in the last 30 days.")));
+    tbody.replaceChildren(el("tr", {},
+      el("td", { colspan: 7, class: "admin-empty" }, "No model calls in the last 30 days.")));
     return;
   }
-  tbody.replaceChildren(...days.map((row) => el("tr", {},
-    el("th", { scope: "row" }, row.date),
-    el("td", {}, row.feature),
-    el("td", {}, row.model),
-    el("td", { class: "num" }, numberFormat.format(row.calls)),
-    el("td", { class: "num" }, numberFormat.format(row.inputTokens)),
-    el("td", { class: "num" }, numberFormat.format(row.outputTokens)),
-    el("td", { class: "num" }, formatCost(row.costUsd)),
-  )));
+  tbody.replaceChildren(...days.map((row, i) => {
+    const swatch = el("span", { class: "admin-swatch", "aria-hidden": "true" });
+    swatch.style.background = colours.get(row.feature) || PALETTE[PALETTE.length - 1];
+    // A day's first row shows its date; the rest keep it for screen readers only.
+    const first = i === 0 || days[i - 1].date !== row.date;
+    return el("tr", first ? { class: "day-start" } : {},
+      el("th", { scope: "row", class: "admin-date" },
+        first ? row.date : el("span", { class: "visually-hidden" }, row.date)),
+      el("td", {}, el("span", { class: "admin-feature" }, swatch, row.feature)),
+      el("td", { class: "admin-model" }, row.model),
+      el("td", { class: "num" }, fmt(row.calls)),
+      el("td", { class: "num" }, fmt(row.inputTokens)),
+      el("td", { class: "num" }, fmt(row.outputTokens)),
+      el("td", { class: "num" }, formatCost(row.costUsd)));
+  }));
+  if (tfoot && days.length > 1) {
+    const add = (key) => days.reduce((n, row) => n + row[key], 0);
+    const priced = days.filter((row) => row.costUsd !== null && row.costUsd !== undefined);
+    let cost = "—";
+    if (priced.length) {
+      const known = formatCost(priced.reduce((n, row) => n + row.costUsd, 0));
+      cost = priced.length === days.length ? known : `≥ ${known}`; // some calls not priced yet
+    }
+    tfoot.replaceChildren(el("tr", {},
+      el("th", { scope: "row", colspan: 3 }, `Total, last ${DAYS} days`),
+      el("td", { class: "num" }, fmt(add("calls"))),
+      el("td", { class: "num" }, fmt(add("inputTokens"))),
+      el("td", { class: "num" }, fmt(add("outputTokens"))),
+      el("td", { class: "num" }, cost)));
+  }
+}
+
+function showProblem(status, message, notFound) {
+  status.classList.add(notFound ? "is-unavailable" : "is-error");
+  status.querySelector(".spinner")?.remove();
+  document.getElementById("admin-status-text").textContent = message;
+  document.getElementById("admin-back").hidden = false;
 }
 
 async function main() {
@@ -151,18 +297,35 @@ async function main() {
   }
   page.setAttribute("aria-busy", "false");
   if (result.error) {
-    status.textContent = result.error;
+    showProblem(status, result.error, result.notFound);
     return;
   }
   const { today, limits, days } = result.data;
   const todayIso = today.date || new Date().toISOString().slice(0, 10); // the server's UTC day
-  status.textContent = "";
   status.hidden = true;
-  renderToday(document.getElementById("admin-bars"), document.getElementById("admin-today-extra"), today, limits);
-  renderChart(document.getElementById("admin-chart"), days, todayIso);
-  renderTable(document.querySelector("#admin-table tbody"), days);
+  const colours = featureColours(days);
+  document.getElementById("admin-today-date").textContent = `${longDate.format(utcDate(todayIso))} (UTC)`;
+  renderToday(document.getElementById("admin-bars"), today, limits);
+  renderLegend(document.getElementById("admin-legend"), days, colours);
+  const table = document.getElementById("admin-table");
+  renderTable(table.tBodies[0], days, table.tFoot, colours);
   document.getElementById("admin-today").hidden = false;
   document.getElementById("admin-history").hidden = false;
+
+  // Drawn once visible (it needs the width), then again when the width changes.
+  const plot = document.getElementById("admin-chart");
+  let drawnWidth = 0;
+  const draw = () => {
+    if (plot.clientWidth === drawnWidth) return;
+    drawnWidth = plot.clientWidth;
+    renderChart(plot, days, todayIso, colours);
+  };
+  draw();
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(draw);
+  });
 }
 
 if (typeof document !== "undefined" && document.getElementById("admin")) {
