@@ -70,10 +70,14 @@ class _StdoutLines(logging.Handler):
 
 
 log = logging.getLogger("wayline.ai")
-if not any(isinstance(h, _StdoutLines) for h in log.handlers):
-    log.addHandler(_StdoutLines())
-    log.setLevel(logging.INFO)
-    log.propagate = False
+
+
+def install_log_handler() -> None:
+    """Send AI events to stdout as JSON lines; called when an app starts (idempotent)."""
+    if not any(isinstance(h, _StdoutLines) for h in log.handlers):
+        log.addHandler(_StdoutLines())
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 def log_event(event: str, **fields: Any) -> None:
@@ -183,6 +187,7 @@ class AIUsage:
     datetime); the UTC day comes from it, so tests can roll the day over."""
 
     def __init__(self, db: Database | str, settings: Settings, clock: Callable[[], Any] | None = None):
+        install_log_handler()
         self._db = db if isinstance(db, Database) else None
         self._path = None if isinstance(db, Database) else str(db)
         self._owns_db = self._db is None
