@@ -20,7 +20,7 @@ from ..agent.stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound, TooLarge
 from ..services import Services
-from .common import body, member, ok, raw_ok, services
+from .common import body, check_role, member, ok, raw_ok, services
 from .openapi import describe
 
 MAX_TEXT = 4000
@@ -126,10 +126,10 @@ async def chat_turn(request: Request):
 async def events(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
     raw = _query_value(request, "after", "0")
     if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         raise Invalid("after: must be an integer >= 0", field="after")
-    user, _ = await member(request, trip_id)
     return raw_ok(await timeline.events_json(svc, trip_id, user["id"], int(raw)))
 
 
@@ -145,6 +145,7 @@ def _query_value(request: Request, name: str, default: str) -> str:
 async def _decide(request: Request, approved_default: bool | None, force: bool | None = None):
     svc = agent_services(request)
     trip_id, suggestion_id = request.path_params["tripId"], request.path_params["suggestionId"]
+    user, role = await member(request, trip_id)  # 401/404 before anything about the body
     args = await body(request, Approval)
     if args.id is not None and args.id != suggestion_id:
         raise Invalid("id: must be the suggestion id of the path", field="id")
@@ -152,9 +153,8 @@ async def _decide(request: Request, approved_default: bool | None, force: bool |
     if approved is None:
         raise Invalid("approved: required (true to apply, false to dismiss)", field="approved")
     if not approved:
-        user, _ = await member(request, trip_id)
         return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
-    user, _ = await member(request, trip_id, needs="editor")
+    check_role(role, "editor")
     applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
     return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip))
 
