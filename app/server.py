@@ -102,7 +102,9 @@ def create_app(settings: Settings, **overrides) -> Starlette:
         app.state.services = svc
         await lifecycle.start(svc)
         try:
-            yield
+            # Lifespan state is copied into every request's scope: the cheapest
+            # way for a handler to reach the services (see routes.common.services).
+            yield {"services": svc}
         finally:
             await svc.background.drain()
             await lifecycle.stop(svc)

@@ -20,14 +20,30 @@ ROLE_RANK = {"viewer": 0, "editor": 1, "owner": 2}
 
 
 def services(request: Request) -> Services:
-    return request.app.state.services
+    return request.scope["state"]["services"]
+
+
+COOKIE_PREFIX = COOKIE.encode() + b"="
+
+
+def session_token(scope) -> str | None:
+    """Our session cookie straight from the raw headers: every signed-in
+    request needs it, and parsing every cookie on the page costs more."""
+    for name, value in scope["headers"]:
+        if name == b"cookie":
+            for part in value.split(b";"):
+                part = part.strip()
+                if part.startswith(COOKIE_PREFIX):
+                    return part[len(COOKIE_PREFIX):].decode("latin-1").strip('"') or None
+    return None
 
 
 async def current_user(request: Request) -> dict | None:
-    if "user" not in request.scope:
+    scope = request.scope
+    if "user" not in scope:
         svc = services(request)
-        request.scope["user"] = await user_for_token(svc.db, request.cookies.get(COOKIE), svc.sessions)
-    return request.scope["user"]
+        scope["user"] = await user_for_token(svc.db, session_token(scope), svc.sessions)
+    return scope["user"]
 
 
 async def signed_in(request: Request) -> dict:
