@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import join, new_trip, signup, use
+from app.agent import tools
+from conftest import join, new_trip, op, signup, use
 from standins.google_standin import google_settings, google_standin  # noqa: F401
 from standins.openai_standin import openai_standin  # noqa: F401
 from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
@@ -161,6 +162,31 @@ def test_write_tool_needs_approval_then_applies_and_echoes(settings, openai_stan
         tool_part = next(p for p in turn["parts"] if p["type"] == "tool-insert_stop")
         assert tool_part["state"] == "output-available" and tool_part["output"]["ok"] is True
 
+
+
+def test_a_write_tool_can_clear_a_set_time_and_nothing_else_it_may_not(settings, openai_standin):
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        stop = op(client, trip["id"], "insert_stop", dayId=trip["days"][0]["id"], name="Tour", setTime="15:00")
+        stop_id = stop.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+        update = next(t for t in tools.write_tool_specs() if t["name"] == "update_stop")
+        assert update["strict"] and "setTime" in update["parameters"]["properties"]["clear"]["items"]["enum"]
+        assert "name" not in update["parameters"]["properties"]["clear"]["items"]["enum"]
+
+        nulls = {k: None for k in update["parameters"]["properties"] if k not in ("stopId", "clear")}
+        openai_standin.reply_function_call("update_stop", {**nulls, "stopId": stop_id, "clear": ["setTime"]})
+        messages = [user_message("Unpin the tour, any time is fine")]
+        first = check_protocol(chat(client, trip["id"], messages))
+        assert of_type(first, "tool-input-available")[0]["input"] == {"stopId": stop_id, "setTime": None}
+        openai_standin.reply_text("Done: the tour now follows the day.")
+        check_protocol(chat(client, trip["id"], messages + [responded(first, True)]))
+        assert stops_of(client, trip["id"])[0]["setTime"] is None
+
+        openai_standin.reply_function_call("update_stop", {**nulls, "stopId": stop_id, "clear": ["name"]})
+        refused = check_protocol(chat(client, trip["id"], [user_message("Remove the tour's name")]))
+        assert "cannot be cleared" in of_type(refused, "tool-input-error")[0]["errorText"]
+        assert not of_type(refused, "tool-approval-request")
 
 def test_denied_write_changes_nothing(settings, openai_standin):
     with agent_client(settings, openai_standin) as client:

@@ -323,7 +323,7 @@ async def _propose_write(svc: Services, turn: Turn, emit: _Emitter, working: Tri
     name = call.name
     emit("tool-input-start", toolCallId=call.call_id, toolName=name)
     try:
-        args = tools.parse_arguments(call.arguments)
+        args = tools.parse_arguments(call.arguments, name)
         validated = validate_args(name, args)
         TRIP_OPS[name].apply(working, validated, OpContext(actor_id=turn.user["id"], now=""))
         shown = validated.model_dump(mode="json", exclude_unset=True)

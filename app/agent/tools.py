@@ -4,8 +4,11 @@ Write tools are generated from the registry (every `OpSpec` with
 `agent=True`): the op's name, its description and the strict JSON schema of
 its argument model. They never run without a member's approval (chat.py).
 Strict schemas make every field present, so in tool arguments `null` means
-"leave as it is" (nulls are dropped before validation); ops whose arguments
-cannot be expressed strictly (free-form share maps) are offered non-strict.
+"leave as it is" (nulls are dropped before validation). To clear a field
+(unpin a stop's set time, say) the model lists it in `clear`, which every write
+tool with nullable fields gets, generated from the op's model like the rest.
+Ops whose arguments cannot be expressed strictly (free-form share maps) are
+offered non-strict.
 
 Read tools never change a trip: Google place search, nearby, details, routes
 and lodging (Places with type lodging; no scraping), Open-Meteo weather, and
@@ -20,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ..ai import strict_schema
-from ..errors import AppError
+from ..errors import AppError, Invalid
 from ..legs import estimate
 from ..services import Services
 from ..trips.model import Trip
@@ -111,9 +114,25 @@ def write_tool_names() -> list[str]:
     return [name for name, spec in TRIP_OPS.items() if spec.agent]
 
 
+def clearable_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """What a tool call may clear: the op's own list (`Args.clearable`)."""
+    return getattr(model, "clearable", ())
+
+
+def _write_tool_model(model: type[BaseModel]) -> type[BaseModel]:
+    names = clearable_fields(model)
+    if not names:
+        return model
+    return create_model(f"{model.__name__}Tool", __base__=model, clear=(
+        list[Literal[tuple(names)]],
+        Field(default_factory=list, description="Fields to clear (set to nothing), e.g. setTime to unpin a stop"),
+    ))
+
+
 def write_tool_specs() -> list[dict]:
     return [_function(name, f"{TRIP_OPS[name].description} Changes the trip: a member must approve it. "
-                            "In the arguments, null means 'leave unchanged'.", TRIP_OPS[name].args)
+                            "In the arguments, null means 'leave unchanged'; list fields to empty in clear.",
+                      _write_tool_model(TRIP_OPS[name].args))
             for name in write_tool_names()]
 
 
@@ -122,12 +141,23 @@ def is_write_tool(name: str) -> bool:
     return spec is not None and spec.agent
 
 
-def parse_arguments(raw: str) -> dict:
-    """The model's JSON arguments with nulls dropped (null = not given)."""
+def parse_arguments(raw: str, op_name: str | None = None) -> dict:
+    """The model's JSON arguments with nulls dropped (null = not given); for a
+    write op, the fields named in `clear` are set to null explicitly."""
     value = json.loads(raw or "{}")
     if not isinstance(value, dict):
         raise ValueError("arguments must be a JSON object")
-    return {k: v for k, v in value.items() if v is not None}
+    clear = value.pop("clear", None) if op_name else None
+    args = {k: v for k, v in value.items() if v is not None}
+    if clear:
+        allowed = clearable_fields(TRIP_OPS[op_name].args)
+        for name in clear:
+            if name not in allowed:
+                raise Invalid(f"clear: {name!r} cannot be cleared", field="clear")
+            if name in args:
+                raise Invalid(f"clear: {name!r} is both set and cleared", field="clear")
+            args[name] = None
+    return args
 
 
 # -- running read tools ----------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -40,6 +40,9 @@ def _hhmm(cls, value: str | None) -> str | None:
 
 class Args(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+    # Fields that an explicit null clears (others: null is refused or means
+    # "not given"). Agent tools offer exactly these in their `clear` list.
+    clearable: ClassVar[tuple[str, ...]] = ()
 
     def given(self) -> dict[str, Any]:
         """Only the fields the caller sent, so `null` can mean 'clear'."""
@@ -76,6 +79,7 @@ class AddDay(Args):
 
 
 class UpdateDay(Args):
+    clearable = ("startTime",)
     dayId: Id
     title: str | None = Field(default=None, max_length=120)
     note: Note | None = None
@@ -111,6 +115,7 @@ class InsertStop(StopFields):
 
 
 class UpdateStop(Args):
+    clearable = ("placeId", "lat", "lng", "address", "setTime", "meal")
     stopId: Id
     kind: Kind | None = None
     name: Title | None = None
@@ -166,6 +171,7 @@ class AddExpense(Args):
 
 
 class UpdateExpense(Args):
+    clearable = ("split", "dayId", "stopId")
     expenseId: Id
     title: Title | None = None
     amountMinor: int | None = Field(default=None, gt=0, le=10**12)
@@ -283,14 +289,13 @@ def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
 STOP_FIELDS = {"kind": "kind", "name": "name", "placeId": "place_id", "lat": "lat", "lng": "lng",
                "address": "address", "setTime": "set_time", "durationMin": "duration_min",
                "meal": "meal", "note": "note"}
-REQUIRED_STOP_FIELDS = {"kind", "name", "durationMin", "note"}
 
 
 def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
     changes = {k: v for k, v in a.given().items() if k != "stopId"}
     for key, value in changes.items():
-        if value is None and key in REQUIRED_STOP_FIELDS:
+        if value is None and key not in UpdateStop.clearable:
             raise Invalid(f"{key} cannot be cleared", field=key)
         setattr(stop, STOP_FIELDS[key], value)
     what = ", ".join(sorted(changes)) or "nothing"
