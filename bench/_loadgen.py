@@ -6,8 +6,10 @@ requests and time."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import tempfile
 import socket
 import statistics
 import subprocess
@@ -118,3 +120,25 @@ def report(name: str, result: dict, target: float) -> None:
     print(f"bare starlette : {bare['rps']:8.0f} req/s  p50 {bare['p50_ms']:.2f} ms  p95 {bare['p95_ms']:.2f} ms")
     print(f"{name:<15}: {app['rps']:8.0f} req/s  p50 {app['p50_ms']:.2f} ms  p95 {app['p95_ms']:.2f} ms")
     print(f"ratio          : {result['ratio']:.2f} median of {result['ratios']} (target >= {target})")
+
+
+def run_against_bare(name: str, target: float, env: dict[str, str], prepare) -> None:
+    """The whole comparison: start Wayline with `env` (plus a temp database),
+    let `prepare(base_url) -> (path, cookie, body)` set up the data, serve the
+    same body from a bare Starlette endpoint, alternate rounds, print the ratio."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"WAYLINE_DB": f"{tmp}/bench.db", "WAYLINE_UPLOADS": f"{tmp}/uploads", "OPENAI_API_KEY": "",
+               "GOOGLE_MAPS_API_KEY": "", **env}
+        with serve("bench._apps:wayline", env) as port:
+            path, cookie, body = prepare(f"http://127.0.0.1:{port}")
+            Path(tmp, "payload.json").write_bytes(body)
+            with serve("bench._apps:bare", {"BENCH_PAYLOAD": f"{tmp}/payload.json"}) as bare_port:
+                result = compare(port, path, bare_port, cookie=cookie, rounds=args.rounds, seconds=args.seconds,
+                                 connections=args.connections)
+    print(f"payload: {len(body)} bytes, {args.connections} keep-alive connections")
+    report(name, result, target)

@@ -6,21 +6,19 @@ steady-state load. Usage:
     .venv/bin/python bench/agent_events.py [--seconds 2] [--rounds 5] [--connections 8]
 Prints both throughputs and their ratio (target >= 0.8), measured in one run
 with the same load generator, each server in its own uvicorn process on
-loopback. AI is "on" with a key-shaped dummy key and an unroutable base URL:
+loopback. AI is "on" with a dummy key and an unroutable base URL:
 polling never calls the model, and nothing can reach a real provider.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import compare, report, serve  # noqa: E402
+from _loadgen import run_against_bare  # noqa: E402
 
 TARGET = 0.8
 
@@ -47,22 +45,9 @@ def build_timeline(base: str) -> tuple[str, str, bytes]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--connections", type=int, default=8)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"WAYLINE_DB": f"{tmp}/bench.db", "WAYLINE_UPLOADS": f"{tmp}/uploads", "GOOGLE_MAPS_API_KEY": "",
-               "OPENAI_API_KEY": "sk-bench-dummy-never-sent", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
-        with serve("bench._apps:wayline", env) as port:
-            path, cookie, body = build_timeline(f"http://127.0.0.1:{port}")
-            Path(tmp, "payload.json").write_bytes(body)
-            with serve("bench._apps:bare", {"BENCH_PAYLOAD": f"{tmp}/payload.json"}) as bare_port:
-                result = compare(port, path, bare_port, cookie=cookie, rounds=args.rounds, seconds=args.seconds,
-                                 connections=args.connections)
-    print(f"payload: {body.decode()} ({len(body)} bytes), {args.connections} keep-alive connections")
-    report("GET events", result, TARGET)
+    # AI is on (agent routes exist) with a dummy key and an unroutable base URL.
+    run_against_bare("GET events", TARGET, {"OPENAI_API_KEY": "dummy-key-never-sent",
+                                            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, build_timeline)
 
 
 if __name__ == "__main__":
