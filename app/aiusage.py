@@ -76,7 +76,8 @@ def install_log_handler() -> None:
     """Send AI events to stdout as JSON lines; called when an app starts (idempotent)."""
     if not any(isinstance(h, _StdoutLines) for h in log.handlers):
         log.addHandler(_StdoutLines())
-        log.setLevel(logging.INFO)
+        if log.level == logging.NOTSET:  # keep a level someone chose (a benchmark quietens it)
+            log.setLevel(logging.INFO)
         log.propagate = False
 
 

@@ -29,7 +29,6 @@ from starlette.responses import JSONResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-import app.aiusage  # noqa: E402,F401  (configures the usage log, so the level set in main() sticks)
 from app.server import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from standins.google_standin import GoogleStandIn, weekly  # noqa: E402

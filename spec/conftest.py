@@ -15,6 +15,9 @@ from starlette.testclient import TestClient
 from app.server import create_app
 from app.settings import Settings
 
+# The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin).
+pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin")
+
 _names = itertools.count(1)
 
 

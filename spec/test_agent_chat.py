@@ -9,9 +9,8 @@ import pytest
 
 from app.agent import tools
 from conftest import join, new_trip, op, signup, use
-from standins.google_standin import google_settings, google_standin  # noqa: F401
-from standins.openai_standin import openai_standin  # noqa: F401
-from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
+from standins.google_standin import google_settings
+from standins.weather_standin import weather_settings
 from test_agent_support import agent_client, of_type, sse_chunks, user_message
 
 # Chunk shapes from reference/api-facts.md part C (ui-message-chunks.ts): type -> (required, optional).

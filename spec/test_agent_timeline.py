@@ -12,7 +12,7 @@ import pytest
 from app.agent.ambient import heuristic
 from app.server import create_app
 from conftest import LiveServer, join, new_trip, op, signup, use
-from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import ai_settings
 from test_agent_support import agent_client, eventually, events, user_message
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -80,7 +80,7 @@ def test_post_message_validates_and_echoes_the_row(settings, openai_standin):
 
 def test_files_must_be_this_trips_uploads(settings, openai_standin):
     with agent_client(settings, openai_standin) as client:
-        alice = signup(client, "alice")
+        signup(client, "alice")
         trip, other = new_trip(client), new_trip(client)
         mine = upload(client, trip["id"], "plan.md", b"# Day 1\nCastle at 10")
         theirs = upload(client, other["id"], "x.png", PNG)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
                     describe_ai_error, sanitize, strict_schema)
 from conftest import free_port
-from standins.openai_standin import TEST_KEY, ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import TEST_KEY, ai_settings
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from app.aiusage import LIMIT_MESSAGE, AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
 from app.settings import Settings
-from standins.openai_standin import TEST_KEY, ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import TEST_KEY, ai_settings
 
 NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
 

@@ -12,7 +12,7 @@ import pytest
 from browser.harness import (SCREENSHOTS, chromium, live, offline, open_page, shot, ui_add_stop, ui_create_trip,
                              ui_signin, ui_signup)
 from browser.scripts import quiet_responder
-from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import ai_settings
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ import pytest
 
 from browser.harness import chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip, ui_signup
 from browser.scripts import proposing_responder, quiet_responder, tool_call
-from standins.google_standin import google_settings, google_standin  # noqa: F401
-from standins.openai_standin import Reply, ai_settings, message_item, openai_standin  # noqa: F401
+from standins.google_standin import google_settings
+from standins.openai_standin import Reply, ai_settings, message_item
 
 pytestmark = pytest.mark.browser
 

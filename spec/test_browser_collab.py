@@ -10,7 +10,7 @@ import pytest
 from browser.harness import (FAST_POLL_MS, PASSWORD, chromium, live, offline, open_page, shot, ui_add_stop,
                              ui_create_trip, ui_signup)
 from browser.scripts import quiet_responder
-from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import ai_settings
 
 pytestmark = pytest.mark.browser
 

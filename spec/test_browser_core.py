@@ -11,7 +11,7 @@ import pytest
 
 from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip,
                              ui_signup)
-from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
+from standins.weather_standin import weather_settings
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from conftest import join, make_client, new_trip, op, signup, use
-from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
+from standins.openai_standin import ai_settings
 from test_planner import NO_DEBOUNCE, ScriptedModel
 
 

@@ -15,7 +15,7 @@ from app.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normaliz
 from app.hours import check_hours
 from app.settings import Settings
 from conftest import make_client, new_trip, signup
-from standins.google_standin import google_settings, google_standin  # noqa: F401
+from standins.google_standin import google_settings
 
 SEARCH = "/v1/places:searchText"
 NEARBY = "/v1/places:searchNearby"

@@ -26,8 +26,6 @@ def test_migrated_schema_and_rerun_is_a_no_op(tmp_path):
         await db.close()
         before = schema(path)
         db = await Database.open(path)
-        async with db.write() as conn:
-            pass
         second = await migrate(db._writer)
         await db.close()
         return before, second

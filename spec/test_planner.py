@@ -13,8 +13,8 @@ from datetime import date
 import pytest
 
 from conftest import join, make_client, new_trip, op, signup, use
-from standins.google_standin import google_settings, google_standin, weekly  # noqa: F401
-from standins.openai_standin import TEST_KEY, Reply, ai_settings, message_item, openai_standin  # noqa: F401
+from standins.google_standin import google_settings, weekly
+from standins.openai_standin import TEST_KEY, Reply, ai_settings, message_item
 
 TRIP_DATE = date(2026, 12, 10)
 ALLERGY = "severe peanut allergy ZQX-7781"

@@ -12,7 +12,7 @@ from app.preferences import TripPreferences
 from app.review import material_risks, review_day
 from app.trips.model import Day, Expense, Stop, Trip
 from conftest import join, make_client, new_trip, op, signup, use
-from standins.google_standin import google_settings, google_standin  # noqa: F401
+from standins.google_standin import google_settings
 
 TRIP_DATE = "2026-12-10"   # a Thursday
 A, B, C, D = (38.700, -9.140), (38.710, -9.130), (38.700, -9.130), (38.710, -9.140)

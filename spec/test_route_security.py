@@ -11,8 +11,7 @@ import pytest
 from starlette.routing import Route
 
 from conftest import join, new_trip, op, signup, use
-from standins.google_standin import google_settings, google_standin  # noqa: F401
-from standins.openai_standin import openai_standin  # noqa: F401
+from standins.google_standin import google_settings
 from test_agent_support import agent_client
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32

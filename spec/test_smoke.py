@@ -8,7 +8,7 @@ def test_healthz_and_config(client):
 
 
 def test_signup_me_signout(client):
-    user = signup(client, "alice")
+    signup(client, "alice")
     assert client.get("/api/auth/me").json()["data"]["user"]["username"] == "alice"
     assert client.post("/api/auth/signout", json={}).status_code == 200
     assert client.get("/api/auth/me").status_code == 401

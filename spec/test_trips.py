@@ -89,7 +89,7 @@ def test_move_reorder_and_delete(client):
     trip = new_trip(client, days=3)
     t = trip["id"]
     d0, d1, d2 = (d["id"] for d in trip["days"])
-    a = op(client, t, "insert_stop", dayId=d0, name="A").json()["data"]["trip"]
+    op(client, t, "insert_stop", dayId=d0, name="A")
     b = op(client, t, "insert_stop", dayId=d0, name="B").json()["data"]["trip"]
     stop_b = day_of(b)["stops"][1]["id"]
     moved = op(client, t, "move_stop", stopId=stop_b, toDayId=d1, position=0).json()["data"]["trip"]

@@ -13,7 +13,7 @@ from app.errors import Unavailable
 from app.settings import Settings
 from app.weather import TYPICAL_LABEL, Weather, archive_base
 from conftest import make_client, new_trip, signup
-from standins.weather_standin import daily_values, weather_settings, weather_standin  # noqa: F401
+from standins.weather_standin import daily_values, weather_settings
 
 FORECAST = "/v1/forecast"
 ARCHIVE = "/v1/archive"

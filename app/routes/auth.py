@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 from .. import auth
 from ..errors import NotSignedIn
-from .common import body, current_user, ok, services, signed_in
+from .common import body, ok, services, signed_in
 from .openapi import describe
 
 

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import BadRequest
+from ..errors import BadRequest, Invalid
 from ..trips import service
 from ..trips.dto import tagged_trip_json, trip_json
-from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
+from ..trips.ops import MAX_DAYS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
 from .openapi import describe
 
@@ -103,7 +103,6 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
         raise BadRequest("The body must be a JSON object", code="malformed_json")
     base_version = data.pop("baseVersion", None)
     if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
-        from ..errors import Invalid
         raise Invalid("baseVersion: must be an integer", field="baseVersion")
     svc = services(request)
     applied = await service.apply_op(svc, trip_id, user["id"], op_name, data, base_version=base_version)
@@ -114,10 +113,6 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
 @describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale")
 async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
-
-
-def _op_route_docs() -> dict:
-    return {name: spec.args.model_json_schema() for name, spec in TRIP_OPS.items()}
 
 
 routes = [
