@@ -4,8 +4,8 @@
 // (POST …/agent/chat). Write tools stop at an approval card; Approve/Deny
 // continues the chat with the approval response, as useChat does.
 
-import { post, upload, streamChunks } from "../api.js";
-import { h, clear, errorBox, withBusy, showError, toast } from "../planner/ui.js";
+import { post, streamChunks } from "../api.js";
+import { h, clear, errorBox, withBusy, attachUpload, toast } from "../planner/ui.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
 import { messageView } from "./agentview.js";
 import { aiOffNote } from "./common.js";
@@ -26,7 +26,13 @@ export function mountAgent(el, store) {
   const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — mention @agent to ask the AI", "aria-label": "Message" });
   const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
   const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file" }, icon("clip"));
-  const fileInput = h("input", { type: "file", class: "visually-hidden", accept: "image/png,image/jpeg,image/webp,application/pdf,text/plain,text/markdown,text/csv,.md,.csv,.txt" });
+  const fileInput = attachUpload(attach, {
+    url: `${store.base}/media`,
+    onUploaded(media, file) {
+      files.push({ type: "file", mediaType: media.mediaType, url: media.url, filename: media.filename || file.name });
+      renderAttached();
+    },
+  });
   const attached = h("div", { class: "attached" });
   const modeHint = h("p", { class: "hint composer-hint" });
   const form = h("form", { class: "composer agent-composer" }, attached, text, h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput, modeHint), send));
@@ -77,23 +83,6 @@ export function mountAgent(el, store) {
       e.preventDefault();
       form.requestSubmit();
     }
-  });
-
-  attach.addEventListener("click", () => fileInput.click());
-  fileInput.addEventListener("change", () => {
-    const file = fileInput.files[0];
-    if (!file) return;
-    withBusy(attach, async () => {
-      try {
-        const media = await upload(`${store.base}/media`, file);
-        files.push({ type: "file", mediaType: media.mediaType, url: media.url, filename: media.filename || file.name });
-        renderAttached();
-      } catch (err) {
-        showError(err);
-      } finally {
-        fileInput.value = "";
-      }
-    });
   });
 
   function renderAttached() {

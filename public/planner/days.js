@@ -1,7 +1,7 @@
 // The trip rail: trip name and dates, the section switcher, and the list of
 // days (select, add, reorder, rename and delete live here and in the day view).
 
-import { h, clear, fmtDay, showError, withBusy, openDialog, field, confirmDialog, errorBox } from "./ui.js";
+import { h, clear, fmtDay, showError, withBusy, openDialog, dialogForm, field, confirmDialog } from "./ui.js";
 import { icon, weatherIconName } from "./icons.js";
 
 export function weatherIcon(w) {
@@ -90,29 +90,19 @@ export function openRenameDay(store, day) {
   const title = h("input", { name: "title", maxlength: 120, value: day.title || "", placeholder: "e.g. Alfama and Belém", autofocus: true });
   const start = h("input", { name: "startTime", type: "time", value: day.startTime || "09:00" });
   const note = h("textarea", { name: "note", rows: 3, maxlength: 4000 }, day.note || "");
-  const errorSlot = h("div", { "aria-live": "assertive" });
-  openDialog(`Edit day ${day.position + 1}`, (close) => {
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save");
-    const form = h("form", { class: "stack dialog-body" },
+  openDialog(`Edit day ${day.position + 1}`, (close) => dialogForm({
+    close,
+    fields: [
       field("Day title", title),
       field("Day starts at", start, "Stops without a set time are scheduled from here."),
       field("Day note", note),
-      errorSlot,
-      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), save));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      try {
-        await withBusy(save, () => store.op("update_day", {
-          dayId: day.id, title: title.value.trim(), note: note.value, startTime: start.value || null,
-        }), "Saving…");
-        close();
-      } catch (err) {
-        errorSlot.append(errorBox(err));
-      }
-    });
-    return form;
-  });
+    ],
+    submitLabel: "Save",
+    busyLabel: "Saving…",
+    onSubmit: () => store.op("update_day", {
+      dayId: day.id, title: title.value.trim(), note: note.value, startTime: start.value || null,
+    }),
+  }));
 }
 
 export async function deleteDay(store, day) {

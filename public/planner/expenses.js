@@ -1,7 +1,7 @@
 // Expenses: the list, adding and editing (equal split or shares), and the
 // balances per currency with who owes whom.
 
-import { h, clear, field, select, errorBox, withBusy, openDialog, confirmDialog, showError, fmtMoney, toMinor, fromMinor } from "./ui.js";
+import { h, field, select, openDialog, dialogForm, confirmDialog, showError, fmtMoney, toMinor, fromMinor } from "./ui.js";
 import { CURRENCIES } from "./trips.js";
 import { icon } from "./icons.js";
 
@@ -104,51 +104,46 @@ function openExpense(store, existing = null) {
   const syncSplit = () => memberRows.forEach((r) => { r.share.hidden = splitKind.value !== "shares"; r.check.parentElement.parentElement.classList.toggle("shares", splitKind.value === "shares"); });
   splitKind.addEventListener("change", syncSplit);
   syncSplit();
-  const errorSlot = h("div", { "aria-live": "assertive" });
 
-  openDialog(existing ? "Edit expense" : "Add expense", (close) => {
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, existing ? "Save" : "Add expense");
-    const form = h("form", { class: "stack dialog-body", novalidate: true },
+  openDialog(existing ? "Edit expense" : "Add expense", (close) => dialogForm({
+    close,
+    novalidate: true,
+    fields: [
       field("What for", title),
       h("div", { class: "grid-2" }, field("Amount", amount), field("Currency", currency)),
       h("div", { class: "grid-2" }, field("Paid by", paidBy), field("Split", splitKind)),
       splitBox,
       field("Day (optional)", dayLink),
-      errorSlot,
-      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), save));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      try {
-        const amountMinor = toMinor(amount.value, currency.value);
-        if (!title.value.trim()) throw new Error("Say what the expense was for.");
-        if (!amountMinor) throw new Error("Enter an amount greater than zero, like 12.50.");
-        let split;
-        if (splitKind.value === "shares") {
-          const map = {};
-          for (const r of memberRows) {
-            const n = Number(r.share.value);
-            if (!Number.isInteger(n) || n < 0) throw new Error("Shares are whole numbers, 0 or more.");
-            if (n > 0) map[r.m.userId] = n;
-          }
-          if (!Object.keys(map).length) throw new Error("Give at least one member a share.");
-          split = { kind: "shares", shares: map };
-        } else {
-          const members = memberRows.filter((r) => r.check.checked).map((r) => r.m.userId);
-          if (!members.length) throw new Error("Choose at least one member to split with.");
-          split = { kind: "equal", members };
-        }
-        const args = { title: title.value.trim(), amountMinor, currency: currency.value, paidBy: paidBy.value, split, dayId: dayLink.value || null };
-        if (existing) await withBusy(save, () => store.op("update_expense", { expenseId: e.id, ...args }), "Saving…");
-        else {
-          if (!args.dayId) delete args.dayId;
-          await withBusy(save, () => store.op("add_expense", args), "Adding…");
-        }
-        close();
-      } catch (err) {
-        errorSlot.append(errorBox(err));
+    ],
+    submitLabel: existing ? "Save" : "Add expense",
+    busyLabel: existing ? "Saving…" : "Adding…",
+    check: readExpense,
+    onSubmit: (args) => {
+      if (existing) return store.op("update_expense", { expenseId: e.id, ...args });
+      if (!args.dayId) delete args.dayId;
+      return store.op("add_expense", args);
+    },
+  }));
+
+  function readExpense() {
+    const amountMinor = toMinor(amount.value, currency.value);
+    if (!title.value.trim()) throw new Error("Say what the expense was for.");
+    if (!amountMinor) throw new Error("Enter an amount greater than zero, like 12.50.");
+    let split;
+    if (splitKind.value === "shares") {
+      const map = {};
+      for (const r of memberRows) {
+        const n = Number(r.share.value);
+        if (!Number.isInteger(n) || n < 0) throw new Error("Shares are whole numbers, 0 or more.");
+        if (n > 0) map[r.m.userId] = n;
       }
-    });
-    return form;
-  });
+      if (!Object.keys(map).length) throw new Error("Give at least one member a share.");
+      split = { kind: "shares", shares: map };
+    } else {
+      const members = memberRows.filter((r) => r.check.checked).map((r) => r.m.userId);
+      if (!members.length) throw new Error("Choose at least one member to split with.");
+      split = { kind: "equal", members };
+    }
+    return { title: title.value.trim(), amountMinor, currency: currency.value, paidBy: paidBy.value, split, dayId: dayLink.value || null };
+  }
 }

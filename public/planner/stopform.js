@@ -1,8 +1,8 @@
 // Add or edit a stop: place search when Google is on (manual entry always
 // works), set time vs computed time, duration, meal, note with uploads.
 
-import { get, upload } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, openDialog, KIND_LABELS, MEALS, showError, toast } from "./ui.js";
+import { get } from "../api.js";
+import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, KIND_LABELS, MEALS, toast } from "./ui.js";
 import { icon } from "./icons.js";
 
 const KIND_OPTIONS = Object.entries(KIND_LABELS);
@@ -28,34 +28,23 @@ export function openStopForm(store, { day, stop = null }) {
   const lat = h("input", { name: "lat", inputmode: "decimal", value: s.lat ?? "", placeholder: "38.7139" });
   const lng = h("input", { name: "lng", inputmode: "decimal", value: s.lng ?? "", placeholder: "-9.1334" });
   const note = h("textarea", { name: "note", rows: 4, maxlength: 4000 }, s.note || "");
-  const fileInput = h("input", { type: "file", class: "visually-hidden", accept: "image/png,image/jpeg,image/webp,application/pdf,text/plain,text/markdown,text/csv,.md,.csv,.txt" });
   const attach = h("button", { type: "button", class: "btn btn-sm" }, icon("clip", { size: 15 }), "Attach a file");
+  const fileInput = attachUpload(attach, {
+    url: `${store.base}/media`,
+    busyLabel: "Uploading…",
+    onUploaded(media, file) {
+      const link = `${media.mediaType && media.mediaType.startsWith("image/") ? "!" : ""}[${media.filename || file.name}](${media.url})`;
+      note.value = `${note.value}${note.value && !note.value.endsWith("\n") ? "\n" : ""}${link}\n`;
+      toast(`Attached ${media.filename || file.name}`, "success");
+    },
+  });
   const after = select("afterStopId", [["", "At the end of the day"], ...day.stops.map((x) => [x.id, `After ${x.name}`])], "");
-  const errorSlot = h("div", { "aria-live": "assertive" });
   const mealField = field("Meal", meal);
   let placeId = s.placeId || null;
 
   const syncMeal = () => { mealField.hidden = kind.value !== "food"; };
   kind.addEventListener("change", syncMeal);
   syncMeal();
-
-  attach.addEventListener("click", () => fileInput.click());
-  fileInput.addEventListener("change", () => {
-    const file = fileInput.files[0];
-    if (!file) return;
-    withBusy(attach, async () => {
-      try {
-        const media = await upload(`${store.base}/media`, file);
-        const link = `${media.mediaType && media.mediaType.startsWith("image/") ? "!" : ""}[${media.filename || file.name}](${media.url})`;
-        note.value = `${note.value}${note.value && !note.value.endsWith("\n") ? "\n" : ""}${link}\n`;
-        toast(`Attached ${media.filename || file.name}`, "success");
-      } catch (err) {
-        showError(err);
-      } finally {
-        fileInput.value = "";
-      }
-    }, "Uploading…");
-  });
 
   const search = store.app.session.config.placesEnabled ? placeSearch(store, (place) => {
     name.value = place.name || name.value;
@@ -71,9 +60,10 @@ export function openStopForm(store, { day, stop = null }) {
     name.focus();
   }) : null;
 
-  openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => {
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, editing ? "Save changes" : "Add stop");
-    const form = h("form", { class: "stack dialog-body", novalidate: true },
+  openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => dialogForm({
+    close,
+    novalidate: true,
+    fields: [
       search,
       !search && !editing ? h("p", { class: "hint" }, "Place search is off on this server (no Google key): type the stop's details.") : null,
       field("Name", name),
@@ -88,30 +78,22 @@ export function openStopForm(store, { day, stop = null }) {
         h("div", { class: "grid-2" }, field("Latitude", lat), field("Longitude", lng))),
       field("Note", note, "Markdown. Attached files are linked here for the group."),
       h("div", { class: "row" }, attach, fileInput),
-      errorSlot,
-      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), save));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      try {
-        const values = collect();
-        if (editing) {
-          const changes = { stopId: s.id };
-          for (const [k, v] of Object.entries(values)) if (v !== (s[k] ?? null)) changes[k] = v;
-          await withBusy(save, () => store.op("update_stop", changes), "Saving…");
-        } else {
-          const args = { dayId: day.id, ...values };
-          if (after.value) args.afterStopId = after.value;
-          for (const k of Object.keys(args)) if (args[k] === null) delete args[k];
-          await withBusy(save, () => store.op("insert_stop", args), "Adding…");
-        }
-        close();
-      } catch (err) {
-        errorSlot.append(errorBox(err));
+    ],
+    submitLabel: editing ? "Save changes" : "Add stop",
+    busyLabel: editing ? "Saving…" : "Adding…",
+    check: collect,
+    onSubmit: (values) => {
+      if (editing) {
+        const changes = { stopId: s.id };
+        for (const [k, v] of Object.entries(values)) if (v !== (s[k] ?? null)) changes[k] = v;
+        return store.op("update_stop", changes);
       }
-    });
-    return form;
-  }, { wide: true });
+      const args = { dayId: day.id, ...values };
+      if (after.value) args.afterStopId = after.value;
+      for (const k of Object.keys(args)) if (args[k] === null) delete args[k];
+      return store.op("insert_stop", args);
+    },
+  }), { wide: true });
 
   function collect() {
     if (!name.value.trim()) throw new Error("Give the stop a name.");

@@ -2,7 +2,7 @@
 // between them, votes, comments and the review's findings inline.
 
 import { put } from "../api.js";
-import { h, fmtMinutes, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, field, select, withBusy, errorBox, clear,
+import { h, fmtMinutes, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, dialogForm, field, select, withBusy, clear,
   KIND_LABELS, MEALS } from "./ui.js";
 import { openStopForm } from "./stopform.js";
 import { renderThread } from "./stopdetail.js";
@@ -146,21 +146,11 @@ function openMove(store, day, stop) {
   };
   fillPositions();
   daySelect.addEventListener("change", fillPositions);
-  const errorSlot = h("div", { "aria-live": "assertive" });
-  openDialog(`Move “${stop.name}”`, (close) => {
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Move");
-    const form = h("form", { class: "stack dialog-body" }, field("To day", daySelect), field("Position", position), errorSlot,
-      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), save));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      try {
-        await withBusy(save, () => store.op("move_stop", { stopId: stop.id, toDayId: daySelect.value, position: Number(position.value) }), "Moving…");
-        close();
-      } catch (err) {
-        errorSlot.append(errorBox(err));
-      }
-    });
-    return form;
-  });
+  openDialog(`Move “${stop.name}”`, (close) => dialogForm({
+    close,
+    fields: [field("To day", daySelect), field("Position", position)],
+    submitLabel: "Move",
+    busyLabel: "Moving…",
+    onSubmit: () => store.op("move_stop", { stopId: stop.id, toDayId: daySelect.value, position: Number(position.value) }),
+  }));
 }

@@ -1,7 +1,7 @@
 // Your trips: the list, creating a trip, and accepting an invite link.
 
 import { get, post, ApiError } from "../api.js";
-import { h, field, select, errorBox, withBusy, clear, fmtDate, addDays, daysBetween, openDialog, showError } from "./ui.js";
+import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, showError } from "./ui.js";
 import { icon } from "./icons.js";
 
 // Well-known destinations so a new trip gets coordinates, a time zone and a
@@ -107,8 +107,6 @@ function openCreate(app) {
   const coords = h("input", { name: "coords", placeholder: "38.7223, -9.1393", inputmode: "decimal" });
   const tz = h("input", { name: "timezone", value: browserZone(), maxlength: 64 });
   const currency = select("currency", CURRENCIES.map((c) => [c, c]), "EUR");
-  const errorSlot = h("div", { "aria-live": "assertive" });
-  const submit = h("button", { type: "submit", class: "btn btn-primary" }, "Create trip");
 
   dest.addEventListener("change", () => {
     const city = CITIES.find((c) => c[0].toLowerCase() === dest.value.trim().toLowerCase());
@@ -121,10 +119,9 @@ function openCreate(app) {
     if (end.value < start.value) end.value = start.value;
   });
 
-  openDialog("New trip", (close) => {
-    const form = h(
-      "form",
-      { class: "stack dialog-body" },
+  openDialog("New trip", (close) => dialogForm({
+    close,
+    fields: [
       field("Trip name", title),
       h("div", { class: "grid-2" }, field("First day", start), field("Last day", end)),
       field("Destination", dest, "Pick a city from the list to fill in the rest, or type any place."),
@@ -133,24 +130,16 @@ function openCreate(app) {
         h("div", { class: "stack" },
           field("Coordinates (latitude, longitude)", coords, "Used for the map, weather and nearby places."),
           h("div", { class: "grid-2" }, field("Time zone", tz), field("Currency", currency)))),
-      errorSlot,
-      h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), submit),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      try {
-        const body = buildTrip();
-        const trip = await withBusy(submit, () => post("/api/trips", body), "Creating…");
-        close();
-        await fillDestination(trip, dest.value.trim(), body);
-        app.navigate(`#/trips/${encodeURIComponent(trip.id)}`);
-      } catch (err) {
-        errorSlot.append(errorBox(err));
-      }
-    });
-    return form;
-  });
+    ],
+    submitLabel: "Create trip",
+    busyLabel: "Creating…",
+    check: buildTrip,
+    onSubmit: (body) => post("/api/trips", body),
+    after: async (trip, body) => {
+      await fillDestination(trip, dest.value.trim(), body);
+      app.navigate(`#/trips/${encodeURIComponent(trip.id)}`);
+    },
+  }));
 
   function buildTrip() {
     if (!title.value.trim()) throw new ApiError(422, "invalid", "Give the trip a name.");

@@ -1,5 +1,6 @@
 // Small DOM and formatting helpers shared by every screen.
 
+import { upload } from "../api.js";
 import { icon } from "./icons.js";
 
 // h("button", {class: "btn", onclick: fn, "aria-label": "Close"}, "×")
@@ -263,6 +264,59 @@ export function confirmDialog(title, message, confirmLabel = "Delete") {
     );
     dlg.addEventListener("close", () => resolve(answer));
   });
+}
+
+// The form inside a dialog: `fields`, an error slot, then Cancel and the
+// primary submit button (`submitLabel`). On submit: `check()` (optional) reads
+// and validates the fields, `onSubmit(checked)` saves with the button busy
+// (`busyLabel`), the dialog closes, then `after(result, checked)` (optional)
+// runs. Anything thrown on the way shows in the slot as its message.
+export function dialogForm({ fields, submitLabel, busyLabel, onSubmit, close, check, after, novalidate = false }) {
+  const errorSlot = h("div", { "aria-live": "assertive" });
+  const submit = h("button", { type: "submit", class: "btn btn-primary" }, submitLabel);
+  const form = h("form", { class: "stack dialog-body", novalidate },
+    fields,
+    errorSlot,
+    h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), submit));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(errorSlot);
+    try {
+      const checked = check ? check() : undefined;
+      const result = await withBusy(submit, () => onSubmit(checked), busyLabel);
+      close();
+      if (after) await after(result, checked);
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+    }
+  });
+  return form;
+}
+
+// The files a trip accepts as uploads (images, PDFs, plain text).
+const UPLOAD_ACCEPT = "image/png,image/jpeg,image/webp,application/pdf,text/plain,text/markdown,text/csv,.md,.csv,.txt";
+
+// Makes `button` attach a file: it opens a hidden file picker, the chosen
+// file is uploaded to `url` with the button busy (`busyLabel`, optional) and
+// `onUploaded(media, file)` gets the server's record; a failure is a toast.
+// Returns the hidden <input type=file>, to place next to the button.
+export function attachUpload(button, { url, busyLabel, onUploaded }) {
+  const input = h("input", { type: "file", class: "visually-hidden", accept: UPLOAD_ACCEPT });
+  button.addEventListener("click", () => input.click());
+  input.addEventListener("change", () => {
+    const file = input.files[0];
+    if (!file) return;
+    withBusy(button, async () => {
+      try {
+        onUploaded(await upload(url, file), file);
+      } catch (err) {
+        showError(err);
+      } finally {
+        input.value = "";
+      }
+    }, busyLabel);
+  });
+  return input;
 }
 
 // -- notes: a tiny, safe Markdown subset -------------------------------------
