@@ -71,7 +71,23 @@ class SameOriginMiddleware:
                 )
                 await response(scope, receive, send)
                 return
+        if scope["type"] == "http" and not scope["path"].startswith("/api/"):
+            send = _with_page_headers(send)
         await self.app(scope, receive, send)
+
+
+# Pages (not the JSON API) must not be framed by other sites or sniffed.
+PAGE_HEADERS = [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+                (b"referrer-policy", b"same-origin")]
+
+
+def _with_page_headers(send):
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *PAGE_HEADERS]}
+        await send(message)
+
+    return wrapped
 
 
 async def _load_secret(db: Database, configured: str | None) -> str:

@@ -19,3 +19,4 @@ def test_the_page_and_invite_paths_serve_the_app(client):
         r = client.get(path)
         assert r.status_code == 200 and "text/html" in r.headers["content-type"]
         assert "<script" in r.text
+        assert r.headers["x-frame-options"] == "DENY" and r.headers["x-content-type-options"] == "nosniff"
