@@ -43,10 +43,18 @@ def display_name(filename: str | None) -> str:
     return (name or "upload")[:120]
 
 
-def stored_path(uploads_dir: str, trip_id: str, name: str) -> Path | None:
-    if not STORED_NAME.match(name) or not re.fullmatch(r"[0-9a-f]{16}", trip_id):
+def trip_folder(uploads_dir: str, trip_id: str) -> Path | None:
+    """The trip's upload folder; None for anything that is not one of our ids."""
+    if not re.fullmatch(r"[0-9a-f]{16}", trip_id):
         return None
-    return Path(uploads_dir) / trip_id / name
+    return Path(uploads_dir) / trip_id
+
+
+def stored_path(uploads_dir: str, trip_id: str, name: str) -> Path | None:
+    folder = trip_folder(uploads_dir, trip_id)
+    if folder is None or not STORED_NAME.match(name):
+        return None
+    return folder / name
 
 
 def upload_url(trip_id: str, name: str) -> str:

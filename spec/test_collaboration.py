@@ -130,3 +130,13 @@ def test_uploads_are_served_to_members_only(client):
     assert client.get(url).status_code == 404
     client.cookies.clear()
     assert client.get(url).status_code == 401
+
+
+def test_deleting_a_trip_removes_its_files(client, settings):
+    signup(client)
+    t = new_trip(client)["id"]
+    upload(client, t, "a.png", PNG)
+    assert (Path(settings.uploads_dir) / t).is_dir()
+    assert client.delete(f"/api/trips/{t}").status_code == 200
+    assert not (Path(settings.uploads_dir) / t).exists()
+    assert client.get(f"/api/trips/{t}").status_code == 404

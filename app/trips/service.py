@@ -7,7 +7,9 @@ HTTP routes, agent tools, approved suggestions and plan drafts all call
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import shutil
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Awaitable, Callable, Sequence
@@ -16,6 +18,7 @@ import aiosqlite
 
 from pydantic import BaseModel, ValidationError
 
+from .. import media
 from ..auth import new_id
 from ..db import utcnow
 from ..errors import Conflict, Forbidden, NotFound
@@ -143,6 +146,10 @@ async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: d
 
 
 async def delete_trip(svc: Services, trip_id: str) -> None:
+    """Delete the trip, everything in it (cascades) and its uploaded files."""
     await svc.db.execute_write("DELETE FROM trips WHERE id = ?", (trip_id,))
     if svc.trip_cache is not None:
         svc.trip_cache.invalidate(trip_id)
+    folder = media.trip_folder(svc.settings.uploads_dir, trip_id)
+    if folder is not None:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
