@@ -66,4 +66,6 @@ class Services:
     # (the agent's evaluation hooks in here); listeners must not block.
     op_listeners: list[Callable[[Any], None]] = field(default_factory=list)
     trip_cache: Any = None    # app.trips.dto.TripCache, set in create_app's lifespan
+    # A burst of edits on one trip costs one agent evaluation after this quiet time.
+    agent_debounce_s: float = 1.5
     extras: dict[str, Any] = field(default_factory=dict)

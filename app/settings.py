@@ -8,7 +8,7 @@ directly with `Settings(...)` or `Settings.from_env(env={...})`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -137,5 +137,3 @@ class Settings:
         }
         return [f"{name}: {'set' if value else 'missing'}" for name, value in keys.items()]
 
-
-SETTING_NAMES = tuple(f.name for f in fields(Settings))

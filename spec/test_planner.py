@@ -25,7 +25,7 @@ FOOD_NOTE_WORDS = "allergies and dietary needs with the restaurant"
 QUIET = {"shouldNotify": False, "severity": "low", "confidence": 0.0, "reason": "", "suggestion": "",
          "pendingPatch": None, "expiresInMinutes": None}
 # The trip agent evaluates edits in the background right away (no debounce to wait out at shutdown).
-NO_DEBOUNCE = {"extras": {"agent_debounce_s": 0.0}}
+NO_DEBOUNCE = {"agent_debounce_s": 0.0}
 
 
 class ScriptedModel:

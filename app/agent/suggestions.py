@@ -44,7 +44,6 @@ from .context import trip_snapshot
 
 log = logging.getLogger("wayline.agent")
 
-DEBOUNCE_S = 1.5
 EVAL_MAX_OUTPUT_TOKENS = 800
 DEFAULT_EXPIRY_MIN = 120
 MAX_EXPIRY_MIN = 7 * 24 * 60
@@ -179,10 +178,7 @@ class Evaluator:
 
     @property
     def debounce_s(self) -> float:
-        value = getattr(self.svc, "agent_debounce_s", None)
-        if value is None:
-            value = self.svc.extras.get("agent_debounce_s", DEBOUNCE_S)
-        return float(value)
+        return float(self.svc.agent_debounce_s)
 
     def __call__(self, event: OpEvent) -> None:
         timeline.changed(self.svc, event.trip_id)  # new operation rows and a new version for pollers
