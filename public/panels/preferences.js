@@ -3,7 +3,7 @@
 // interests, budget), each labelled with who can see it.
 
 import { get, put } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, toast } from "../planner/ui.js";
+import { h, clear, field, select, errorBox, handleSubmit, toast } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
 
 const MODES = [["walk", "Walking"], ["transit", "Public transport"], ["drive", "Driving"], ["bicycle", "Cycling"]];
@@ -41,20 +41,19 @@ export function userPreferencesForm(onSaved) {
       field("Allergies", allergies, "Never sent to the AI: it only learns that you have allergies."),
       h("div", { class: "grid-2" }, field("Restaurant price", price), field("Usual way to get around", transport)),
       errorSlot, h("div", { class: "actions" }, save));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      const next = {
+    handleSubmit(form, {
+      button: save,
+      errorSlot,
+      busyLabel: "Saving…",
+      check: () => ({
         cuisines: list(cuisines.value), dietary: list(dietary.value), allergies: allergies.value.trim(),
         maxPriceLevel: price.value ? Number(price.value) : null, transport: transport.value,
-      };
-      try {
-        await withBusy(save, () => put("/api/users/preferences", next), "Saving…");
+      }),
+      onSubmit: (next) => put("/api/users/preferences", next),
+      after: (_, next) => {
         toast("Your defaults are saved", "success");
         if (onSaved) onSaved(next);
-      } catch (err) {
-        errorSlot.append(errorBox(err));
-      }
+      },
     });
     clear(body).append(form);
   }
@@ -93,10 +92,11 @@ function tripPreferencesForm(store) {
       field("Interests", interests, "Separate with commas; used to pick places to suggest."),
       errorSlot, readOnly ? h("p", { class: "muted" }, "Viewers cannot change the trip's choices.") : h("div", { class: "actions" }, save));
     if (readOnly) form.querySelectorAll("input, select").forEach((el) => { el.disabled = true; });
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(errorSlot);
-      const next = {
+    handleSubmit(form, {
+      button: save,
+      errorSlot,
+      busyLabel: "Saving…",
+      check: () => ({
         transport: transport.value,
         avoidModes: avoid.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value),
         longestWalkM: Number(walk.value) || 0,
@@ -104,21 +104,17 @@ function tripPreferencesForm(store) {
         pace: pace.value,
         interests: list(interests.value),
         budget: budget.value || null,
-      };
-      try {
-        await withBusy(save, async () => {
-          try {
-            await put(`${store.base}/preferences`, next);
-            await store.refresh();
-          } catch (err) {
-            if (err.status !== 404 && err.status !== 405) throw err;
-            await store.op("set_trip_preferences", next, { quiet: true });
-          }
-        }, "Saving…");
-        toast("Saved the trip's shared choices", "success");
-      } catch (err) {
-        errorSlot.append(errorBox(err));
-      }
+      }),
+      onSubmit: async (next) => {
+        try {
+          await put(`${store.base}/preferences`, next);
+          await store.refresh();
+        } catch (err) {
+          if (err.status !== 404 && err.status !== 405) throw err;
+          await store.op("set_trip_preferences", next, { quiet: true });
+        }
+      },
+      after: () => toast("Saved the trip's shared choices", "success"),
     });
     clear(body).append(form);
   }

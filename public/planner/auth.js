@@ -1,7 +1,7 @@
 // Sign in and create an account.
 
 import { post } from "../api.js";
-import { h, field, errorBox, withBusy, clear } from "./ui.js";
+import { h, field, handleSubmit } from "./ui.js";
 
 export function mountAuth(main, app, mode, notice) {
   const signUp = mode === "signup";
@@ -26,19 +26,21 @@ export function mountAuth(main, app, mode, notice) {
     errorSlot,
     submit,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clear(errorSlot);
-    const body = { username: username.value.trim().toLowerCase(), password: password.value };
-    if (signUp && displayName.value.trim()) body.displayName = displayName.value.trim();
-    try {
-      await withBusy(submit, () => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body), signUp ? "Creating…" : "Signing in…");
-      await app.afterSignIn();
-    } catch (err) {
-      errorSlot.append(errorBox(err));
+  handleSubmit(form, {
+    button: submit,
+    errorSlot,
+    busyLabel: signUp ? "Creating…" : "Signing in…",
+    check: () => {
+      const body = { username: username.value.trim().toLowerCase(), password: password.value };
+      if (signUp && displayName.value.trim()) body.displayName = displayName.value.trim();
+      return body;
+    },
+    onSubmit: (body) => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body),
+    after: () => app.afterSignIn(),
+    onError: (err) => {
       const target = err.details && err.details.field === "password" ? password : username;
       target.focus();
-    }
+    },
   });
 
   main.append(

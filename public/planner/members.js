@@ -2,7 +2,7 @@
 // trip's details (title, dates, destination, time zone, currency).
 
 import { get, post, patch, del } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, confirmDialog, showError, toast, initials, fmtDate } from "./ui.js";
+import { h, clear, field, select, errorBox, withBusy, handleSubmit, SKIP_SUBMIT, confirmDialog, showError, toast, initials, fmtDate } from "./ui.js";
 import { CURRENCIES } from "./trips.js";
 
 const ROLE_HELP = {
@@ -144,9 +144,7 @@ function settingsBox(store) {
     errorSlot,
     editable ? h("div", { class: "actions" }, save) : null,
     store.isOwner ? deleteTripButton(store) : null);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clear(errorSlot);
+  const readArgs = () => {
     const args = {};
     if (title.value.trim() !== trip.title) args.title = title.value.trim();
     if (start.value && start.value !== trip.startDate) args.startDate = start.value;
@@ -158,15 +156,20 @@ function settingsBox(store) {
       const old = trip.destination;
       if (!old || old.name !== d.name || old.lat !== d.lat || old.lng !== d.lng) args.destination = d;
     } else if (destName.value.trim() && (!trip.destination || destName.value.trim() !== trip.destination.name)) {
-      errorSlot.append(errorBox(new Error("Give the destination's coordinates as “latitude, longitude”.")));
-      return;
+      throw new Error("Give the destination's coordinates as “latitude, longitude”.");
     }
-    if (!Object.keys(args).length) return toast("Nothing changed", "info");
-    try {
-      await withBusy(save, () => store.op("update_trip", args), "Saving…");
-    } catch (err) {
-      errorSlot.append(errorBox(err));
+    if (!Object.keys(args).length) {
+      toast("Nothing changed", "info");
+      return SKIP_SUBMIT;
     }
+    return args;
+  };
+  handleSubmit(form, {
+    button: save,
+    errorSlot,
+    busyLabel: "Saving…",
+    check: readArgs,
+    onSubmit: (args) => store.op("update_trip", args),
   });
   return form;
 }

@@ -2,7 +2,7 @@
 // after someone writes @agent in the thread).
 
 import { get, post } from "../api.js";
-import { h, clear, errorBox, withBusy, timeAgo, renderMarkdown } from "./ui.js";
+import { h, clear, errorBox, handleSubmit, SKIP_SUBMIT, timeAgo, renderMarkdown } from "./ui.js";
 
 function commentsOf(data) {
   if (Array.isArray(data)) return data;
@@ -38,20 +38,18 @@ export function renderThread(store, stop) {
     }
   }
 
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clear(errorSlot);
-    const body = text.value.trim();
-    if (!body) return;
-    try {
-      await withBusy(send, () => post(url, { body }), "Sending…");
+  handleSubmit(form, {
+    button: send,
+    errorSlot,
+    busyLabel: "Sending…",
+    check: () => text.value.trim() || SKIP_SUBMIT,
+    onSubmit: (body) => post(url, { body }),
+    after: async () => {
       text.value = "";
       await load();
       // The trip's comment counts changed; a refresh shows them.
       store.refresh().catch(() => {});
-    } catch (err) {
-      errorSlot.append(errorBox(err));
-    }
+    },
   });
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.metaKey || e.ctrlKey)) form.requestSubmit();

@@ -266,11 +266,38 @@ export function confirmDialog(title, message, confirmLabel = "Delete") {
   });
 }
 
+// What a `check()` returns to drop a submit quietly: no save, no message.
+export const SKIP_SUBMIT = Symbol("skip submit");
+
+// The submit plumbing of a form: on submit the default is prevented and
+// `errorSlot` cleared; `check()` (optional) reads and validates the fields
+// (returning SKIP_SUBMIT stops there), `onSubmit(checked)` saves with `button`
+// busy (`busyLabel`), then `after(result, checked)` (optional) runs. Anything
+// thrown on the way shows in the slot as its message, then `onError(err)`
+// (optional) runs, e.g. to move focus.
+export function handleSubmit(form, { button, errorSlot, busyLabel, check, onSubmit, after, onError }) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(errorSlot);
+    try {
+      const checked = check ? check() : undefined;
+      if (checked === SKIP_SUBMIT) return;
+      const result = await withBusy(button, () => onSubmit(checked), busyLabel);
+      if (after) await after(result, checked);
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+      if (onError) onError(err);
+    }
+  });
+  return form;
+}
+
 // The form inside a dialog: `fields`, an error slot, then Cancel and the
-// primary submit button (`submitLabel`). On submit: `check()` (optional) reads
-// and validates the fields, `onSubmit(checked)` saves with the button busy
-// (`busyLabel`), the dialog closes, then `after(result, checked)` (optional)
-// runs. Anything thrown on the way shows in the slot as its message.
+// primary submit button (`submitLabel`). On submit (see handleSubmit):
+// `check()` (optional) reads and validates the fields, `onSubmit(checked)`
+// saves with the button busy (`busyLabel`), the dialog closes, then
+// `after(result, checked)` (optional) runs. Anything thrown on the way shows
+// in the slot as its message.
 export function dialogForm({ fields, submitLabel, busyLabel, onSubmit, close, check, after, novalidate = false }) {
   const errorSlot = h("div", { "aria-live": "assertive" });
   const submit = h("button", { type: "submit", class: "btn btn-primary" }, submitLabel);
@@ -278,19 +305,17 @@ export function dialogForm({ fields, submitLabel, busyLabel, onSubmit, close, ch
     fields,
     errorSlot,
     h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), submit));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clear(errorSlot);
-    try {
-      const checked = check ? check() : undefined;
-      const result = await withBusy(submit, () => onSubmit(checked), busyLabel);
+  return handleSubmit(form, {
+    button: submit,
+    errorSlot,
+    busyLabel,
+    check,
+    onSubmit,
+    after: async (result, checked) => {
       close();
       if (after) await after(result, checked);
-    } catch (err) {
-      errorSlot.append(errorBox(err));
-    }
+    },
   });
-  return form;
 }
 
 // The files a trip accepts as uploads (images, PDFs, plain text).
