@@ -9,6 +9,7 @@ version, so a stale entry can never be served after a write.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -104,7 +105,9 @@ class TripCache:
                 votes.setdefault(r[0], {})[r[1]] = r[2]
             comment_counts = {r[0]: r[1] for r in await conn.execute_fetchall(
                 "SELECT stop_id, COUNT(*) FROM comments WHERE trip_id = ? GROUP BY stop_id", (trip_id,))}
-        day_legs = {d.id: await legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in trip.days}
+        # Days are independent: their missing routes are fetched at the same time.
+        per_day = await asyncio.gather(*(legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in trip.days))
+        day_legs = {d.id: legs for d, legs in zip(trip.days, per_day)}
         return Entry(trip.version, generation, trip, day_legs, members, votes, comment_counts)
 
     async def json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
