@@ -28,10 +28,16 @@ class Vote(BaseModel):
     value: Literal[1, -1, 0]
 
 
-async def _check_stop(request: Request, trip_id: str, stop_id: str) -> None:
+async def _on_stop(request: Request, needs: str = "viewer", model: type[BaseModel] | None = None):
+    """(trip id, stop id, user, parsed body) for a route about one stop: the
+    caller's role first, then the body, then that the stop is in the trip."""
+    trip_id, stop_id = request.path_params["tripId"], request.path_params["stopId"]
+    user, _ = await member(request, trip_id, needs=needs)
+    args = await body(request, model) if model is not None else None
     found = await services(request).db.fetchval("SELECT 1 FROM stops WHERE id = ? AND trip_id = ?", (stop_id, trip_id))
     if not found:
         raise NotFound("No such stop in this trip", code="stop_not_found")
+    return trip_id, stop_id, user, args
 
 
 def _comment(row) -> dict:
@@ -41,9 +47,7 @@ def _comment(row) -> dict:
 
 @describe(summary="Comments on a stop, oldest first")
 async def list_comments(request: Request):
-    trip_id, stop_id = request.path_params["tripId"], request.path_params["stopId"]
-    await member(request, trip_id)
-    await _check_stop(request, trip_id, stop_id)
+    trip_id, stop_id, _, _ = await _on_stop(request)
     rows = await services(request).db.fetchall(
         "SELECT id, stop_id, user_id, author, body, created_at FROM comments WHERE trip_id = ? AND stop_id = ? "
         "ORDER BY created_at, id", (trip_id, stop_id))
@@ -52,10 +56,7 @@ async def list_comments(request: Request):
 
 @describe(body=NewComment, summary="Comment on a stop (editors and owners); @agent asks the trip agent")
 async def add_comment(request: Request):
-    trip_id, stop_id = request.path_params["tripId"], request.path_params["stopId"]
-    user, _ = await member(request, trip_id, needs="editor")
-    args = await body(request, NewComment)
-    await _check_stop(request, trip_id, stop_id)
+    trip_id, stop_id, user, args = await _on_stop(request, "editor", NewComment)
     svc = services(request)
     row = {"id": new_id(), "trip_id": trip_id, "stop_id": stop_id, "user_id": user["id"],
            "author": user["displayName"], "body": args.body.strip(), "created_at": utcnow()}
@@ -71,10 +72,7 @@ async def add_comment(request: Request):
 
 @describe(body=Vote, summary="Vote +1/-1 on a stop, or 0 to take your vote back (editors and owners)")
 async def vote(request: Request):
-    trip_id, stop_id = request.path_params["tripId"], request.path_params["stopId"]
-    user, _ = await member(request, trip_id, needs="editor")
-    args = await body(request, Vote)
-    await _check_stop(request, trip_id, stop_id)
+    trip_id, stop_id, user, args = await _on_stop(request, "editor", Vote)
     svc = services(request)
     if args.value == 0:
         await svc.db.execute_write("DELETE FROM votes WHERE stop_id = ? AND user_id = ?", (stop_id, user["id"]))
