@@ -1,33 +1,23 @@
-"""Shared fixtures: a real app on a temp SQLite file, driven over HTTP."""
+"""Shared fixtures: a real app on a temp SQLite file, driven over HTTP.
+Helpers (signup, new_trip, op, LiveServer, ...) live in spec/helpers.py."""
 
 from __future__ import annotations
 
-import itertools
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
-from starlette.testclient import TestClient
 
 from app.server import create_app
 from app.settings import Settings
+from helpers import LiveServer, make_client
 
 # The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin).
 pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin")
-
-_names = itertools.count(1)
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"))
-
-
-def make_client(settings: Settings, **overrides) -> TestClient:
-    return TestClient(create_app(settings, **overrides), base_url="http://testserver")
 
 
 @pytest.fixture
@@ -36,78 +26,8 @@ def client(settings):
         yield c
 
 
-def signup(client: TestClient, username: str | None = None, password: str = "correct horse") -> dict:
-    """Signs up on `client` (its cookie jar now holds this user's session).
-
-    Returns the user with its session `token`, so a test can switch between
-    several members on one app with `use(client, user)`."""
-    username = username or f"user{next(_names)}"
-    r = client.post("/api/auth/signup", json={"username": username, "password": password})
-    assert r.status_code == 201, r.text
-    return {**r.json()["data"]["user"], "token": r.cookies.get("wayline_session")}
-
-
-def use(client: TestClient, user: dict) -> TestClient:
-    """Act as `user` (from `signup`) on this client from now on."""
-    client.cookies.clear()  # one session cookie only, whatever domain httpx filed it under
-    client.cookies.set("wayline_session", user["token"])
-    return client
-
-
-def join(client: TestClient, owner: dict, trip_id: str, user: dict, role: str = "editor") -> None:
-    """`owner` invites `user` to the trip with `role`; leaves the client acting as `user`."""
-    use(client, owner)
-    r = client.post(f"/api/trips/{trip_id}/invites", json={"role": role})
-    assert r.status_code == 201, r.text
-    use(client, user)
-    r = client.post(f"/api/invites/{r.json()['data']['token']}/accept", json={})
-    assert r.status_code == 200, r.text
-
-
-def new_trip(client: TestClient, days: int = 2, **fields) -> dict:
-    payload = {"title": "Lisbon", "startDate": "2026-12-10", "days": days,
-               "destination": {"name": "Lisbon", "lat": 38.7223, "lng": -9.1393},
-               "timezone": "Europe/Lisbon", "currency": "EUR", **fields}
-    r = client.post("/api/trips", json=payload)
-    assert r.status_code == 201, r.text
-    return r.json()["data"]
-
-
-def op(client: TestClient, trip_id: str, op_name: str, **args):
-    return client.post(f"/api/trips/{trip_id}/ops/{op_name}", json=args)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    """The real app on uvicorn in a thread, for tests that need real sockets."""
-
-    def __init__(self, app):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("live server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-
-
 @pytest.fixture
 def live_server(settings):
     with LiveServer(create_app(settings)) as server:
         yield server
+

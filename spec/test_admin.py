@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel
 
-from conftest import make_client, signup
+from helpers import make_client, signup
 from standins.openai_standin import TEST_KEY, ai_settings
 
 NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from app.agent import tools
-from conftest import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, signup, use
 from standins.google_standin import google_settings
 from standins.weather_standin import weather_settings
 from test_agent_support import agent_client, of_type, sse_chunks, user_message

@@ -8,7 +8,7 @@ import time
 import httpx
 
 from app.server import create_app
-from conftest import LiveServer, join, new_trip, op, signup, use
+from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 from test_agent_support import (FAST_DEBOUNCE_S, agent_client, eventually, events, make_set_time_unreachable,
                                 pick_first_fix, reachable)

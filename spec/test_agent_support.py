@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Callable
 
-from conftest import make_client, op
+from helpers import make_client, op
 from standins.openai_standin import Reply, ai_settings, message_item
 
 FAST_DEBOUNCE_S = 0.05

@@ -11,7 +11,7 @@ import pytest
 
 from app.agent.ambient import heuristic
 from app.server import create_app
-from conftest import LiveServer, join, new_trip, op, signup, use
+from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 from test_agent_support import agent_client, eventually, events, user_message
 

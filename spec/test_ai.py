@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
                     describe_ai_error, sanitize, strict_schema)
-from conftest import free_port
+from helpers import free_port
 from standins.openai_standin import TEST_KEY, ai_settings
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 # The racing processes (spawn) import this module, so its top level stays
-# light: the app, the SDK and conftest are imported inside the tests that use them.
+# light: the app, the SDK and the helpers are imported inside the tests that use them.
 from app.aiusage import LIMIT_MESSAGE, AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
@@ -80,7 +80,7 @@ async def test_daily_limit_holds_across_restarts(settings):
 
 
 def test_limit_holds_in_a_restarted_app(settings):
-    from conftest import make_client
+    from helpers import make_client
 
     settings = settings.with_(ai_daily_limit=1)
     with make_client(settings) as client:

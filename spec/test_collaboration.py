@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from conftest import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, signup, use
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 

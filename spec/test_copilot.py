@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import join, make_client, new_trip, op, signup, use
+from helpers import join, make_client, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 from test_planner import NO_DEBOUNCE, ScriptedModel
 

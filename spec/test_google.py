@@ -14,7 +14,7 @@ from app.db import Database
 from app.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normalize_place, price_level
 from app.hours import check_hours
 from app.settings import Settings
-from conftest import make_client, new_trip, signup
+from helpers import make_client, new_trip, signup
 from standins.google_standin import google_settings
 
 SEARCH = "/v1/places:searchText"

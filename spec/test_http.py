@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import make_client, new_trip, op, signup
+from helpers import make_client, new_trip, op, signup
 from app.routes.openapi import PARAM
 
 

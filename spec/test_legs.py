@@ -15,7 +15,7 @@ from app.google import Google
 from app.legs import SPEED_MPS, choose_mode, day_legs, estimate, haversine_m
 from app.preferences import TripPreferences
 from app.settings import Settings
-from conftest import make_client, new_trip, op, signup
+from helpers import make_client, new_trip, op, signup
 from standins.google_standin import DETOUR, SPEEDS, TRANSIT_WAIT_S, google_settings
 
 ROUTES = "/directions/v2:computeRoutes"

@@ -12,7 +12,7 @@ from datetime import date
 
 import pytest
 
-from conftest import join, make_client, new_trip, op, signup, use
+from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings, weekly
 from standins.openai_standin import TEST_KEY, Reply, ai_settings, message_item
 

@@ -11,7 +11,7 @@ import pytest
 from app.preferences import TripPreferences
 from app.review import material_risks, review_day
 from app.trips.model import Day, Expense, Stop, Trip
-from conftest import join, make_client, new_trip, op, signup, use
+from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings
 
 TRIP_DATE = "2026-12-10"   # a Thursday

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from starlette.routing import Route
 
-from conftest import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, signup, use
 from standins.google_standin import google_settings
 from test_agent_support import agent_client
 

@@ -1,4 +1,4 @@
-from conftest import signup
+from helpers import signup
 
 
 def test_healthz_and_config(client):

@@ -7,7 +7,7 @@ import threading
 
 import httpx
 
-from conftest import LiveServer, join, new_trip, op, signup, use
+from helpers import LiveServer, join, new_trip, op, signup, use
 from app.server import create_app
 
 

@@ -12,7 +12,7 @@ from app.db import Database
 from app.errors import Unavailable
 from app.settings import Settings
 from app.weather import TYPICAL_LABEL, Weather, archive_base
-from conftest import make_client, new_trip, signup
+from helpers import make_client, new_trip, signup
 from standins.weather_standin import daily_values, weather_settings
 
 FORECAST = "/v1/forecast"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LiveServer
+from helpers import LiveServer
 from app.server import create_app
 
 CHROMIUM = os.environ.get("WAYLINE_CHROMIUM", "/usr/bin/chromium")
