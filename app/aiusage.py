@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 from .db import Database
 from .errors import Busy, Unavailable
+from .ids import iso
 from .settings import Settings
 
 FEATURES = ("copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient")
@@ -93,10 +94,6 @@ def _moment(clock_value: Any) -> datetime:
     if isinstance(clock_value, datetime):
         return clock_value.astimezone(timezone.utc)
     return datetime.fromtimestamp(float(clock_value), timezone.utc)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 # -- cost ---------------------------------------------------------------------
@@ -235,7 +232,7 @@ class AIUsage:
         model = model or s.openai_model
         reserve_tokens = self.output_cap(max_output_tokens)
         now = self.now()
-        now_iso, day = _iso(now), now.strftime("%Y-%m-%d")
+        now_iso, day = iso(now), now.strftime("%Y-%m-%d")
         lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
                                   now, lease_until)
@@ -261,7 +258,7 @@ class AIUsage:
                 await conn.execute(
                     "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
                     "status, reserved_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
-                    (reservation.id, day, now_iso, _iso(lease_until), user_id, trip_id, feature, model,
+                    (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
                      reserve_tokens))
         # Logged after the commit: the abandoned rows are closed either way.
         for gone in abandoned:
@@ -296,7 +293,7 @@ class AIUsage:
         await db.execute_write(
             "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
             "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ? WHERE id = ?",
-            (status, _iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
+            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
         record = {"id": reservation.id, "userId": reservation.user_id, "tripId": reservation.trip_id,
                   "feature": reservation.feature, "model": reservation.model, "status": status,
                   "inputTokens": tokens_in, "outputTokens": tokens_out, "reservedOutputTokens": reserved,
@@ -318,7 +315,7 @@ class AIUsage:
             "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), SUM(cost_usd), "
             "COALESCE(SUM(reserved_output_tokens), 0) FROM ai_usage WHERE day = ?", (now.strftime("%Y-%m-%d"),))
         running = await db.fetchval(
-            "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (_iso(now),))
+            "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (iso(now),))
         return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
                 "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
                 "reservedOutputTokens": row[4]}

@@ -12,7 +12,8 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
-from .db import Database, utcnow
+from .db import Database
+from .ids import iso, new_id, utcnow
 from .errors import Busy, Conflict, Invalid, NotSignedIn
 
 COOKIE = "wayline_session"
@@ -41,10 +42,6 @@ def verify_password(password: str, stored: str) -> bool:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def new_id() -> str:
-    return secrets.token_hex(8)
 
 
 class SignInLimiter:
@@ -113,7 +110,7 @@ async def create_session(db: Database, user_id: str) -> str:
     expires = datetime.now(timezone.utc) + timedelta(days=SESSION_DAYS)
     await db.execute_write(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-        (token_hash(token), user_id, utcnow(), expires.strftime("%Y-%m-%dT%H:%M:%S.000Z")),
+        (token_hash(token), user_id, utcnow(), iso(expires)),
     )
     return token
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .db import utcnow
+from .ids import utcnow
 from .errors import AppError
 from .planner import DayContext, require_ai
 from .review import ReviewResult

@@ -13,20 +13,16 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from contextlib import asynccontextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterable
 
 import aiosqlite
 
+from .ids import utcnow
+
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS = 10_000
 READERS = 2
-
-
-def utcnow() -> str:
-    """Timestamps are ISO-8601 UTC with a Z, sortable as text."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 async def _connect(path: str) -> aiosqlite.Connection:

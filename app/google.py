@@ -15,25 +15,24 @@ requests in flight at the same moment share one Google call. After a timeout
 or a 5xx the API family rests for `cooldown_s` (monotonic time), so a Google outage costs one
 slow request, not one per leg.
 
-`ProviderCache` is shared with app/weather.py.
+The caches and in-flight sharing are app/provider_cache.py (weather uses them too).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Callable
 from urllib.parse import quote
 
 import httpx
 
 from .db import Database
 from .errors import NotFound, Unavailable
+from .provider_cache import ProviderCache, SingleFlight, request_key
 
 log = logging.getLogger("wayline.google")
 
@@ -66,7 +65,6 @@ ROUTE_LRU_SIZE = 4096
 ROUTE_CONCURRENCY = 4        # computeRoutes calls running at once for one app
 MATRIX_MAX_ELEMENTS = 625    # Google's limit on origins x destinations
 COOLDOWN_S = 20.0
-PRUNE_EVERY = 200            # cache writes between deletions of expired rows
 
 MESSAGES = {
     "places": ("Google Places is unavailable right now", "places_unavailable"),
@@ -128,11 +126,6 @@ def end_of_utc_day(ts: float) -> float:
     return (ts // DAY_S + 1) * DAY_S
 
 
-def request_key(kind: str, mask: str, body: Any) -> str:
-    canonical = json.dumps({"mask": mask, "body": body}, sort_keys=True, separators=(",", ":"))
-    return f"{kind}:{hashlib.sha256(canonical.encode()).hexdigest()}"
-
-
 def _point(latlng: tuple[float, float]) -> tuple[float, float]:
     # ~1 m: the same stop always makes the same key.
     return round(float(latlng[0]), 5), round(float(latlng[1]), 5)
@@ -146,62 +139,6 @@ def _waypoint(latlng: tuple[float, float]) -> dict:
 def _circle(lat: float, lng: float, radius_m: float) -> dict:
     lat, lng = _point((lat, lng))
     return {"circle": {"center": {"latitude": lat, "longitude": lng}, "radius": float(radius_m)}}
-
-
-# -- the SQLite cache (also used by app.weather) -----------------------------------
-
-
-class ProviderCache:
-    def __init__(self, db: Database, clock: Callable[[], float]):
-        self.db, self.clock = db, clock
-        self._writes = 0
-
-    async def get(self, key: str) -> tuple[bool, Any]:
-        row = await self.db.fetchone(
-            "SELECT value FROM provider_cache WHERE key = ? AND expires_at > ?", (key, self.clock())
-        )
-        return (False, None) if row is None else (True, json.loads(row[0]))
-
-    async def put(self, key: str, value: Any, expires_at: float) -> None:
-        await self.put_many([(key, value, expires_at)])
-
-    async def put_many(self, items: Iterable[tuple[str, Any, float]]) -> None:
-        now = self.clock()
-        rows = [(k, json.dumps(v, separators=(",", ":")), exp, now) for k, v, exp in items]
-        if not rows:
-            return
-        self._writes += 1
-        async with self.db.write() as conn:
-            await conn.executemany(
-                "INSERT INTO provider_cache (key, value, expires_at, created_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
-                "expires_at = excluded.expires_at, created_at = excluded.created_at",
-                rows,
-            )
-            if self._writes % PRUNE_EVERY == 0:
-                await conn.execute("DELETE FROM provider_cache WHERE expires_at <= ?", (now,))
-
-
-class SingleFlight:
-    """Identical requests in flight at once share one call."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, asyncio.Task] = {}
-
-    async def run(self, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
-        task = self._tasks.get(key)
-        if task is None:
-            task = asyncio.ensure_future(make())
-            self._tasks[key] = task
-
-            def done(t: asyncio.Task, k: str = key) -> None:
-                self._tasks.pop(k, None)
-                if not t.cancelled():
-                    t.exception()  # retrieved here; every waiter re-raises it
-
-            task.add_done_callback(done)
-        # A cancelled waiter must not cancel the call the others wait for.
-        return await asyncio.shield(task)
 
 
 # -- Google ------------------------------------------------------------------------

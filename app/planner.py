@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from . import legs as legs_mod
-from .db import utcnow
+from .ids import iso, utcnow
 from .errors import Conflict, Invalid, NotFound, Unavailable
 from .hours import MEAL_MINUTES, check_hours
 from .legs import Leg, haversine_m
@@ -368,22 +368,18 @@ def new_draft_id() -> str:
     return "dr_" + secrets.token_urlsafe(18)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
                       preview: dict, place_raw: dict | None = None) -> str:
     draft_id, now = new_draft_id(), datetime.now(timezone.utc)
     async with svc.db.write() as conn:
-        await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (_iso(now),))
+        await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
         await conn.execute(
             "INSERT INTO planner_drafts (id, trip_id, day_id, user_id, kind, fingerprint, edits_json, preview_json, "
             "place_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (draft_id, ctx.trip.id, ctx.day.id, user_id, kind, ctx.fingerprint(),
              json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
              None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
-             _iso(now + DRAFT_TTL)))
+             iso(now + DRAFT_TTL)))
     return draft_id
 
 

@@ -14,7 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from .db import Database, utcnow
+from .db import Database
+from .ids import utcnow
 
 Mode = Literal["walk", "transit", "drive", "bicycle"]
 Pace = Literal["relaxed", "normal", "packed"]

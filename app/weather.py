@@ -16,7 +16,7 @@ starting with `api.` becomes `archive-api.` (`customer-api.` becomes
 `customer-archive-api.`); any other host (a proxy, a test stand-in) serves
 `/v1/archive` itself.
 
-Cached in SQLite via app.google.ProviderCache: forecasts for 3 hours, archive
+Cached in SQLite via app.provider_cache.ProviderCache: forecasts for 3 hours, archive
 answers (history does not change) for 30 days. Failures are `Unavailable`.
 """
 
@@ -33,7 +33,7 @@ import httpx
 
 from .db import Database
 from .errors import Unavailable
-from .google import ProviderCache, request_key
+from .provider_cache import ProviderCache, request_key
 
 log = logging.getLogger("wayline.weather")
 

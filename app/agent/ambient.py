@@ -19,8 +19,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from ..auth import new_id
-from ..db import utcnow
+from ..ids import new_id, utcnow
 from ..errors import AppError
 from ..services import Services
 from ..trips import store

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..db import utcnow
+from ..ids import utcnow
 from ..services import Services
 
 PREFIX = "apv_"

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
-from ..auth import new_id
+from ..ids import new_id
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..preferences import effective
 from ..services import Services

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from ..auth import new_id
+from ..ids import new_id
 from ..errors import AppError, Conflict, NotFound
 from ..services import Services
 from ..trips import store

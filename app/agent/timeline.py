@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import NotFound
+from ..ids import iso
 from ..services import Services
 from ..trips import store
 
@@ -33,11 +34,6 @@ SOURCES = ("chat", "mention", "operation", "threshold", "stop_comment")
 def now_dt(svc: Services) -> datetime:
     """Now on the services clock (tests inject one to expire suggestions)."""
     return datetime.fromtimestamp((svc.clock or time.time)(), timezone.utc)
-
-
-def iso(moment: datetime) -> str:
-    """The same sortable text as app.db.utcnow()."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 # -- DTOs ---------------------------------------------------------------------

@@ -10,8 +10,7 @@ from starlette.responses import FileResponse
 from starlette.routing import Route
 
 from .. import media
-from ..auth import new_id
-from ..db import utcnow
+from ..ids import new_id, utcnow
 from ..errors import BadRequest, NotFound, TooLarge, UnsupportedType
 from .common import member, ok, services
 from .openapi import describe

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..auth import new_id, token_hash
-from ..db import utcnow
+from ..auth import token_hash
+from ..ids import iso, new_id, utcnow
 from ..errors import Conflict, Forbidden, NotFound
 from .common import body, member, ok, services, signed_in
 from .openapi import describe
@@ -32,10 +32,6 @@ class RoleChange(BaseModel):
 
 def _invalidate(request: Request, trip_id: str) -> None:
     services(request).trip_cache.invalidate(trip_id)
-
-
-def _iso(dt: datetime) -> str:
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 @describe(summary="Members of the trip (owners also see open invites)")
@@ -62,7 +58,7 @@ async def create_invite(request: Request):
     user, _ = await member(request, trip_id, needs="owner")
     args = await body(request, NewInvite)
     token = secrets.token_urlsafe(24)
-    expires = _iso(datetime.now(timezone.utc) + timedelta(hours=args.expiresInHours))
+    expires = iso(datetime.now(timezone.utc) + timedelta(hours=args.expiresInHours))
     invite_id = new_id()
     await services(request).db.execute_write(
         "INSERT INTO invites (id, trip_id, token_hash, role, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..auth import new_id
-from ..db import utcnow
+from ..ids import new_id, utcnow
 from ..errors import NotFound
 from .common import body, member, ok, services
 from .openapi import describe

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..auth import new_id
+from ..ids import new_id
 from ..errors import Invalid
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip

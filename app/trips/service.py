@@ -19,8 +19,7 @@ import aiosqlite
 from pydantic import BaseModel, ValidationError
 
 from .. import media
-from ..auth import new_id
-from ..db import utcnow
+from ..ids import new_id, utcnow
 from ..errors import Conflict, Forbidden, NotFound
 from ..routes.common import ROLE_RANK, validation_error
 from ..services import Services

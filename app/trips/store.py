@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import aiosqlite
 
-from ..db import utcnow
+from ..ids import utcnow
 from ..errors import NotFound
 from ..preferences import dumps, parse_trip
 from .model import Day, Expense, Stop, Trip
@@ -108,7 +108,7 @@ async def append_message(conn: aiosqlite.Connection, trip_id: str, *, role: str,
                          actor_user_id: str | None = None, actor_name: str | None = None,
                          stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
-    from ..auth import new_id
+    from ..ids import new_id
 
     seq_rows = await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,))
     row = {
