@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .ids import utcnow
 from .errors import AppError
-from .planner import DayContext, require_ai
+from .planner.context import DayContext, require_ai
 from .review import ReviewResult
 from .services import Services
 from .trips.schedule import day_schedule, to_hhmm

@@ -1,6 +1,6 @@
 """The planner's routes: day review, the copilot, eat/explore/optimize drafts
 and applying a draft. Parse -> call -> respond; the rules live in
-app/review.py, app/copilot.py, app/planner.py and app/planner_draft.py."""
+app/review.py, app/copilot.py and app/planner/."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from starlette.routing import Route
 
 from .. import preferences
 from ..copilot import CopilotQuestion, ask_copilot
-from ..planner import apply_draft, load_day, suggest
-from ..planner_draft import optimize_day
+from ..planner.context import load_day
+from ..planner.drafts import apply_draft
+from ..planner.optimize import optimize_day
+from ..planner.suggestions import suggest
 from ..trips.dto import trip_json
 from ..trips.ops import HHMM, Meal
 from .common import body, member, ok, raw_ok, services

@@ -26,17 +26,18 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
-from . import legs as legs_mod
-from .errors import AppError, Conflict, Invalid, Unavailable
-from .hours import MEAL_MINUTES, check_hours
-from .legs import Leg, haversine_m
-from .planner import (FOOD_NOTE, DayContext, centre, cuisine_types, interest_types, is_food, meal_for, new_refs,
-                      require_ai, score, simulate, store_draft, usable)
-from .preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
-from .review import review_day
-from .services import Services
-from .trips.model import Day
-from .trips.schedule import day_schedule, to_hhmm
+from .. import legs as legs_mod
+from ..errors import AppError, Conflict, Invalid, Unavailable
+from ..hours import MEAL_MINUTES, check_hours
+from ..legs import Leg, haversine_m
+from .context import DayContext, new_refs, require_ai, simulate
+from .drafts import store_draft
+from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
+from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
+from ..review import review_day
+from ..services import Services
+from ..trips.model import Day
+from ..trips.schedule import day_schedule, to_hhmm
 
 PLAN_MAX_STOPS = 25
 PLAN_MAX_CANDIDATES = 12

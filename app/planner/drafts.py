@@ -1,0 +1,93 @@
+"""Stored drafts: exact registry ops plus what the person was shown, tied to
+the day's fingerprint. Apply sends only the draft id; the server applies
+exactly the stored ops in one `apply_ops` call whose precondition refuses
+(409 `stale`) when the day changed since."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime, timedelta, timezone
+
+from ..errors import Conflict, Invalid, NotFound
+from ..hours import check_hours
+from ..ids import iso, utcnow
+from ..review import day_fingerprint
+from ..services import Services
+from ..trips.model import Trip
+from ..trips.service import Applied, apply_ops
+from .context import DayContext
+
+DRAFT_TTL = timedelta(hours=24)
+
+
+def new_draft_id() -> str:
+    return "dr_" + secrets.token_urlsafe(18)
+
+
+async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
+                      preview: dict, place_raw: dict | None = None) -> str:
+    draft_id, now = new_draft_id(), datetime.now(timezone.utc)
+    async with svc.db.write() as conn:
+        await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
+        await conn.execute(
+            "INSERT INTO planner_drafts (id, trip_id, day_id, user_id, kind, fingerprint, edits_json, preview_json, "
+            "place_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (draft_id, ctx.trip.id, ctx.day.id, user_id, kind, ctx.fingerprint(),
+             json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
+             None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
+             iso(now + DRAFT_TTL)))
+    return draft_id
+
+
+STALE = "The day changed since this draft was made. Ask again for a fresh one."
+
+
+async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, *,
+                      start_time: str | None = None, duration_min: int | None = None) -> Applied | None:
+    """Apply exactly the stored edits in one change, or refuse: 404 for an
+    unknown, expired or other trip's draft; 409 `stale` when the day changed;
+    409 `hours` (with `latestStart`) when a food suggestion's time or length
+    does not fit. Returns None when the draft changes nothing."""
+    row = await svc.db.fetchone(
+        "SELECT day_id, kind, fingerprint, edits_json, preview_json, place_json, expires_at FROM planner_drafts "
+        "WHERE id = ? AND trip_id = ?", (draft_id, trip_id))
+    if row is None or row["expires_at"] < utcnow():
+        raise NotFound("No such draft on this trip (drafts last a day; ask again)", code="draft_not_found")
+    edits = [(e["op"], dict(e["args"])) for e in json.loads(row["edits_json"])]
+    single = row["kind"] in ("eat", "explore")
+    if (start_time is not None or duration_min is not None) and not single:
+        field = "startTime" if start_time is not None else "durationMin"
+        raise Invalid(f"{field}: only a single suggestion's time or length can be changed", field=field)
+    preview = json.loads(row["preview_json"])
+    if single:
+        args = edits[0][1]
+        if start_time is not None:
+            args["setTime"] = start_time
+        if duration_min is not None:
+            args["durationMin"] = duration_min
+    place_raw = json.loads(row["place_json"]) if row["place_json"] else None
+    day_id = row["day_id"]
+
+    def unchanged_and_open(trip: Trip) -> None:
+        try:
+            day = trip.day(day_id)
+        except NotFound:
+            raise Conflict(STALE, code="stale") from None
+        if day_fingerprint(trip, day) != row["fingerprint"]:
+            raise Conflict(STALE, code="stale")
+        if place_raw is not None:
+            args = edits[0][1]
+            start = args.get("setTime") or preview["startTime"]
+            check = check_hours(place_raw, trip.day_date(day), start, args["durationMin"])
+            if not check.fits:
+                latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
+                raise Conflict(f"{args['name']} is not open for the whole meal from {start} "
+                               f"(with 30 minutes before closing).{latest}",
+                               code="hours", latestStart=check.latest_start)
+
+    if not edits:
+        return None
+    applied = await apply_ops(svc, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
+    await svc.db.execute_write("UPDATE planner_drafts SET applied_at = ? WHERE id = ?", (utcnow(), draft_id))
+    return applied

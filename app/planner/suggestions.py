@@ -1,0 +1,145 @@
+"""Find places to eat and Explore nearby: places search + ranking in code, no
+model call. Each suggestion is stored as a one-stop draft (drafts.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from .. import legs as legs_mod
+from ..errors import Invalid
+from ..hours import MEAL_MINUTES, check_hours
+from ..legs import Leg, haversine_m
+from ..preferences import PACE_VISIT_MIN, EffectivePreferences
+from ..services import Services
+from ..trips.model import Day, Trip
+from ..trips.schedule import day_schedule, to_hhmm, to_minutes
+from .context import DayContext, new_refs, require_google, simulate
+from .drafts import store_draft
+from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, first_fitting_start,
+                     interest_types, is_food, score, usable)
+
+NO_HOURS_NOTE = "Google lists no opening hours for this place; check before you go."
+SUGGESTIONS = 5
+EXACT_CHECKS = 8            # candidates timed with real legs before the best five are kept
+SEARCH_RADIUS_M = 1500
+WIDER_RADIUS_M = 4000       # one more search only when nothing usable is within walking distance
+MEAL_TARGET = {"breakfast": "08:30", "brunch": "10:30", "lunch": "12:30", "afternoon_tea": "15:30", "dinner": "19:30"}
+
+
+def _insertion_after(day: Day, slots, meal: str) -> str | None:
+    """After the last stop that starts before the meal's usual time (never
+    before the first stop: insert_stop cannot put a stop first)."""
+    if not day.stops:
+        return None
+    target = to_minutes(MEAL_TARGET[meal])
+    before = [s for s, slot in zip(day.stops, slots) if slot.start < target]
+    return (before[-1] if before else day.stops[0]).id
+
+
+def _cheapest_after(day: Day, place: dict) -> str | None:
+    """The stop after which the place adds the least straight-line distance."""
+    points = [s for s in day.stops if s.lat is not None]
+    if not points:
+        return day.stops[-1].id if day.stops else None
+    best, best_cost = day.stops[-1].id, math.inf
+    for i, stop in enumerate(day.stops):
+        if stop.lat is None:
+            continue
+        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None), None)
+        cost = haversine_m(stop.lat, stop.lng, place["lat"], place["lng"])
+        if nxt is not None:
+            cost += haversine_m(place["lat"], place["lng"], nxt.lat, nxt.lng)
+            cost -= haversine_m(stop.lat, stop.lng, nxt.lat, nxt.lng)
+        if cost < best_cost:
+            best, best_cost = stop.id, cost
+    return best
+
+
+async def timed_insert(svc: Services, ctx: DayContext, args: dict) -> tuple[Trip, Day, dict, list[Leg]]:
+    """The day with one stop inserted, timed with the same legs the TripDto
+    will show: returns (trip, day, the new stop's slot, legs)."""
+    trip = simulate(ctx.trip, [("insert_stop", args)], [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    slots = day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})
+    ref = next(iter(new_refs(ctx.day, day)))
+    slot = next(s for s in slots if s.stop_id == ref)
+    return trip, day, {"start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
+
+
+async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
+                  meal: str | None = None, explore: bool = False) -> list[dict]:
+    """Find places to eat (`meal`) or Explore nearby: ranked Google places,
+    each stored as a one-stop draft. No model call."""
+    google = require_google(svc)
+    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    if explore:
+        types = (interest_types(ctx.trip.prefs.interests) or DEFAULT_EXPLORE_TYPES)[:5]
+        anchor_stops = ctx.day.stops
+    else:
+        meals = {s.meal for s in ctx.day.stops}
+        meal = meal or next((m for m in ("lunch", "dinner") if m not in meals), "dinner")
+        types = list(dict.fromkeys(MEAL_TYPES[meal] + cuisine_types(prefs.user.cuisines)))
+        after_id = _insertion_after(ctx.day, slots, meal)
+        anchor_stops = [s for s in ctx.day.stops if s.id == after_id] or ctx.day.stops
+    anchor = centre(anchor_stops, ctx.trip) or centre(ctx.day.stops, ctx.trip)
+    if anchor is None:
+        raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
+    ranked: list[dict] = []
+    for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
+        found = await google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
+        ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
+                        key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
+        if ranked:
+            break
+    timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots)
+                                   for place in ranked[:EXACT_CHECKS]))
+    out = []
+    for suggestion, edits, raw in [t for t in timed if t is not None][:SUGGESTIONS]:
+        kind = "explore" if explore else "eat"
+        out.append({"draftId": await store_draft(svc, ctx, user_id, kind, edits, suggestion, raw), **suggestion})
+    return out
+
+
+async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool,
+                          slots) -> tuple[dict, list[dict], dict | None] | None:
+    """(what the person sees, the draft's edits, Google's JSON for the hours
+    re-check on apply), or None when the place does not fit the day."""
+    food = not explore or is_food(place)
+    after_id = _cheapest_after(ctx.day, place) if explore else _insertion_after(ctx.day, slots, meal)
+    duration = PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore else MEAL_MINUTES[meal]
+    args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
+                            "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
+                            "durationMin": duration, "note": FOOD_NOTE if food else ""}
+    if place.get("address"):
+        args["address"] = place["address"][:300]
+    if after_id is not None:
+        args["afterStopId"] = after_id
+    if not explore:
+        args["meal"] = meal
+    _, _, slot, _ = await timed_insert(svc, ctx, args)
+    start = slot["start"]
+    hours = check_hours(place["raw"], ctx.date, to_hhmm(min(start, 24 * 60 - 1)), duration)
+    if food and not hours.fits:
+        # A later start that fits becomes a set time (the meal waits for the
+        # opening); none: the place is not suggested. No hours: never open.
+        later = first_fitting_start(place["raw"], ctx.date, start, duration) if hours.status != "none" else None
+        if later is None:
+            return None
+        args["setTime"] = to_hhmm(later)
+        start = later
+        hours = check_hours(place["raw"], ctx.date, args["setTime"], duration)
+    elif not food and hours.status != "none" and not hours.fits:
+        return None
+    note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
+    shown = {
+        "place": {"placeId": place["placeId"], "name": place["name"], "lat": place["lat"], "lng": place["lng"],
+                  "rating": place.get("rating"), "priceLevel": place.get("priceLevel")},
+        "afterStopId": after_id, "startTime": to_hhmm(start), "durationMin": duration,
+        "setTime": args.get("setTime"), "kind": args["kind"], "meal": args.get("meal"),
+        "hours": {"status": hours.status, "fits": hours.fits, "closesAt": hours.closes_at},
+        "note": note,
+    }
+    return shown, [{"op": "insert_stop", "args": args}], place["raw"] if food else None
