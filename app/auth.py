@@ -145,10 +145,6 @@ class SessionCache:
     def drop(self, key: str) -> None:
         self._entries.pop(key, None)
 
-    def drop_user(self, user_id: str) -> None:
-        for key in [k for k, (_, u) in self._entries.items() if u["id"] == user_id]:
-            del self._entries[key]
-
 
 async def user_for_token(db: Database, token: str | None, cache: SessionCache | None = None) -> dict | None:
     if not token:
@@ -167,6 +163,20 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
     if cache is not None:
         cache.put(key, user)
     return user
+
+
+async def server_secret(db: Database, configured: str | None) -> str:
+    """WAYLINE_SECRET, or one generated on first start and kept in the database."""
+    if configured:
+        return configured
+    existing = await db.fetchval("SELECT value FROM app_settings WHERE key = 'secret'")
+    if existing:
+        return existing
+    async with db.write() as tx:
+        await tx.execute("INSERT OR IGNORE INTO app_settings (key, value) VALUES ('secret', ?)",
+                         (secrets.token_urlsafe(32),))
+        row = await tx.execute_fetchall("SELECT value FROM app_settings WHERE key = 'secret'")
+    return row[0][0]
 
 
 def require_user(user: dict | None) -> dict:

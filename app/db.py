@@ -1,20 +1,29 @@
 """The one module that owns SQLite: connections, PRAGMAs, migrations, the
-single serialized writer and transactions.
+single serialized writer, transactions and the change signal.
 
 Writes go through `Database.write()`: an asyncio lock serializes them inside
 this process and `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
 processes sharing the file queue on the busy timeout instead of failing midway
 through a transaction. Reads use a small pool of separate connections; in WAL
 mode they never wait for the writer.
+
+The change signal: a transaction says which trips it changed and how
+(`tx.touch(trip_id, "content")`); right after its COMMIT, and only then, the
+database tells every `on_change` listener (the TripDto cache, the timeline
+heads, live streams) once per trip. A write to a table that holds trip data
+without a touch is a bug that would serve stale pages: it is refused (rolled
+back) instead of committed, so a forgotten announcement fails its tests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 
 import aiosqlite
 
@@ -23,6 +32,20 @@ from .ids import utcnow
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS = 10_000
 READERS = 2
+log = logging.getLogger("wayline")
+
+# How a transaction changed a trip (what listeners need to refresh):
+# content: days, stops, expenses, details, shared choices (a new version);
+# social: comments and votes; members: who belongs and their roles;
+# timeline: agent timeline rows; suggestions: a suggestion's status;
+# deleted: the trip is gone.
+CHANGE_KINDS = frozenset({"content", "social", "members", "timeline", "suggestions", "deleted"})
+# Tables whose rows some cache or live page shows: writing them needs a touch.
+TRIP_TABLES = frozenset({"trips", "days", "stops", "expenses", "trip_preferences", "members", "comments",
+                         "votes", "agent_messages", "agent_suggestions"})
+_WRITE_SQL = re.compile(r"^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
+                        r"\s+[\"`\[]?(\w+)", re.IGNORECASE)
+ChangeListener = Callable[[str, frozenset], None]
 
 
 async def _connect(path: str) -> aiosqlite.Connection:
@@ -63,6 +86,24 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
     return done
 
 
+class Transaction:
+    """One write transaction: the writer connection's methods (`execute`,
+    `execute_fetchall`, `executemany`, ...) plus `touch`, which records the
+    trips it changes for the after-commit announcement."""
+
+    def __init__(self, conn: aiosqlite.Connection):
+        self.conn = conn
+        self.changes: dict[str, set[str]] = {}
+
+    def touch(self, trip_id: str, *kinds: str) -> None:
+        if not kinds or not CHANGE_KINDS.issuperset(kinds):
+            raise ValueError(f"touch needs kinds among {sorted(CHANGE_KINDS)}, got {kinds!r}")
+        self.changes.setdefault(trip_id, set()).update(kinds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
 class Database:
     def __init__(self, path: str):
         self.path = path
@@ -70,6 +111,8 @@ class Database:
         self._write_lock = asyncio.Lock()
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
+        self._written: set[str] = set()   # tables of TRIP_TABLES the open transaction wrote
+        self.on_change: list[ChangeListener] = []
 
     @classmethod
     async def open(cls, path: str, *, readers: int = READERS) -> "Database":
@@ -80,6 +123,7 @@ class Database:
             db._writer = await _connect(path)
             await db._writer.execute("PRAGMA journal_mode = WAL")
             await migrate(db._writer)
+            await db._writer.set_trace_callback(db._trace)
             for _ in range(readers):
                 reader = await _connect(path)
                 db._all_readers.append(reader)
@@ -99,28 +143,53 @@ class Database:
 
     # -- writes -------------------------------------------------------------
 
+    def _trace(self, sql: str) -> None:
+        # Runs on the writer's thread for every statement it executes.
+        match = _WRITE_SQL.match(sql)
+        if match is not None and match.group(1).lower() in TRIP_TABLES:
+            self._written.add(match.group(1).lower())
+
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction: BEGIN IMMEDIATE ... COMMIT, rolled back on error."""
+    async def write(self) -> AsyncIterator[Transaction]:
+        """One write transaction: BEGIN IMMEDIATE ... COMMIT, rolled back on
+        error; after the commit the touched trips are announced."""
         async with self._write_lock:
             conn = self._writer
             assert conn is not None, "database is closed"
             await conn.execute("BEGIN IMMEDIATE")
+            self._written.clear()
+            tx = Transaction(conn)
             try:
-                yield conn
+                yield tx
+                if self._written and not tx.changes:
+                    raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
+                                       "(tx.touch): refused so no page shows stale data")
             except BaseException:
                 await conn.execute("ROLLBACK")
                 raise
-            else:
-                await conn.execute("COMMIT")
+            await conn.execute("COMMIT")
+            self._announce(tx.changes)
+
+    def _announce(self, changes: dict[str, set[str]]) -> None:
+        for trip_id, kinds in changes.items():
+            frozen = frozenset(kinds)
+            for listener in self.on_change:
+                try:
+                    listener(trip_id, frozen)
+                except Exception:  # a listener must never undo or fail a committed write
+                    log.exception("change listener failed")
 
     async def execute_write(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """A single-statement write in its own transaction; returns rowcount."""
-        async with self.write() as conn:
-            cursor = await conn.execute(sql, tuple(params))
+        """A single-statement write (of a table no page shows) in its own
+        transaction; returns rowcount."""
+        async with self.write() as tx:
+            cursor = await tx.execute(sql, tuple(params))
             return cursor.rowcount
 
     # -- reads --------------------------------------------------------------
+
+    async def ping(self) -> None:
+        await self.fetchval("SELECT 1")
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[aiosqlite.Connection]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class AppError(Exception):
     status = 400
@@ -61,3 +63,14 @@ class Busy(AppError):
 
 class Unavailable(AppError):
     status, code = 503, "unavailable"
+
+
+def field_name(loc: tuple) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def validation_error(exc: ValidationError) -> Invalid:
+    """A pydantic failure as a 422 naming the first bad field."""
+    first = exc.errors()[0]
+    name = field_name(first.get("loc", ()))
+    return Invalid(f"{name}: {first.get('msg', 'invalid value')}", field=name)

@@ -8,13 +8,17 @@ import time
 import httpx
 
 from .services import Services
+from .agent.timeline import Heads
 from .trips.dto import TripCache
 
 
 async def start(svc: Services) -> None:
     # One shared client with short timeouts for Google and Open-Meteo.
     svc.http = httpx.AsyncClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
+    # Caches follow the database's after-commit change signal.
     svc.trip_cache = TripCache(svc)
+    svc.heads = Heads()
+    svc.db.on_change += [svc.trip_cache.changed, svc.heads.changed]
     # Google only with a server key (else place routes answer 503); weather
     # always (Open-Meteo needs no key). Both read the clock through svc so a
     # test's injected clock applies; tests may inject either instance.

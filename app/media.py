@@ -1,13 +1,20 @@
 """Uploaded trip media: the type comes from the bytes, never the name.
 
 Files live at `{uploads_dir}/{trip_id}/{id}.{ext}`; names are ours, so a
-client's `../` or odd characters never reach the file system."""
+client's `../` or odd characters never reach the file system. The `media`
+table records each file (who, when, the client's name for display)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
+
+from .db import Database
+from .errors import NotFound, UnsupportedType
+from .ids import new_id, utcnow
 
 MAX_BYTES = 2 * 1024 * 1024
 STORED_NAME = re.compile(r"^[0-9a-f]{16}\.(png|jpg|webp|pdf|txt|md|csv)$")
@@ -61,7 +68,56 @@ def upload_url(trip_id: str, name: str) -> str:
     return f"/api/uploads/trips/{trip_id}/{name}"
 
 
-def parse_upload_url(url: str) -> tuple[str, str] | None:
-    """(trip_id, name) for one of our upload URLs (absolute same-path or relative), else None."""
-    match = re.fullmatch(r"(?:https?://[^/]+)?/api/uploads/trips/([0-9a-f]{16})/([0-9a-f]{16}\.[a-z]{2,4})", url or "")
-    return (match.group(1), match.group(2)) if match else None
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+async def save_upload(db: Database, uploads_dir: str, trip_id: str, user_id: str, data: bytes,
+                      client_name: str | None) -> dict:
+    """Store checked bytes under our own name and record them; 415 for a type we don't accept."""
+    filename = display_name(client_name)
+    media_type = sniff(data, filename)
+    if media_type is None:
+        raise UnsupportedType("Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
+    media_id = new_id()
+    name = f"{media_id}.{EXTENSIONS[media_type]}"
+    path = stored_path(uploads_dir, trip_id, name)
+    if path is None:
+        raise NotFound("Trip not found")
+    await asyncio.to_thread(_write_file, path, data)
+    await db.execute_write(
+        "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (media_id, trip_id, name, filename, media_type, len(data), user_id, utcnow()))
+    return {"id": media_id, "url": upload_url(trip_id, name), "mediaType": media_type, "filename": filename,
+            "size": len(data)}
+
+
+async def list_uploads(db: Database, trip_id: str) -> list[dict]:
+    rows = await db.fetchall(
+        "SELECT id, name, filename, media_type, size, uploaded_by, created_at FROM media WHERE trip_id = ? "
+        "ORDER BY created_at DESC", (trip_id,))
+    return [{"id": r["id"], "url": upload_url(trip_id, r["name"]), "filename": r["filename"],
+             "mediaType": r["media_type"], "size": r["size"], "uploadedBy": r["uploaded_by"],
+             "createdAt": r["created_at"]} for r in rows]
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    path: Path
+    name: str
+    filename: str
+    media_type: str
+    size: int
+
+
+async def find_upload(db: Database, uploads_dir: str, trip_id: str, name: str) -> StoredUpload:
+    """One of the trip's uploads by its stored name; 404 when it is not ours or not on disk."""
+    path = stored_path(uploads_dir, trip_id, name)
+    row = path and await db.fetchone(
+        "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
+    if not row or not path.is_file():
+        raise NotFound("No such file")
+    return StoredUpload(path, row["name"], row["filename"], row["media_type"], row["size"])

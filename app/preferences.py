@@ -66,10 +66,6 @@ class EffectivePreferences(BaseModel):
     trip: TripPreferences
     saved: bool  # the person has saved their defaults at least once
 
-    @property
-    def allowed_modes(self) -> list[str]:
-        return [m for m in MODES if m not in self.trip.avoidModes]
-
     def for_model(self) -> dict:
         """Soft preferences to steer a model. Allergy text is never included."""
         return {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from .auth import same_origin
+from .auth import same_origin, server_secret
 from .db import Database
 from .errors import AppError
 from .services import Services
@@ -90,19 +89,6 @@ def _with_page_headers(send):
     return wrapped
 
 
-async def _load_secret(db: Database, configured: str | None) -> str:
-    if configured:
-        return configured
-    existing = await db.fetchval("SELECT value FROM app_settings WHERE key = 'secret'")
-    if existing:
-        return existing
-    generated = secrets.token_urlsafe(32)
-    async with db.write() as conn:
-        await conn.execute("INSERT OR IGNORE INTO app_settings (key, value) VALUES ('secret', ?)", (generated,))
-        row = await conn.execute_fetchall("SELECT value FROM app_settings WHERE key = 'secret'")
-    return row[0][0]
-
-
 def create_app(settings: Settings, **overrides) -> Starlette:
     """Build the app. `overrides` replace services for tests (e.g. `clock=...`)."""
     from .routes import build_routes
@@ -111,8 +97,10 @@ def create_app(settings: Settings, **overrides) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette):
         db = await Database.open(settings.db_path)
-        svc = Services(settings=settings, db=db, secret=await _load_secret(db, settings.secret))
+        svc = Services(settings=settings, db=db, secret=await server_secret(db, settings.secret))
         for name, value in overrides.items():
+            if name not in Services.__dataclass_fields__:
+                raise TypeError(f"create_app: Services has no part named {name!r}")
             setattr(svc, name, value)
         app.state.services = svc
         await lifecycle.start(svc)

@@ -5,11 +5,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .auth import SessionCache, SignInLimiter
 from .db import Database
 from .settings import Settings
+
+if TYPE_CHECKING:  # the parts' modules import this one; types only
+    import httpx
+
+    from .agent.timeline import Heads
+    from .ai import AI
+    from .aiusage import AIUsage
+    from .google import Google
+    from .trips.dto import TripCache
+    from .trips.service import OpEvent
+    from .weather import Weather
 
 log = logging.getLogger("wayline")
 
@@ -49,6 +60,9 @@ class BackgroundWork:
 
 @dataclass
 class Services:
+    """One per app, built by the lifespan (app/server.py, app/lifecycle.py).
+    Tests replace parts with `create_app(settings, <field>=...)`."""
+
     settings: Settings
     db: Database
     secret: str
@@ -57,15 +71,15 @@ class Services:
     background: BackgroundWork = field(default_factory=BackgroundWork)
     clock: Callable[[], float] | None = None
     # Filled in by the lifespan when their modules are configured.
-    http: Any = None          # httpx.AsyncClient for Google and weather
-    google: Any = None        # app.google.Google
-    weather: Any = None       # app.weather.Weather
-    ai: Any = None            # app.ai.AI (None when OPENAI_API_KEY is unset)
-    aiusage: Any = None       # app.aiusage.AIUsage
-    # Called after every committed op with an `app.trips.service.OpEvent`
-    # (the agent's evaluation hooks in here); listeners must not block.
-    op_listeners: list[Callable[[Any], None]] = field(default_factory=list)
-    trip_cache: Any = None    # app.trips.dto.TripCache, set in create_app's lifespan
+    http: httpx.AsyncClient | None = None   # shared by Google and weather
+    google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
+    weather: Weather | None = None
+    ai: AI | None = None                    # None without OPENAI_API_KEY
+    aiusage: AIUsage | None = None
+    trip_cache: TripCache | None = None
+    heads: Heads | None = None              # the timeline poll's per-trip counters
+    # Called after every committed op (the agent's evaluation hooks in here);
+    # listeners must not block.
+    op_listeners: list[Callable[[OpEvent], None]] = field(default_factory=list)
     # A burst of edits on one trip costs one agent evaluation after this quiet time.
     agent_debounce_s: float = 1.5
-    extras: dict[str, Any] = field(default_factory=dict)

@@ -111,7 +111,7 @@ def main() -> None:
                             google_places_base_url=google.url, google_routes_base_url=google.url,
                             ai_daily_limit=10**6, ai_daily_tokens=10**12)
         # No debounce: the agent evaluates the setup edits at once, before the timed runs.
-        app = create_app(settings, extras={"agent_debounce_s": 0.0})
+        app = create_app(settings, agent_debounce_s=0.0)
         with TestClient(app, base_url="http://testserver") as client:
             client.post("/api/auth/signup", json={"username": "bench", "password": "correct horse"})
             client.put("/api/users/preferences", json={"cuisines": [], "allergies": ""})

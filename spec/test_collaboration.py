@@ -36,10 +36,11 @@ def test_invite_lifecycle_expired_and_revoked_are_refused(client, settings):
 
     assert client.get(f"/api/invites/{invite['token']}").json()["data"]["tripTitle"] == "Lisbon"
     accepted = client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]
-    assert accepted == {"tripId": t, "role": "viewer"}
+    assert accepted == {"tripId": t, "role": "viewer", "joined": True}
     assert client.get(f"/api/trips/{t}").json()["data"]["role"] == "viewer"
     # Accepting again changes nothing.
-    assert client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]["role"] == "viewer"
+    again = client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]
+    assert again == {"tripId": t, "role": "viewer", "joined": False}
 
 
 def test_roles_change_and_the_last_owner_stays(client):

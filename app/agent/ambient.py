@@ -19,9 +19,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from ..ids import new_id, utcnow
 from ..errors import AppError
 from ..services import Services
+from ..social import insert_comment
 from ..trips import store
 from ..trips.model import Trip
 from . import files, timeline, tools
@@ -98,11 +98,10 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
     """Append a member's plain message; schedule the ambient decision. Returns
     (addressed right now: an explicit @agent, the stored row)."""
     mention = mentions_agent(text)
-    async with svc.db.write() as conn:
-        previous = await timeline.latest_role(conn, trip_id)
-        row = await timeline.append(conn, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
+    async with svc.db.write() as tx:
+        previous = await timeline.latest_role(tx, trip_id)
+        row = await timeline.append(tx, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
                                     actor_user_id=user["id"], actor_name=user["displayName"])
-    timeline.changed(svc, trip_id)
     svc.background.spawn(_maybe_reply(svc, trip_id, user, row, previous), name=f"agent-ambient-{row['id']}")
     return mention, row
 
@@ -233,15 +232,10 @@ async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, 
         reply = await read_only_reply(svc, trip, user, items, extra)
         if not reply:
             return
-        async with svc.db.write() as conn:
-            await timeline.append(conn, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
+        async with svc.db.write() as tx:
+            await timeline.append(tx, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
                                   source="stop_comment", stop_id=stop_id, actor_name=AGENT_NAME)
-            await conn.execute(
-                "INSERT INTO comments (id, trip_id, stop_id, user_id, author, body, created_at) "
-                "VALUES (?, ?, ?, NULL, ?, ?, ?)", (new_id(), trip_id, stop_id, AGENT_NAME, reply[:4000], utcnow()))
-        timeline.changed(svc, trip_id)
-        if svc.trip_cache is not None:
-            svc.trip_cache.invalidate(trip_id)  # comment counts are part of the TripDto
+            await insert_comment(tx, trip_id, stop_id, None, AGENT_NAME, reply[:4000])
     except AppError as exc:
         log.info("stop comment reply skipped: %s", exc.code)
     except Exception:

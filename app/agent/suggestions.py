@@ -181,7 +181,6 @@ class Evaluator:
         return float(self.svc.agent_debounce_s)
 
     def __call__(self, event: OpEvent) -> None:
-        timeline.changed(self.svc, event.trip_id)  # new operation rows and a new version for pollers
         if event.source in AGENT_SOURCES or self.svc.ai is None:
             return
         loop = asyncio.get_running_loop()
@@ -240,20 +239,21 @@ class Evaluator:
         threshold = svc.settings.ai_proactive_threshold
         reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
         now = now_dt(svc)
-        async with svc.db.write() as conn:
-            version = (await conn.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
+        async with svc.db.write() as tx:
+            version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
             if not version or version[0][0] != trip.version:
                 return  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and patch is not None:
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
-                message = await timeline.append(conn, trip.id, role="assistant", source="threshold",
+                message = await timeline.append(tx, trip.id, role="assistant", source="threshold",
                                                 actor_name="Wayline agent", parts=[
                     {"type": "text", "text": text},
                     {"type": "data-suggestion", "data": {"suggestionId": suggestion_id, "severity": decision.severity,
                                                          "confidence": decision.confidence, "reason": reason,
                                                          "patch": patch}}])
-                await conn.execute(
+                tx.touch(trip.id, "suggestions")
+                await tx.execute(
                     "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
                     "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at) "
                     "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -261,12 +261,11 @@ class Evaluator:
                      json.dumps(patch, ensure_ascii=False), trip.version,
                      iso(now + timedelta(minutes=minutes)), iso(now), iso(now)))
             else:
-                await timeline.append(conn, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
+                await timeline.append(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
                                       parts=[{"type": "text", "text": reason or text},
                                              {"type": "data-observation", "data": {
                                                  "severity": decision.severity, "confidence": decision.confidence,
                                                  "quiet": True}}])
-        timeline.changed(svc, trip.id)
 
 
 # -- approve and dismiss ---------------------------------------------------------
@@ -282,10 +281,10 @@ async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
 
 
 async def _mark(svc: Services, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
-    await svc.db.execute_write(
-        "UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
-        (status, iso(now_dt(svc)), suggestion_id, only_from))
-    timeline.changed(svc, trip_id)
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "suggestions")
+        await tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+                         (status, iso(now_dt(svc)), suggestion_id, only_from))
 
 
 async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
@@ -313,10 +312,11 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
     patch = json.loads(row["patch_json"])
 
-    async def claim(conn) -> None:
+    async def claim(tx) -> None:
         # Runs inside apply_ops' transaction: exactly one concurrent approval
         # moves the row out of 'pending', and only if its change commits.
-        cursor = await conn.execute(
+        tx.touch(trip_id, "suggestions")
+        cursor = await tx.execute(
             "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
             "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
         if cursor.rowcount != 1:
@@ -334,5 +334,4 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
             raise  # not the patch's fault: someone else may still apply it
         await _mark(svc, trip_id, suggestion_id, "stale")  # the patch no longer applies
         raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
-    timeline.changed(svc, trip_id)
     return applied

@@ -28,7 +28,6 @@ from ..trips import store
 HISTORY_LIMIT = 200
 EVENTS_LIMIT = 200
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-SOURCES = ("chat", "mention", "operation", "threshold", "stop_comment")
 
 
 def now_dt(svc: Services) -> datetime:
@@ -87,21 +86,23 @@ async def history(svc: Services, trip_id: str, user_id: str) -> dict[str, Any]:
 
 class Heads:
     """Per trip (trip version, latest seq, pending suggestion count), kept in
-    memory so that a poll with nothing new costs no query. Every write that
-    changes them calls `changed(svc, trip_id)` AFTER its commit (ops do so
-    through the agent's op listener); a read stores its result only if no
-    change happened while it ran, and entries are re-read after REVALIDATE_S
-    anyway, like the TripDto cache's membership check."""
+    memory so that a poll with nothing new costs no query. The database's
+    after-commit change signal (`changed`) drops an entry whenever a write
+    touches what it counts; a read stores its result only if no change
+    happened while it ran, and entries are re-read after REVALIDATE_S anyway,
+    like the TripDto cache's membership check."""
 
     REVALIDATE_S = 2.0
+    COUNTED = frozenset({"content", "timeline", "suggestions", "deleted"})
 
     def __init__(self) -> None:
         self._rows: dict[str, tuple[int, float, tuple[int, int, int]]] = {}
         self._generation: dict[str, int] = {}
 
-    def changed(self, trip_id: str) -> None:
-        self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
-        self._rows.pop(trip_id, None)
+    def changed(self, trip_id: str, kinds: frozenset) -> None:
+        if kinds & self.COUNTED:
+            self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
+            self._rows.pop(trip_id, None)
 
     async def get(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
         generation = self._generation.get(trip_id, 0)
@@ -122,25 +123,12 @@ class Heads:
         return head
 
 
-def heads(svc: Services) -> Heads:
-    found = svc.extras.get("agent.heads")
-    if found is None:
-        found = svc.extras["agent.heads"] = Heads()
-    return found
-
-
-def changed(svc: Services, trip_id: str) -> None:
-    """Call after committing anything that adds messages, bumps the trip
-    version or changes a suggestion's status."""
-    heads(svc).changed(trip_id)
-
-
 NOTHING_NEW = '{"latestSeq":%d,"tripVersion":%d,"messages":[],"suggestions":[]}'
 
 
 async def events_json(svc: Services, trip_id: str, user_id: str, after: int) -> bytes:
     """`events` as JSON bytes; a poll with nothing new is formatted directly."""
-    version, latest, pending = await heads(svc).get(svc, trip_id)
+    version, latest, pending = await svc.heads.get(svc, trip_id)
     if latest <= after and not pending:
         return (NOTHING_NEW % (latest, version)).encode()
     data = await events(svc, trip_id, user_id, after)
@@ -151,7 +139,7 @@ async def events(svc: Services, trip_id: str, user_id: str, after: int) -> dict[
     """Messages with seq > after (oldest first, at most 200), active
     suggestions, the trip version and `latestSeq`: the seq to pass as `after`
     next time (the last message returned when the page is full)."""
-    version, latest, pending = await heads(svc).get(svc, trip_id)
+    version, latest, pending = await svc.heads.get(svc, trip_id)
     if latest <= after and not pending:
         return {"latestSeq": latest, "tripVersion": version, "messages": [], "suggestions": []}
     async with svc.db.read() as conn:
@@ -208,10 +196,8 @@ async def append(conn, trip_id: str, *, role: str, parts: list, source: str, mes
 
 async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
     """`append` in its own write transaction."""
-    async with svc.db.write() as conn:
-        row = await append(conn, trip_id, **fields)
-    changed(svc, trip_id)
-    return row
+    async with svc.db.write() as tx:
+        return await append(tx, trip_id, **fields)
 
 
 async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: list, *,
@@ -219,10 +205,8 @@ async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: 
     """Store an assistant turn's parts under its id. A continuation of the same
     turn replaces the parts and moves the row to a new seq, so pollers (who
     ask for seq > after) see the updated message; clients merge by id."""
-    async with svc.db.write() as conn:
-        row = await _upsert(conn, trip_id, message_id, parts, source)
-    changed(svc, trip_id)
-    return row
+    async with svc.db.write() as tx:
+        return await _upsert(tx, trip_id, message_id, parts, source)
 
 
 async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str) -> dict | None:
@@ -232,6 +216,7 @@ async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str)
     if not rows:
         return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
                                           actor_name="Wayline agent", message_id=message_id)
+    conn.touch(trip_id, "timeline")
     seq = (await conn.execute_fetchall(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]
     await conn.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",

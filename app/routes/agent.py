@@ -20,7 +20,8 @@ from ..agent.stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound, TooLarge
 from ..services import Services
-from .common import body, check_role, member, ok, raw_ok, services
+from ..roles import require_role
+from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 
 MAX_TEXT = 4000
@@ -154,7 +155,7 @@ async def _decide(request: Request, approved_default: bool | None, force: bool |
         raise Invalid("approved: required (true to apply, false to dismiss)", field="approved")
     if not approved:
         return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
-    check_role(role, "editor")
+    require_role(role, "editor")
     applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
     return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip))
 

@@ -11,12 +11,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..auth import COOKIE, require_user, user_for_token
-from ..errors import BadRequest, Forbidden, Invalid, NotFound
+from ..errors import BadRequest, NotFound, validation_error
+from ..roles import require_role
 from ..services import Services
 
 M = TypeVar("M", bound=BaseModel)
-
-ROLE_RANK = {"viewer": 0, "editor": 1, "owner": 2}
 
 
 def services(request: Request) -> Services:
@@ -64,24 +63,8 @@ async def member(request: Request, trip_id: str, needs: str = "viewer") -> tuple
     role = await trip_role(services(request), user["id"], trip_id)
     if role is None:
         raise NotFound("Trip not found")
-    if ROLE_RANK[role] < ROLE_RANK[needs]:
-        raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
+    require_role(role, needs)
     return user, role
-
-
-def check_role(role: str, needs: str) -> None:
-    if ROLE_RANK[role] < ROLE_RANK[needs]:
-        raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
-
-
-def field_name(loc: tuple) -> str:
-    return ".".join(str(part) for part in loc) or "body"
-
-
-def validation_error(exc: ValidationError) -> Invalid:
-    first = exc.errors()[0]
-    name = field_name(first.get("loc", ()))
-    return Invalid(f"{name}: {first.get('msg', 'invalid value')}", field=name)
 
 
 async def read_json(request: Request) -> Any:

@@ -14,7 +14,7 @@ from .openapi import build_openapi, describe
 
 @describe(summary="Liveness and database check")
 async def healthz(request: Request):
-    await services(request).db.fetchval("SELECT 1")
+    await services(request).db.ping()
     return JSONResponse({"ok": True})
 
 

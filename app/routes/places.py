@@ -58,10 +58,9 @@ def _google(request: Request):
     return google
 
 
-async def _trip_row(request: Request, trip_id: str):
-    return await services(request).db.fetchone(
-        "SELECT start_date, dest_lat, dest_lng FROM trips WHERE id = ?", (trip_id,)
-    )
+async def _trip(request: Request, trip_id: str):
+    """The trip as the TripDto cache holds it (membership already checked)."""
+    return (await services(request).trip_cache.entry(trip_id)).trip
 
 
 @describe(summary="Text search for places, biased to the trip's destination")
@@ -70,9 +69,9 @@ async def search_places(request: Request):
     await member(request, trip_id)
     query = _query(request, SearchQuery)
     google = _google(request)
-    row = await _trip_row(request, trip_id)
-    lat, lng = (row["dest_lat"], row["dest_lng"]) if row is not None else (None, None)
-    places = await google.search_text(query.q, lat=lat, lng=lng, radius_m=query.radius, max_results=query.limit)
+    trip = await _trip(request, trip_id)
+    places = await google.search_text(query.q, lat=trip.dest_lat, lng=trip.dest_lng, radius_m=query.radius,
+                                     max_results=query.limit)
     return ok({"places": places})
 
 
@@ -87,10 +86,10 @@ async def nearby_places(request: Request):
     google = _google(request)
     lat, lng = query.lat, query.lng
     if lat is None:
-        row = await _trip_row(request, trip_id)
-        if row is None or row["dest_lat"] is None or row["dest_lng"] is None:
+        trip = await _trip(request, trip_id)
+        if trip.dest_lat is None or trip.dest_lng is None:
             raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")
-        lat, lng = row["dest_lat"], row["dest_lng"]
+        lat, lng = trip.dest_lat, trip.dest_lng
     places = await google.search_nearby(lat, lng, radius_m=query.radius,
                                         types=[query.type] if query.type else None, max_results=query.limit)
     return ok({"places": places})
@@ -110,17 +109,16 @@ async def trip_weather(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
     svc = services(request)
-    row = await _trip_row(request, trip_id)
-    count = await svc.db.fetchval("SELECT COUNT(*) FROM days WHERE trip_id = ?", (trip_id,))
-    if row is None or row["dest_lat"] is None or row["dest_lng"] is None:
+    trip = await _trip(request, trip_id)
+    if trip.dest_lat is None or trip.dest_lng is None:
         return ok({"days": [], "note": "Set the trip's destination to see its weather."})
     if svc.weather is None:
         raise Unavailable("Weather is unavailable right now", code="weather_unavailable")
     try:
-        start = date.fromisoformat(row["start_date"])
+        start = date.fromisoformat(trip.start_date)
     except (TypeError, ValueError):
         return ok({"days": [], "note": "The trip has no valid start date."})
-    days = await svc.weather.days(row["dest_lat"], row["dest_lng"], start, min(int(count or 0), MAX_WEATHER_DAYS))
+    days = await svc.weather.days(trip.dest_lat, trip.dest_lng, start, min(len(trip.days), MAX_WEATHER_DAYS))
     return ok({"days": days})
 
 

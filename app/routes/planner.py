@@ -4,7 +4,7 @@ app/review.py, app/copilot.py and app/planner/."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -15,7 +15,8 @@ from ..planner.drafts import apply_draft
 from ..planner.optimize import optimize_day
 from ..planner.suggestions import suggest
 from ..trips.dto import trip_json
-from ..trips.ops import HHMM, Meal
+from ..fields import HHMM
+from ..trips.ops import Meal
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 
@@ -31,15 +32,8 @@ class NoOptions(BaseModel):
 
 class ApplyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    startTime: str | None = None
+    startTime: HHMM | None = None
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60, strict=True)
-
-    @field_validator("startTime")
-    @classmethod
-    def _hhmm(cls, value: str | None) -> str | None:
-        if value is not None and not HHMM.match(value):
-            raise ValueError("must be a time as HH:MM (00:00-23:59)")
-        return value
 
 
 def _ids(request: Request) -> tuple[str, str]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import date
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, Invalid
+from ..fields import TimeZone
 from ..trips import service
 from ..trips.dto import tagged_trip_json, trip_json
 from ..trips.ops import MAX_DAYS, Destination, Title, UpdateTrip
@@ -25,17 +25,8 @@ class NewTrip(BaseModel):
     startDate: date
     days: int = Field(ge=1, le=MAX_DAYS, strict=True)
     destination: Destination | None = None
-    timezone: str = Field(default="UTC", max_length=64)
+    timezone: TimeZone = "UTC"
     currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
-
-    @field_validator("timezone")
-    @classmethod
-    def _tz(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError("must be an IANA time zone such as Europe/Lisbon") from None
-        return value
 
 
 def echo(summary: str | list[str], trip_bytes: bytes) -> Response:
@@ -47,16 +38,7 @@ def echo(summary: str | list[str], trip_bytes: bytes) -> Response:
 @describe(summary="Trips you are a member of")
 async def list_trips(request: Request):
     user = await signed_in(request)
-    rows = await services(request).db.fetchall(
-        "SELECT t.id, t.title, t.start_date, t.dest_name, t.version, m.role, "
-        "(SELECT COUNT(*) FROM days d WHERE d.trip_id = t.id) AS day_count, "
-        "(SELECT COUNT(*) FROM members x WHERE x.trip_id = t.id) AS member_count "
-        "FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.user_id = ? ORDER BY t.start_date, t.title",
-        (user["id"],))
-    return ok({"trips": [
-        {"id": r["id"], "title": r["title"], "startDate": r["start_date"], "destination": r["dest_name"],
-         "days": r["day_count"], "members": r["member_count"], "role": r["role"], "version": r["version"]}
-        for r in rows]})
+    return ok({"trips": await service.trips_of(services(request), user["id"])})
 
 
 @describe(body=NewTrip, summary="Create a trip; you become its owner")

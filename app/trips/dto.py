@@ -2,9 +2,9 @@
 
 Building it means loading the aggregate, computing legs and schedules and
 counting votes, so the result is cached per trip and version; each caller's
-bytes (their role and their own votes differ) are cached beside it. Anything
-that changes what the DTO shows calls `invalidate(trip_id)`; ops also bump the
-version, so a stale entry can never be served after a write.
+bytes (their role and their own votes differ) are cached beside it. The cache
+listens to the database's change signal (`changed`, called after every
+commit that touches a trip), so a stale entry is never served after a write.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from .model import DAY_START, Trip
 from .schedule import day_schedule, to_hhmm
 
 MAX_TRIPS_CACHED = 256
+# Changes that alter what the TripDto shows (timeline rows and suggestions don't).
+SHOWN_KINDS = frozenset({"content", "social", "members", "deleted"})
 # Every write goes through this process and invalidates the entry, so the
 # cache is exact; the periodic re-check with one indexed query is a guard
 # against someone editing the file by hand.
@@ -72,9 +74,11 @@ class TripCache:
             entry.checked_at = time.monotonic()
         return row[0], row[1]
 
-    def invalidate(self, trip_id: str) -> None:
-        self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
-        self._entries.pop(trip_id, None)
+    def changed(self, trip_id: str, kinds: frozenset) -> None:
+        """The database's after-commit signal: drop what the change makes stale."""
+        if kinds & SHOWN_KINDS:
+            self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
+            self._entries.pop(trip_id, None)
 
     async def entry(self, trip_id: str, version: int | None = None, trip: Trip | None = None) -> Entry:
         generation = self._generation.get(trip_id, 0)

@@ -9,20 +9,18 @@ generated from it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Callable, ClassVar, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..ids import new_id
 from ..errors import Invalid
+from ..fields import HHMM, TimeZone
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
 
-HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Meal = Literal["breakfast", "brunch", "lunch", "afternoon_tea", "dinner"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
@@ -30,12 +28,6 @@ Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 MAX_DAYS = 30
 MAX_STOPS_PER_DAY = 40
-
-
-def _hhmm(cls, value: str | None) -> str | None:
-    if value is not None and not HHMM.match(value):
-        raise ValueError("must be a time as HH:MM (00:00-23:59)")
-    return value
 
 
 class Args(BaseModel):
@@ -59,18 +51,8 @@ class UpdateTrip(Args):
     title: Title | None = None
     destination: Destination | None = None
     startDate: date | None = Field(default=None, strict=False)
-    timezone: str | None = Field(default=None, max_length=64)
+    timezone: TimeZone | None = None
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
-
-    @field_validator("timezone")
-    @classmethod
-    def _tz(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError("must be an IANA time zone such as Europe/Lisbon") from None
-        return value
 
 
 class AddDay(Args):
@@ -83,8 +65,7 @@ class UpdateDay(Args):
     dayId: Id
     title: str | None = Field(default=None, max_length=120)
     note: Note | None = None
-    startTime: str | None = None
-    _check_time = field_validator("startTime")(_hhmm)
+    startTime: HHMM | None = None
 
 
 class ReorderDays(Args):
@@ -102,11 +83,10 @@ class StopFields(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: str | None = None
+    setTime: HHMM | None = None
     durationMin: int = Field(default=60, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note = ""
-    _check_time = field_validator("setTime")(_hhmm)
 
 
 class InsertStop(StopFields):
@@ -123,11 +103,10 @@ class UpdateStop(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: str | None = None
+    setTime: HHMM | None = None
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note | None = None
-    _check_time = field_validator("setTime")(_hhmm)
 
 
 class MoveStop(Args):

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Awaitable, Callable, Sequence
 
-import aiosqlite
-
 from pydantic import BaseModel, ValidationError
 
 from .. import media
+from ..db import Transaction
 from ..ids import new_id, utcnow
-from ..errors import Conflict, Forbidden, NotFound
-from ..routes.common import ROLE_RANK, validation_error
+from ..errors import Conflict, NotFound, validation_error
+from ..roles import require_role
 from ..services import Services
 from . import store
 from .model import Trip
@@ -73,29 +72,29 @@ async def apply_ops(
     base_version: int | None = None,
     source: str = "member",
     precondition: Callable[[Trip], None] | None = None,
-    claim: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+    claim: Callable[[Transaction], Awaitable[None]] | None = None,
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
     `precondition(trip)` runs on the freshly loaded aggregate inside the
     transaction (plan drafts use it to refuse a changed day). `claim(conn)`
     runs its own SQL in the same transaction, so a record that authorises the
-    change (an agent suggestion) is claimed if and only if the change commits."""
+    change (an agent suggestion) is claimed if and only if the change commits.
+    The transaction announces the change (store.save, store.append_message)
+    after its commit; then the op listeners hear about it."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
-    async with svc.db.write() as conn:
-        rows = await conn.execute_fetchall(
+    async with svc.db.write() as tx:
+        rows = await tx.execute_fetchall(
             "SELECT m.role, u.display_name FROM members m JOIN users u ON u.id = m.user_id "
             "WHERE m.trip_id = ? AND m.user_id = ?", (trip_id, actor_id))
         if not rows:
             raise NotFound("Trip not found")
         role, actor_name = rows[0]
         for name, _ in validated:
-            needs = TRIP_OPS[name].role
-            if ROLE_RANK[role] < ROLE_RANK[needs]:
-                raise Forbidden(f"This needs the {needs} role on the trip; you are a {role}")
+            require_role(role, TRIP_OPS[name].role)
         if claim is not None:  # first, so a record already used is reported as such
-            await claim(conn)
-        before = await store.load(conn, trip_id)
+            await claim(tx)
+        before = await store.load(tx, trip_id)
         if base_version is not None and base_version != before.version:
             raise Conflict(
                 f"The trip changed since you loaded it (version {before.version}, you had {base_version}). Reload and try again.",
@@ -105,15 +104,13 @@ async def apply_ops(
         trip = before.snapshot()
         ctx = OpContext(actor_id=actor_id, now=utcnow())
         summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
-        await store.save(conn, before, trip)
+        await store.save(tx, before, trip)
         for (name, args), summary in zip(validated, summaries):
             await store.append_message(
-                conn, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
+                tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                 op=name, parts=[{"type": "text", "text": summary},
                                 {"type": "data-operation", "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
                                                                      "version": trip.version, "via": source}}])
-    if svc.trip_cache is not None:
-        svc.trip_cache.invalidate(trip_id)
     event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
     for listener in svc.op_listeners:
         try:
@@ -132,23 +129,37 @@ async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: d
                       destination: dict | None, timezone: str, currency: str) -> str:
     trip_id, now = new_id(), utcnow()
     dest = destination or {}
-    async with svc.db.write() as conn:
-        await conn.execute(
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "content", "members")
+        await tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
             "created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
             (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(), timezone, currency, owner_id, now, now))
-        await conn.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
-                           (trip_id, owner_id, now))
-        await conn.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",
+        await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
+                         (trip_id, owner_id, now))
+        await tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",
                                [(new_id(), trip_id, i) for i in range(days)])
     return trip_id
 
 
 async def delete_trip(svc: Services, trip_id: str) -> None:
     """Delete the trip, everything in it (cascades) and its uploaded files."""
-    await svc.db.execute_write("DELETE FROM trips WHERE id = ?", (trip_id,))
-    if svc.trip_cache is not None:
-        svc.trip_cache.invalidate(trip_id)
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "deleted")
+        await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
     folder = media.trip_folder(svc.settings.uploads_dir, trip_id)
     if folder is not None:
         await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+async def trips_of(svc: Services, user_id: str) -> list[dict]:
+    """The trips a user belongs to, for their list (soonest first)."""
+    rows = await svc.db.fetchall(
+        "SELECT t.id, t.title, t.start_date, t.dest_name, t.version, m.role, "
+        "(SELECT COUNT(*) FROM days d WHERE d.trip_id = t.id) AS day_count, "
+        "(SELECT COUNT(*) FROM members x WHERE x.trip_id = t.id) AS member_count "
+        "FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.user_id = ? ORDER BY t.start_date, t.title",
+        (user_id,))
+    return [{"id": r["id"], "title": r["title"], "startDate": r["start_date"], "destination": r["dest_name"],
+             "days": r["day_count"], "members": r["member_count"], "role": r["role"], "version": r["version"]}
+            for r in rows]

@@ -1,16 +1,19 @@
 """Load and save the Trip aggregate with hand-written SQL.
 
 `save` writes only what changed between the loaded snapshot and the mutated
-aggregate, bumps `trips.version` once and appends the operation event to the
-trip's timeline, all on the caller's open write transaction.
+aggregate and bumps `trips.version` once; `append_message` adds a row to the
+trip's timeline. Both run on the caller's open write transaction and touch
+it, so the change is announced after the commit.
 """
 
 from __future__ import annotations
 
 import json
+
 import aiosqlite
 
-from ..ids import utcnow
+from ..db import Transaction
+from ..ids import new_id, utcnow
 from ..errors import NotFound
 from ..preferences import dumps, parse_trip
 from .model import Day, Expense, Stop, Trip
@@ -81,8 +84,9 @@ async def _sync(conn, table: str, columns: tuple[str, ...], before: dict, after:
         await conn.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", changed)
 
 
-async def save(conn: aiosqlite.Connection, before: Trip, after: Trip) -> None:
+async def save(conn: Transaction, before: Trip, after: Trip) -> None:
     tid = after.id
+    conn.touch(tid, "content")
     # Days first (stops reference them), stop deletions before day deletions
     # happen via ON DELETE CASCADE anyway.
     await _sync(conn, "days", DAY_COLUMNS,
@@ -104,12 +108,11 @@ async def save(conn: aiosqlite.Connection, before: Trip, after: Trip) -> None:
         (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid))
 
 
-async def append_message(conn: aiosqlite.Connection, trip_id: str, *, role: str, parts: list, source: str,
+async def append_message(conn: Transaction, trip_id: str, *, role: str, parts: list, source: str,
                          actor_user_id: str | None = None, actor_name: str | None = None,
                          stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
-    from ..ids import new_id
-
+    conn.touch(trip_id, "timeline")
     seq_rows = await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,))
     row = {
         "id": message_id or new_id(), "trip_id": trip_id, "seq": seq_rows[0][0], "role": role,

@@ -1,0 +1,23 @@
+"""Trip roles and the one rule for checking them.
+
+owner > editor > viewer: owners manage members and invites, editors change
+the plan, viewers read. Non-members never reach this check: they get 404
+before it (another group's trip is never revealed)."""
+
+from __future__ import annotations
+
+from .errors import Forbidden
+
+ROLE_RANK = {"viewer": 0, "editor": 1, "owner": 2}
+WHO_MAY = {"viewer": "Members", "editor": "Only editors and owners", "owner": "Only the trip's owners"}
+
+
+def has_role(role: str, needs: str) -> bool:
+    return ROLE_RANK[role] >= ROLE_RANK[needs]
+
+
+def require_role(role: str, needs: str) -> None:
+    """403 with a plain message when `role` is below `needs`."""
+    if not has_role(role, needs):
+        raise Forbidden(f"{WHO_MAY[needs]} can do this; you are {'an' if role == 'owner' else 'a'} {role} "
+                        f"on this trip.")
