@@ -13,6 +13,15 @@ database tells every `on_change` listener (the TripDto cache, the timeline
 heads, live streams) once per trip. A write to a table that holds trip data
 without a touch is a bug that would serve stale pages: it is refused (rolled
 back) instead of committed, so a forgotten announcement fails its tests.
+`tx.after_commit(fn)` runs `fn` after the COMMIT, before the announcement
+(the in-memory trips publish the new version there, so listeners see it).
+
+Every aiosqlite call is a hop to the connection's thread and back (about
+0.1-0.3 ms under load). `transact(work)` runs a whole write transaction,
+BEGIN IMMEDIATE to COMMIT, as ONE hop: `work(tx)` is plain synchronous code
+on the writer's thread with the raw sqlite3 connection. `read_with(fn)` does
+the same for a read. Ops and trip loads use these; small writes elsewhere
+use `write()`.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable, TypeVar
 
 import aiosqlite
 
@@ -46,6 +55,14 @@ TRIP_TABLES = frozenset({"trips", "days", "stops", "expenses", "trip_preferences
 _WRITE_SQL = re.compile(r"^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
                         r"\s+[\"`\[]?(\w+)", re.IGNORECASE)
 ChangeListener = Callable[[str, frozenset], None]
+T = TypeVar("T")
+
+
+async def on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(raw sqlite3 connection, *args)` on the connection's own thread, in
+    one hop. aiosqlite has no public call for this; `_execute` is the queue
+    its own methods use (the one place we reach inside it)."""
+    return await conn._execute(lambda: fn(conn._conn, *args))
 
 
 async def _connect(path: str) -> aiosqlite.Connection:
@@ -86,19 +103,48 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
     return done
 
 
-class Transaction:
-    """One write transaction: the writer connection's methods (`execute`,
-    `execute_fetchall`, `executemany`, ...) plus `touch`, which records the
-    trips it changes for the after-commit announcement."""
+class Changes:
+    """What a transaction will announce after its commit: the trips it
+    touched (`touch`) and callbacks to run first (`after_commit`)."""
 
-    def __init__(self, conn: aiosqlite.Connection):
-        self.conn = conn
+    def __init__(self) -> None:
         self.changes: dict[str, set[str]] = {}
+        self.callbacks: list[Callable[[], None]] = []
 
     def touch(self, trip_id: str, *kinds: str) -> None:
         if not kinds or not CHANGE_KINDS.issuperset(kinds):
             raise ValueError(f"touch needs kinds among {sorted(CHANGE_KINDS)}, got {kinds!r}")
         self.changes.setdefault(trip_id, set()).update(kinds)
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self.callbacks.append(callback)
+
+
+class SyncTransaction:
+    """A write transaction on the writer's thread: the raw connection's
+    `execute`, `executemany` and `fetchall`, plus the transaction's `touch`
+    and `after_commit`."""
+
+    def __init__(self, conn: sqlite3.Connection, changes: Changes):
+        self.conn, self._changes = conn, changes
+        self.execute, self.executemany = conn.execute, conn.executemany
+        self.touch, self.after_commit = changes.touch, changes.after_commit
+
+    def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
+
+class Transaction(Changes):
+    """One write transaction: the writer connection's methods (`execute`,
+    `execute_fetchall`, `executemany`, ...), `touch` and `after_commit`, and
+    `run(fn, ...)`, which runs `fn(SyncTransaction, ...)` in one hop."""
+
+    def __init__(self, conn: aiosqlite.Connection):
+        super().__init__()
+        self.conn = conn
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await on_thread(self.conn, lambda raw: fn(SyncTransaction(raw, self), *args, **kwargs))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.conn, name)
@@ -149,6 +195,11 @@ class Database:
         if match is not None and match.group(1).lower() in TRIP_TABLES:
             self._written.add(match.group(1).lower())
 
+    def _check_touched(self, tx: Changes) -> None:
+        if self._written and not tx.changes:
+            raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
+                               "(tx.touch): refused so no page shows stale data")
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Transaction]:
         """One write transaction: BEGIN IMMEDIATE ... COMMIT, rolled back on
@@ -161,22 +212,59 @@ class Database:
             tx = Transaction(conn)
             try:
                 yield tx
-                if self._written and not tx.changes:
-                    raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
-                                       "(tx.touch): refused so no page shows stale data")
+                self._check_touched(tx)
             except BaseException:
                 await conn.execute("ROLLBACK")
                 raise
             await conn.execute("COMMIT")
-            self._announce(tx.changes)
+            self._committed(tx)
 
-    def _announce(self, changes: dict[str, set[str]]) -> None:
-        for trip_id, kinds in changes.items():
+    async def transact(self, work: Callable[[SyncTransaction], T]) -> T:
+        """`work(tx)` inside BEGIN IMMEDIATE ... COMMIT in one hop to the
+        writer's thread; rolled back if it raises. The after-commit steps run
+        even if the caller is cancelled meanwhile (the commit may already
+        have happened on the thread)."""
+        task = asyncio.ensure_future(self._transact(work))
+        task.add_done_callback(_retrieve)
+        return await asyncio.shield(task)
+
+    async def _transact(self, work: Callable[[SyncTransaction], T]) -> T:
+        async with self._write_lock:
+            conn = self._writer
+            assert conn is not None, "database is closed"
+            tx = Changes()
+
+            def run(raw: sqlite3.Connection) -> T:
+                raw.execute("BEGIN IMMEDIATE")
+                self._written.clear()
+                try:
+                    result = work(SyncTransaction(raw, tx))
+                    self._check_touched(tx)
+                    raw.execute("COMMIT")
+                except BaseException:
+                    if raw.in_transaction:
+                        raw.execute("ROLLBACK")
+                    raise
+                return result
+
+            result = await on_thread(conn, run)
+            self._committed(tx)
+            return result
+
+    def _committed(self, tx: Changes) -> None:
+        """After COMMIT: the transaction's callbacks, then the announcement.
+        Neither may undo or fail a committed write, so errors are logged."""
+        for callback in tx.callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("after-commit callback failed")
+        for trip_id, kinds in tx.changes.items():
             frozen = frozenset(kinds)
             for listener in self.on_change:
                 try:
                     listener(trip_id, frozen)
-                except Exception:  # a listener must never undo or fail a committed write
+                except Exception:
                     log.exception("change listener failed")
 
     async def execute_write(self, sql: str, params: Iterable[Any] = ()) -> int:
@@ -199,6 +287,11 @@ class Database:
         finally:
             self._readers.put_nowait(conn)
 
+    async def read_with(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(raw sqlite3 connection, *args)` on a reader's thread, in one hop."""
+        async with self.read() as conn:
+            return await on_thread(conn, fn, *args)
+
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         async with self.read() as conn:
             return list(await conn.execute_fetchall(sql, tuple(params)))
@@ -211,3 +304,10 @@ class Database:
     async def fetchval(self, sql: str, params: Iterable[Any] = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """A shielded transaction whose caller was cancelled still ends; its
+    error (already rolled back) must not be reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()

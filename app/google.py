@@ -303,12 +303,23 @@ class Google:
         (a, b), (c, d) = _point(origin), _point(destination)
         return f"routes:{mode}:{a},{b}>{c},{d}"
 
-    async def _cached_route(self, key: str) -> tuple[bool, Route | None]:
-        now = self.clock()
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Route | None]:
+        """(known, route) from the in-memory LRU only: no wait, no query."""
+        return self._remembered(self._route_key(origin, destination, mode))
+
+    def _remembered(self, key: str) -> tuple[bool, Route | None]:
         entry = self._lru.get(key)
-        if entry is not None and entry[0] > now:
+        if entry is not None and entry[0] > self.clock():
             self._lru.move_to_end(key)
             return True, entry[1]
+        return False, None
+
+    async def _cached_route(self, key: str) -> tuple[bool, Route | None]:
+        known, route = self._remembered(key)
+        if known:
+            return True, route
+        now = self.clock()
         hit, value = await self.cache.get(key)
         if not hit:
             return False, None

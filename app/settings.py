@@ -43,6 +43,7 @@ class Settings:
     port: int = 8000
     public_url: str | None = None
     secret: str | None = None
+    trip_cache_mb: int = 64   # memory for trips and their TripDto (least recently used go first)
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -107,6 +108,7 @@ class Settings:
             port=number("PORT", int, d.port),
             public_url=text("WAYLINE_PUBLIC_URL"),
             secret=text("WAYLINE_SECRET"),
+            trip_cache_mb=number("WAYLINE_TRIP_CACHE_MB", int, d.trip_cache_mb),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

@@ -312,11 +312,11 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
     patch = json.loads(row["patch_json"])
 
-    async def claim(tx) -> None:
+    def claim(tx) -> None:
         # Runs inside apply_ops' transaction: exactly one concurrent approval
         # moves the row out of 'pending', and only if its change commits.
         tx.touch(trip_id, "suggestions")
-        cursor = await tx.execute(
+        cursor = tx.execute(
             "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
             "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
         if cursor.rowcount != 1:

@@ -1,10 +1,21 @@
-"""TripDto: the JSON every client reads, with computed times and legs.
+"""TripDto: the JSON every member reads, with computed times and legs.
 
-Building it means loading the aggregate, computing legs and schedules and
-counting votes, so the result is cached per trip and version; each caller's
-bytes (their role and their own votes differ) are cached beside it. The cache
-listens to the database's change signal (`changed`, called after every
-commit that touches a trip), so a stale entry is never served after a write.
+Built from the trip's state in memory (trips/state.py) and kept beside it as
+encoded parts (a `View`), so a read is a lookup and a change costs what it
+changed:
+
+- Each day is encoded on its own (`DayPart`). After an op only the days whose
+  day fields, stops (the same objects or not), date, legs or votes and
+  comment counts changed are encoded again; the others are reused as bytes.
+- The body is the same for every member except their role and their own
+  votes (`mine`), so it is encoded once with every `mine` as 0 and the
+  caller's role and votes are spliced in at known offsets. A member without
+  votes gets bytes shared by everyone with their role.
+- Legs come from memory (estimates, or Google routes already in the route
+  cache) without waiting; only a day with an unknown route waits for Google,
+  and concurrent readers wait for that one build.
+- The ETag is a hash of the shared body (computed once per build) plus the
+  caller's role and votes, so it changes exactly when their bytes do.
 """
 
 from __future__ import annotations
@@ -12,169 +23,272 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
-from collections import OrderedDict
+import operator
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
+from ..legs import Leg
+from ..provider_cache import SingleFlight
 from ..services import Services
-from . import store
 from .expenses import summarize
-from .model import DAY_START, Trip
+from .model import DAY_START, Day, Expense, Trip
 from .schedule import day_schedule, to_hhmm
-
-MAX_TRIPS_CACHED = 256
-# Changes that alter what the TripDto shows (timeline rows and suggestions don't).
-SHOWN_KINDS = frozenset({"content", "social", "members", "deleted"})
-# Every write goes through this process and invalidates the entry, so the
-# cache is exact; the periodic re-check with one indexed query is a guard
-# against someone editing the file by hand.
-REVALIDATE_S = 2.0
+from .state import TripState
 
 
-@dataclass
-class Entry:
-    version: int
-    generation: int
+def _dumps(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _same_objects(a: Sequence, b: Sequence) -> bool:
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
+
+
+def _legs_key(day: Day) -> tuple:
+    return tuple((s.id, s.lat, s.lng) for s in day.stops)
+
+
+@dataclass(eq=False)
+class DayPart:
+    day: tuple                    # the day's own fields when encoded
+    stops: list                   # the stop objects encoded (compared by identity)
+    date: str
+    legs_key: tuple
+    prefs: object
+    legs: list[Leg]
+    social: list[tuple]           # (votes, comment count) per stop when encoded
+    body: bytes                   # the day's JSON with every "mine" as 0
+    mine_at: dict[str, int]       # stop id -> offset of its "mine" digit in body
+
+
+@dataclass(eq=False)
+class View:
     trip: Trip
-    legs: dict[str, list]                       # day id -> [Leg]
     members: list[dict]
-    votes: dict[str, dict[str, int]]            # stop id -> {user id: value}
-    comment_counts: dict[str, int]
-    per_user: dict[tuple[str, str], bytes] = field(default_factory=dict)
-    etags: dict[tuple[str, str], str] = field(default_factory=dict)
-    checked_at: float = field(default_factory=time.monotonic)
+    social_serial: int
+    parts: list[DayPart]
+    expenses: tuple[list[Expense], bytes]
+    head: bytes                   # up to `"role":`
+    rest: bytes                   # after the role
+    by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in rest, their vote)]
+    plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
+    tag: str | None = None
 
-    def role_of(self, user_id: str) -> str | None:
-        for m in self.members:
-            if m["userId"] == user_id:
-                return m["role"]
-        return None
+    @property
+    def legs(self) -> dict[str, list[Leg]]:
+        return {d.id: p.legs for d, p in zip(self.trip.days, self.parts)}
+
+    def size(self) -> int:
+        """Bytes it holds, roughly: the encoded parts twice over (body and
+        days) plus the objects behind them (measured: about as much again)."""
+        return 3 * (len(self.head) + len(self.rest)) + sum(len(b) for b in self.plain.values())
+
+
+def _current(view: View | None, state: TripState) -> bool:
+    return (view is not None and view.trip is state.trip and view.members is state.members
+            and view.social_serial == state.social_serial)
+
+
+def _day_fields(trip: Trip, day: Day) -> tuple:
+    return day.id, day.position, day.title, day.note, day.start_time
+
+
+def _encode_day(trip: Trip, day: Day, legs: list[Leg], state: TripState, legs_key: tuple,
+                social: list[tuple]) -> DayPart:
+    slots = day_schedule(day, {(leg.from_stop_id, leg.to_stop_id): leg for leg in legs})
+    date = trip.day_date(day)
+    out = [_dumps({"id": day.id, "position": day.position, "date": date, "title": day.title, "note": day.note,
+                   "startTime": day.start_time or DAY_START})[:-1] + b',"stops":[']
+    offset, mine_at = len(out[0]), {}
+    for i, (s, slot, (votes, comments)) in enumerate(zip(day.stops, slots, social)):
+        values = (votes or {}).values()
+        head = _dumps({
+            "id": s.id, "position": s.position, "kind": s.kind, "name": s.name, "placeId": s.place_id,
+            "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
+            "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
+            "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
+            "startMinutes": slot.start, "endMinutes": slot.end,
+        })[:-1] + b',"votes":{"up":%d,"down":%d,"mine":' % (sum(1 for v in values if v > 0),
+                                                            sum(1 for v in values if v < 0))
+        tail = b'0},"commentCount":%d,"createdBy":%s}' % (comments, _dumps(s.created_by))
+        if i:
+            out.append(b",")
+            offset += 1
+        mine_at[s.id] = offset + len(head)
+        out += [head, tail]
+        offset += len(head) + len(tail)
+    out.append(b'],"legs":' + _dumps([leg.to_json() for leg in legs]) + b"}")
+    return DayPart(_day_fields(trip, day), day.stops, date, legs_key, trip.prefs, legs, social, b"".join(out),
+                   mine_at)
+
+
+def _social(state: TripState, day: Day) -> list[tuple]:
+    return [(state.votes.get(s.id), state.comment_counts.get(s.id, 0)) for s in day.stops]
+
+
+def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
+               fetched: dict[str, list[Leg]] | None = None) -> View | None:
+    """The view of `trip` with the state's members, votes and comments,
+    reusing what `prev` encoded; None when a day's legs need Google (see
+    `missing_legs`) and `fetched` does not hold them."""
+    old = {}
+    if prev is not None:
+        old = {p.day[0]: p for p in prev.parts}
+    social_moved = prev is None or prev.social_serial != state.social_serial
+    parts = []
+    for day in trip.days:
+        part = old.get(day.id)
+        same_stops = part is not None and _same_objects(part.stops, day.stops)
+        social = part.social if same_stops and not social_moved else _social(state, day)
+        if (same_stops and part.day == _day_fields(trip, day) and part.prefs is trip.prefs
+                and part.date == trip.day_date(day) and (part.social is social or part.social == social)):
+            parts.append(part)
+            continue
+        key = part.legs_key if same_stops else _legs_key(day)
+        if part is not None and part.legs_key == key and part.prefs is trip.prefs:
+            legs = part.legs
+        elif fetched is not None and day.id in fetched:
+            legs = fetched[day.id]
+        else:
+            legs = legs_mod.day_legs_now(svc, day.stops, trip.prefs)
+            if legs is None:
+                return None
+        parts.append(_encode_day(trip, day, legs, state, key, social))
+    expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
+        trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
+                                "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
+                               for e in trip.expenses]) + b',"expenseSummary":' + _dumps(summarize(trip.expenses)))
+    head = _dumps({
+        "id": trip.id, "title": trip.title,
+        "destination": None if trip.dest_name is None else {"name": trip.dest_name, "lat": trip.dest_lat,
+                                                            "lng": trip.dest_lng},
+        "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
+    })[:-1] + b',"role":'
+    rest = [b',"members":' + _dumps(state.members) + b',"days":[']
+    offset, starts = len(rest[0]), []
+    for i, part in enumerate(parts):
+        if i:
+            rest.append(b",")
+            offset += 1
+        starts.append(offset)
+        rest.append(part.body)
+        offset += len(part.body)
+    rest.append(b'],"expenses":' + expenses[1] + b',"preferences":' + _dumps(trip.prefs.model_dump()) + b"}")
+    by_user: dict[str, list[tuple[int, int]]] = {}
+    if state.votes:
+        for start, part in zip(starts, parts):
+            for stop_id, at in part.mine_at.items():
+                for user_id, value in (state.votes.get(stop_id) or {}).items():
+                    by_user.setdefault(user_id, []).append((start + at, value))
+    return View(trip, state.members, state.social_serial, parts, expenses, head, b"".join(rest), by_user)
+
+
+def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
+    """Days whose legs are neither in `prev` nor computable from memory."""
+    old = {p.day[0]: p for p in prev.parts} if prev is not None else {}
+    out = []
+    for day in trip.days:
+        part = old.get(day.id)
+        if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
+            continue
+        if legs_mod.day_legs_now(svc, day.stops, trip.prefs) is None:
+            out.append(day)
+    return out
+
+
+def member_bytes(view: View, user_id: str, role: str) -> bytes:
+    """The caller's TripDto: the shared body with their role and votes."""
+    votes = view.by_user.get(user_id)
+    if not votes:
+        cached = view.plain.get(role)
+        if cached is None:
+            cached = view.plain[role] = view.head + _dumps(role) + view.rest
+        return cached
+    out, prev = [view.head, _dumps(role)], 0
+    for at, value in sorted(votes):
+        out += [view.rest[prev:at], b"1" if value > 0 else b"-1"]
+        prev = at + 1
+    out.append(view.rest[prev:])
+    return b"".join(out)
+
+
+def member_etag(view: View, user_id: str, role: str) -> str:
+    if view.tag is None:
+        view.tag = hashlib.blake2b(view.head + view.rest, digest_size=12).hexdigest()
+    votes = view.by_user.get(user_id)
+    mine = hashlib.blake2b(repr(sorted(votes)).encode(), digest_size=6).hexdigest() if votes else "0"
+    return f'"{view.tag}.{role}.{mine}"'
 
 
 class TripCache:
+    """The TripDto views of the trips in memory (`svc.trips`)."""
+
     def __init__(self, svc: Services):
         self.svc = svc
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
-        self._generation: dict[str, int] = {}
+        self._flight = SingleFlight()
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
-        """(role, version) of a user on a trip; (None, None) for non-members."""
-        entry = self._entries.get(trip_id)
-        if (entry is not None and entry.generation == self._generation.get(trip_id, 0)
-                and time.monotonic() - entry.checked_at < REVALIDATE_S):
-            return entry.role_of(user_id), entry.version
-        row = await self.svc.db.fetchone(
-            "SELECT m.role, t.version FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.trip_id = ? AND m.user_id = ?",
-            (trip_id, user_id))
-        if row is None:
-            return None, None
-        if entry is not None and entry.version == row[1] and entry.role_of(user_id) == row[0]:
-            entry.checked_at = time.monotonic()
-        return row[0], row[1]
+        return await self.svc.trips.membership(trip_id, user_id)
 
-    def changed(self, trip_id: str, kinds: frozenset) -> None:
-        """The database's after-commit signal: drop what the change makes stale."""
-        if kinds & SHOWN_KINDS:
-            self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
-            self._entries.pop(trip_id, None)
+    async def current(self, trip_id: str) -> tuple[TripState, View]:
+        """The trip's state and its up-to-date view (built or patched once,
+        shared by concurrent callers)."""
+        state = await self.svc.trips.get(trip_id)
+        if _current(state.view, state):
+            return state, state.view
+        view = build_view(self.svc, state, state.trip, state.view)
+        if view is not None:
+            return state, self._install(state, view)
+        return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
 
-    async def entry(self, trip_id: str, version: int | None = None, trip: Trip | None = None) -> Entry:
-        generation = self._generation.get(trip_id, 0)
-        entry = self._entries.get(trip_id)
-        if entry is not None and entry.generation == generation and (version is None or entry.version == version):
-            self._entries.move_to_end(trip_id)
-            return entry
-        entry = await self._build(trip_id, generation, trip)
-        if self._generation.get(trip_id, 0) == generation:  # nothing changed while we built it
-            self._entries[trip_id] = entry
-            while len(self._entries) > MAX_TRIPS_CACHED:
-                self._entries.popitem(last=False)
-        return entry
+    async def _build_waiting(self, trip_id: str) -> tuple[TripState, View]:
+        """Fetch the legs some days need, then build; again if the trip moved meanwhile."""
+        while True:
+            state = await self.svc.trips.get(trip_id)
+            if _current(state.view, state):
+                return state, state.view
+            trip, prev = state.trip, state.view
+            fetched = await self._fetch_legs(trip, missing_legs(self.svc, trip, prev))
+            if state.trip is trip and self.svc.trips.cached(trip_id) is state:
+                view = build_view(self.svc, state, trip, prev, fetched)
+                if view is not None:
+                    return state, self._install(state, view)
 
-    async def _build(self, trip_id: str, generation: int, trip: Trip | None) -> Entry:
-        db = self.svc.db
-        async with db.read() as conn:
-            if trip is None:
-                trip = await store.load(conn, trip_id)
-            members = [
-                {"userId": r["id"], "username": r["username"], "displayName": r["display_name"], "role": r["role"]}
-                for r in await conn.execute_fetchall(
-                    "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
-                    "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))
-            ]
-            votes: dict[str, dict[str, int]] = {}
-            for r in await conn.execute_fetchall("SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?", (trip_id,)):
-                votes.setdefault(r[0], {})[r[1]] = r[2]
-            comment_counts = {r[0]: r[1] for r in await conn.execute_fetchall(
-                "SELECT stop_id, COUNT(*) FROM comments WHERE trip_id = ? GROUP BY stop_id", (trip_id,))}
-        # Days are independent: their missing routes are fetched at the same time.
-        per_day = await asyncio.gather(*(legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in trip.days))
-        day_legs = {d.id: legs for d, legs in zip(trip.days, per_day)}
-        return Entry(trip.version, generation, trip, day_legs, members, votes, comment_counts)
+    async def _fetch_legs(self, trip: Trip, days: list[Day]) -> dict[str, list[Leg]]:
+        per_day = await asyncio.gather(*(legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in days))
+        return {d.id: legs for d, legs in zip(days, per_day)}
 
-    async def json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
-                       trip: Trip | None = None) -> bytes:
-        return (await self.tagged_json_for(trip_id, user_id, role, version, trip))[0]
+    def _install(self, state: TripState, view: View) -> View:
+        state.view = view
+        self.svc.trips.resize(state, view.size())
+        return view
 
-    async def tagged_json_for(self, trip_id: str, user_id: str, role: str, version: int | None = None,
-                              trip: Trip | None = None) -> tuple[bytes, str]:
-        """The caller's TripDto bytes and an ETag for them (votes and comments
-        change the DTO without a new version, so the tag hashes the bytes)."""
-        entry = await self.entry(trip_id, version, trip)
-        key = (user_id, role)
-        cached = entry.per_user.get(key)
-        if cached is None:
-            cached = json.dumps(build_dto(entry, user_id, role), ensure_ascii=False, separators=(",", ":")).encode()
-            entry.per_user[key] = cached
-            entry.etags[key] = '"' + hashlib.blake2b(cached, digest_size=12).hexdigest() + '"'
-        return cached, entry.etags[key]
+    async def entry(self, trip_id: str) -> View:
+        """The current view: `.trip` (read only) and `.legs` per day."""
+        return (await self.current(trip_id))[1]
 
-
-def build_dto(entry: Entry, user_id: str, role: str) -> dict:
-    trip = entry.trip
-    days = []
-    for day in trip.days:
-        legs = entry.legs.get(day.id, [])
-        slots = {s.stop_id: s for s in day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})}
-        stops = []
-        for s in day.stops:
-            slot = slots[s.id]
-            votes = entry.votes.get(s.id, {})
-            stops.append({
-                "id": s.id, "position": s.position, "kind": s.kind, "name": s.name, "placeId": s.place_id,
-                "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
-                "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
-                "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
-                "votes": {"up": sum(1 for v in votes.values() if v > 0), "down": sum(1 for v in votes.values() if v < 0),
-                          "mine": votes.get(user_id, 0)},
-                "commentCount": entry.comment_counts.get(s.id, 0),
-                "createdBy": s.created_by,
-            })
-        days.append({
-            "id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title, "note": day.note,
-            "startTime": day.start_time or DAY_START, "stops": stops, "legs": [leg.to_json() for leg in legs],
-        })
-    return {
-        "id": trip.id, "title": trip.title,
-        "destination": None if trip.dest_name is None else {"name": trip.dest_name, "lat": trip.dest_lat, "lng": trip.dest_lng},
-        "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
-        "role": role, "members": entry.members, "days": days,
-        "expenses": [{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
-                      "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
-                     for e in trip.expenses],
-        "expenseSummary": summarize(trip.expenses),
-        "preferences": trip.prefs.model_dump(),
-    }
+    async def json_for(self, trip_id: str, user_id: str, role: str, trip: Trip | None = None) -> bytes:
+        """The caller's TripDto; with `trip`, of exactly that trip (an op's
+        echo, even if another op has committed since)."""
+        state, view = await self.current(trip_id)
+        while trip is not None and view.trip is not trip and view.trip.version != trip.version:
+            fetched = await self._fetch_legs(trip, missing_legs(self.svc, trip, view))
+            view = build_view(self.svc, state, trip, view, fetched) or view
+        return member_bytes(view, user_id, role)
 
 
 async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[bytes, str]:
     """The caller's TripDto bytes and ETag; 404 for non-members."""
-    role, version = await svc.trip_cache.membership(trip_id, user_id)
+    try:
+        state, view = await svc.trip_cache.current(trip_id)
+    except NotFound:
+        raise NotFound("Trip not found") from None
+    role = state.role_of(user_id)
     if role is None:
         raise NotFound("Trip not found")
-    return await svc.trip_cache.tagged_json_for(trip_id, user_id, role, version=version)
+    return member_bytes(view, user_id, role), member_etag(view, user_id, role)
 
 
 async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:

@@ -3,6 +3,15 @@
 Ops (trips/ops.py) change it; store.py loads and saves it. Invariants that
 span rows live here: positions are dense and 0-based, a stop belongs to one
 day of its trip, expense splits name members of the trip.
+
+A trip in memory (app/trips/state.py) is shared by every reader and never
+changes. `edit()` gives the copy an op changes: new day objects, while stop
+lists, stops and expenses stay shared until an op reaches them through
+`day()`, `stop()`, `expense()`, `renumber()` or `unlink_expenses()`, which
+copy them first (copy on write). So an op costs what it touches, a failed op
+leaves the shared trip as it was, and what differs from the original is what
+is not the same object (store.write_changes). Ops therefore reach stops and
+expenses only through these methods.
 """
 
 from __future__ import annotations
@@ -76,28 +85,54 @@ class Trip:
     expenses: list[Expense] = field(default_factory=list)
     member_ids: list[str] = field(default_factory=list)
     prefs: TripPreferences = field(default_factory=TripPreferences)
+    # Set on an edit copy: the ids (id()) of the stop lists, stops and
+    # expenses it owns; None on a trip that is changed in place.
+    _owned: set[int] | None = field(default=None, repr=False, compare=False)
 
     def snapshot(self) -> "Trip":
         return copy.deepcopy(self)
+
+    def edit(self) -> "Trip":
+        """A copy for ops to change, sharing everything they do not touch."""
+        out = copy.copy(self)
+        out.days = [copy.copy(d) for d in self.days]
+        out.expenses = list(self.expenses)
+        out._owned = set()
+        return out
+
+    def _own(self, obj):
+        """`obj` if this copy may change it, else its copy (the caller puts it in place)."""
+        if self._owned is None or id(obj) in self._owned:
+            return obj
+        obj = copy.copy(obj)
+        self._owned.add(id(obj))
+        return obj
+
+    def _own_stops(self, day: Day) -> Day:
+        day.stops = self._own(day.stops)
+        return day
 
     # -- lookups ------------------------------------------------------------
 
     def day(self, day_id: str) -> Day:
         for d in self.days:
             if d.id == day_id:
-                return d
+                return self._own_stops(d)
         raise NotFound(f"No day {day_id} in this trip", code="day_not_found")
 
     def stop(self, stop_id: str) -> tuple[Day, Stop]:
         for d in self.days:
-            for s in d.stops:
+            for i, s in enumerate(d.stops):
                 if s.id == stop_id:
+                    self._own_stops(d)
+                    d.stops[i] = s = self._own(s)
                     return d, s
         raise NotFound(f"No stop {stop_id} in this trip", code="stop_not_found")
 
     def expense(self, expense_id: str) -> Expense:
-        for e in self.expenses:
+        for i, e in enumerate(self.expenses):
             if e.id == expense_id:
+                self.expenses[i] = e = self._own(e)
                 return e
         raise NotFound(f"No expense {expense_id} in this trip", code="expense_not_found")
 
@@ -111,11 +146,26 @@ class Trip:
     # -- invariants ---------------------------------------------------------
 
     def renumber(self) -> None:
+        """Dense positions again. Only days whose stop list an op reached can
+        have stops out of place; the others keep theirs (and stay shared)."""
         for i, d in enumerate(self.days):
             d.position = i
+            if self._owned is not None and id(d.stops) not in self._owned:
+                continue
             for j, s in enumerate(d.stops):
-                s.position = j
-                s.day_id = d.id
+                if s.position != j or s.day_id != d.id:
+                    d.stops[j] = s = self._own(s)
+                    s.position, s.day_id = j, d.id
+
+    def unlink_expenses(self, day_id: str | None = None, stop_ids: set[str] = frozenset()) -> None:
+        """Expenses keep their amounts when their day or stop goes; the link is cleared."""
+        for i, e in enumerate(self.expenses):
+            if (day_id is not None and e.day_id == day_id) or e.stop_id in stop_ids:
+                self.expenses[i] = e = self._own(e)
+                if day_id is not None and e.day_id == day_id:
+                    e.day_id = None
+                if e.stop_id in stop_ids:
+                    e.stop_id = None
 
     def require_member(self, user_id: str, field_name: str) -> None:
         if user_id not in self.member_ids:

@@ -12,14 +12,14 @@ import logging
 import shutil
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
 from .. import media
-from ..db import Transaction
+from ..db import SyncTransaction
 from ..ids import new_id, utcnow
-from ..errors import Conflict, NotFound, validation_error
+from ..errors import AppError, Conflict, NotFound, validation_error
 from ..roles import require_role
 from ..services import Services
 from . import store
@@ -63,6 +63,11 @@ def validate_args(op_name: str, args: Any) -> Args:
         raise validation_error(exc) from None
 
 
+class _Retry(Exception):
+    """The trip was dropped from memory (a member change, a deletion) after
+    the op validated against it: validate again."""
+
+
 async def apply_ops(
     svc: Services,
     trip_id: str,
@@ -72,45 +77,31 @@ async def apply_ops(
     base_version: int | None = None,
     source: str = "member",
     precondition: Callable[[Trip], None] | None = None,
-    claim: Callable[[Transaction], Awaitable[None]] | None = None,
+    claim: Callable[[SyncTransaction], None] | None = None,
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
-    `precondition(trip)` runs on the freshly loaded aggregate inside the
-    transaction (plan drafts use it to refuse a changed day). `claim(conn)`
-    runs its own SQL in the same transaction, so a record that authorises the
-    change (an agent suggestion) is claimed if and only if the change commits.
-    The transaction announces the change (store.save, store.append_message)
-    after its commit; then the op listeners hear about it."""
+    The ops run on an edit copy of the trip in memory (`svc.trips`), under the
+    trip's lock; the rows they changed, the version and the operation events
+    are written in one transaction, one hop to the writer; after its COMMIT
+    the new trip is published (trips/state.py) and announced, then the op
+    listeners hear about it with the trip before and after (both shared and
+    never changed, so nothing is copied for them).
+
+    `precondition(trip)` runs on the current trip (plan drafts use it to
+    refuse a changed day). `claim(tx)` runs its own SQL first in the same
+    transaction, so a record that authorises the change (an agent suggestion)
+    is claimed if and only if the change commits; an error in the ops is
+    reported after the claim, so a record already used is reported as such."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
-    async with svc.db.write() as tx:
-        rows = await tx.execute_fetchall(
-            "SELECT m.role, u.display_name FROM members m JOIN users u ON u.id = m.user_id "
-            "WHERE m.trip_id = ? AND m.user_id = ?", (trip_id, actor_id))
-        if not rows:
-            raise NotFound("Trip not found")
-        role, actor_name = rows[0]
-        for name, _ in validated:
-            require_role(role, TRIP_OPS[name].role)
-        if claim is not None:  # first, so a record already used is reported as such
-            await claim(tx)
-        before = await store.load(tx, trip_id)
-        if base_version is not None and base_version != before.version:
-            raise Conflict(
-                f"The trip changed since you loaded it (version {before.version}, you had {base_version}). Reload and try again.",
-                code="stale", currentVersion=before.version)
-        if precondition is not None:
-            precondition(before)
-        trip = before.snapshot()
-        ctx = OpContext(actor_id=actor_id, now=utcnow())
-        summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
-        await store.save(tx, before, trip)
-        for (name, args), summary in zip(validated, summaries):
-            await store.append_message(
-                tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
-                op=name, parts=[{"type": "text", "text": summary},
-                                {"type": "data-operation", "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
-                                                                     "version": trip.version, "via": source}}])
+    async with svc.trips.lock(trip_id):
+        while True:
+            try:
+                before, trip, role, summaries = await _apply(svc, trip_id, actor_id, validated, base_version,
+                                                             source, precondition, claim)
+                break
+            except _Retry:
+                continue
     event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
     for listener in svc.op_listeners:
         try:
@@ -118,6 +109,54 @@ async def apply_ops(
         except Exception:  # a listener must never undo or fail a committed write
             log.exception("op listener failed")
     return Applied(summaries, trip, role)
+
+
+async def _apply(svc: Services, trip_id: str, actor_id: str, validated: list[tuple[str, Args]],
+                 base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
+                 claim: Callable[[SyncTransaction], None] | None) -> tuple[Trip, Trip, str, list[str]]:
+    state = await svc.trips.get(trip_id)
+    role = state.role_of(actor_id)
+    if role is None:
+        raise NotFound("Trip not found")
+    for name, _ in validated:
+        require_role(role, TRIP_OPS[name].role)
+    before = state.trip
+    failure: AppError | None = None
+    trip, summaries = before, []
+    try:
+        if base_version is not None and base_version != before.version:
+            raise Conflict(
+                f"The trip changed since you loaded it (version {before.version}, you had {base_version}). "
+                "Reload and try again.", code="stale", currentVersion=before.version)
+        if precondition is not None:
+            precondition(before)
+        trip = before.edit()
+        ctx = OpContext(actor_id=actor_id, now=utcnow())
+        summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
+    except AppError as exc:
+        if claim is None:
+            raise
+        failure = exc
+    actor_name = state.name_of(actor_id)
+
+    def write(tx: SyncTransaction) -> None:
+        if state.invalid:
+            raise _Retry()
+        if claim is not None:
+            claim(tx)
+        if failure is not None:
+            raise failure
+        store.write_changes(tx, before, trip)
+        for (name, args), summary in zip(validated, summaries):
+            store.append_message_row(
+                tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
+                op=name, parts=[{"type": "text", "text": summary},
+                                {"type": "data-operation", "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
+                                                                     "version": trip.version, "via": source}}])
+        tx.after_commit(lambda: svc.trips.publish(state, trip))
+
+    await svc.db.transact(write)
+    return before, trip, role, summaries
 
 
 async def apply_op(svc: Services, trip_id: str, actor_id: str, op_name: str, args: Any, *,
