@@ -71,6 +71,17 @@ def test_computed_times_follow_day_start_durations_and_legs(client):
     assert d["stops"][3]["startTime"] == f"11:{30 + travel:02d}"
 
 
+def test_stops_carry_minutes_from_their_days_midnight_past_1440_after_midnight(client):
+    signup(client)
+    trip = new_trip(client)
+    t, day = trip["id"], day_of(trip)["id"]
+    op(client, t, "update_day", dayId=day, startTime="23:00")
+    op(client, t, "insert_stop", dayId=day, name="Late show", durationMin=90)
+    d = day_of(op(client, t, "insert_stop", dayId=day, name="Night bus", durationMin=30).json()["data"]["trip"])
+    assert [(s["startTime"], s["endTime"], s["startMinutes"], s["endMinutes"]) for s in d["stops"]] == [
+        ("23:00", "00:30", 1380, 1470), ("00:30", "01:00", 1470, 1500)]
+
+
 def test_set_time_is_pinned_and_clearing_it_recomputes(client):
     signup(client)
     trip = new_trip(client)

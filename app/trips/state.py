@@ -83,7 +83,7 @@ def _social(conn: sqlite3.Connection, trip_id: str) -> tuple[dict, dict]:
     return votes, counts
 
 
-def _read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
+def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
     """Everything a trip's state holds, in one read transaction (one snapshot)."""
     conn.execute("BEGIN")
     try:
@@ -156,7 +156,7 @@ class TripStates:
                     continue
                 if state is not None:
                     return state
-                fresh = await self.db.read_with(_read_state, trip_id)
+                fresh = await self.db.read_with(read_state, trip_id)
                 if not self._loading[trip_id]:
                     self._keep(trip_id, fresh, _estimate(fresh.trip))
                     return fresh
