@@ -19,9 +19,10 @@ back) instead of committed, so a forgotten announcement fails its tests.
 Every aiosqlite call is a hop to the connection's thread and back (about
 0.1-0.3 ms under load). `transact(work)` runs a whole write transaction,
 BEGIN IMMEDIATE to COMMIT, as ONE hop: `work(tx)` is plain synchronous code
-on the writer's thread with the raw sqlite3 connection. `read_with(fn)` does
-the same for a read. Ops and trip loads use these; small writes elsewhere
-use `write()`.
+on the writer's thread with the raw sqlite3 connection; transactions queued
+this way run back to back on that thread (`queue`). `read_with(fn)` does the
+same for a read. Ops and trip loads use these; small writes elsewhere use
+`write()`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, TypeVar
 
 import aiosqlite
 
@@ -58,11 +59,21 @@ ChangeListener = Callable[[str, frozenset], None]
 T = TypeVar("T")
 
 
+def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+    """Queue `fn(raw sqlite3 connection, *args)` on the connection's own
+    thread, now; the thread runs its queue in order. aiosqlite has no public
+    call for this: it is what its `_execute` does (the one place we reach
+    inside aiosqlite)."""
+    if conn._connection is None:
+        raise ValueError("the connection is closed")
+    future = asyncio.get_running_loop().create_future()
+    conn._tx.put_nowait((future, lambda: fn(conn._conn, *args)))
+    return future
+
+
 async def on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> T:
-    """`fn(raw sqlite3 connection, *args)` on the connection's own thread, in
-    one hop. aiosqlite has no public call for this; `_execute` is the queue
-    its own methods use (the one place we reach inside it)."""
-    return await conn._execute(lambda: fn(conn._conn, *args))
+    """`fn(raw sqlite3 connection, *args)` on the connection's thread, in one hop."""
+    return await _submit(conn, fn, *args)
 
 
 async def _connect(path: str) -> aiosqlite.Connection:
@@ -221,35 +232,44 @@ class Database:
 
     async def transact(self, work: Callable[[SyncTransaction], T]) -> T:
         """`work(tx)` inside BEGIN IMMEDIATE ... COMMIT in one hop to the
-        writer's thread; rolled back if it raises. The after-commit steps run
-        even if the caller is cancelled meanwhile (the commit may already
-        have happened on the thread)."""
-        task = asyncio.ensure_future(self._transact(work))
-        task.add_done_callback(_retrieve)
-        return await asyncio.shield(task)
+        writer's thread; rolled back if it raises."""
+        return await (await self.queue(work))
 
-    async def _transact(self, work: Callable[[SyncTransaction], T]) -> T:
+    async def queue(self, work: Callable[[SyncTransaction], T]) -> Awaitable[T]:
+        """Queue `transact(work)` on the writer's thread and return what to
+        await for its result. Queued transactions run back to back in the
+        order they were queued (the thread does not come back to the event
+        loop in between); the lock is held only to queue, so a `write()`
+        transaction, which holds it throughout, never has one run inside it.
+        The after-commit steps run even if the caller is cancelled meanwhile
+        (the commit may already have happened on the thread)."""
+        tx = Changes()
+
+        def run(raw: sqlite3.Connection) -> T:
+            raw.execute("BEGIN IMMEDIATE")
+            self._written.clear()
+            try:
+                result = work(SyncTransaction(raw, tx))
+                self._check_touched(tx)
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+            return result
+
         async with self._write_lock:
-            conn = self._writer
-            assert conn is not None, "database is closed"
-            tx = Changes()
+            assert self._writer is not None, "database is closed"
+            queued = _submit(self._writer, run)
 
-            def run(raw: sqlite3.Connection) -> T:
-                raw.execute("BEGIN IMMEDIATE")
-                self._written.clear()
-                try:
-                    result = work(SyncTransaction(raw, tx))
-                    self._check_touched(tx)
-                    raw.execute("COMMIT")
-                except BaseException:
-                    if raw.in_transaction:
-                        raw.execute("ROLLBACK")
-                    raise
-                return result
-
-            result = await on_thread(conn, run)
+        async def finish() -> T:
+            result = await queued
             self._committed(tx)
             return result
+
+        task = asyncio.ensure_future(finish())
+        task.add_done_callback(_retrieve)
+        return asyncio.shield(task)
 
     def _committed(self, tx: Changes) -> None:
         """After COMMIT: the transaction's callbacks, then the announcement.

@@ -122,6 +122,40 @@ def test_a_failed_transaction_leaves_memory_as_committed(settings, monkeypatch):
         assert after["version"] == before["version"] + 1
 
 
+def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, monkeypatch):
+    owner = signup(client, "owner")
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    svc = services(client)
+    real_append = store.append_message_row
+
+    def append(tx, trip_id, **fields):
+        if "Boom" in fields["parts"][0]["text"]:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real_append(tx, trip_id, **fields)
+
+    monkeypatch.setattr(store, "append_message_row", append)
+
+    async def chain():
+        release = threading.Event()
+        blocker = await svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
+        first = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop", {"dayId": day, "name": "Boom"}))
+        second = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop", {"dayId": day, "name": "After"}))
+        state = svc.trips.cached(trip["id"])
+        while not (state.head and [s.name for s in state.head.days[0].stops] == ["Boom", "After"]):
+            await asyncio.sleep(0.001)              # the second op validated against the first one's result
+        release.set()
+        await blocker
+        done = await asyncio.gather(first, second, return_exceptions=True)
+        assert isinstance(done[0], sqlite3.OperationalError) and done[1].summaries
+
+    client.portal.call(chain)
+    assert svc.trips.cached(trip["id"]).trip == stored(settings, trip["id"])
+    after = client.get(f"/api/trips/{trip['id']}").json()["data"]
+    assert [s["name"] for s in after["days"][0]["stops"]] == ["After"]
+    assert after["version"] == trip["version"] + 1
+
+
 def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
     owner = signup(client, "owner")
     bob = signup(client, "bob")
@@ -132,17 +166,17 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
 
     async def race():
         gate, waiting = asyncio.Event(), asyncio.Event()
-        real = svc.db.transact
+        real = svc.db.queue
 
         async def held(work):
             waiting.set()
             await gate.wait()
             return await real(work)
 
-        svc.db.transact = held
+        svc.db.queue = held
         task = asyncio.ensure_future(apply_op(svc, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
         await waiting.wait()                       # bob's op passed validation as a member
-        svc.db.transact = real
+        svc.db.queue = real
         await members.remove_member(svc.db, trip["id"], owner["id"], "owner", bob["id"])
         gate.set()
         with pytest.raises(NotFound):

@@ -24,6 +24,7 @@ from ..roles import require_role
 from ..services import Services
 from . import store
 from .model import Trip
+from .state import TripState
 from .ops import TRIP_OPS, Args, OpContext
 
 log = logging.getLogger("wayline")
@@ -64,8 +65,8 @@ def validate_args(op_name: str, args: Any) -> Args:
 
 
 class _Retry(Exception):
-    """The trip was dropped from memory (a member change, a deletion) after
-    the op validated against it: validate again."""
+    """What the op validated against is not what the database holds (an op
+    queued before it failed, a member changed, the trip went): validate again."""
 
 
 async def apply_ops(
@@ -81,27 +82,44 @@ async def apply_ops(
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
-    The ops run on an edit copy of the trip in memory (`svc.trips`), under the
+    The ops run on an edit copy of the trip in memory (`svc.trips`) under the
     trip's lock; the rows they changed, the version and the operation events
     are written in one transaction, one hop to the writer; after its COMMIT
     the new trip is published (trips/state.py) and announced, then the op
     listeners hear about it with the trip before and after (both shared and
     never changed, so nothing is copied for them).
 
-    `precondition(trip)` runs on the current trip (plan drafts use it to
-    refuse a changed day). `claim(tx)` runs its own SQL first in the same
-    transaction, so a record that authorises the change (an agent suggestion)
-    is claimed if and only if the change commits; an error in the ops is
-    reported after the claim, so a record already used is reported as such."""
+    The lock covers validating and queueing, not the write: the next op on
+    the trip validates against this one's result (`TripState.head`) and is
+    queued behind it on the writer. Each transaction first checks that the
+    database holds the version its op validated against, so if an earlier
+    one failed, the ops built on it validate again; memory only ever holds
+    what committed.
+
+    `precondition(trip)` runs on the trip the ops apply to (plan drafts use
+    it to refuse a changed day). `claim(tx)` runs its own SQL first in the
+    same transaction, so a record that authorises the change (an agent
+    suggestion) is claimed if and only if the change commits; an error in
+    the ops is reported after the claim, so a record already used is
+    reported as such."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
-    async with svc.trips.lock(trip_id):
-        while True:
-            try:
-                before, trip, role, summaries = await _apply(svc, trip_id, actor_id, validated, base_version,
-                                                             source, precondition, claim)
-                break
-            except _Retry:
+    while True:
+        async with svc.trips.lock(trip_id):
+            state = await svc.trips.get(trip_id)
+            before, trip, role, summaries, write = _prepare(svc, state, actor_id, validated, base_version, source,
+                                                            precondition, claim)
+            written = await svc.db.queue(write)
+            state.head = trip
+        try:
+            await written
+        except BaseException as exc:
+            state.head = None  # nothing speculative survives a failure; ops built on it retry
+            if isinstance(exc, _Retry):
                 continue
+            raise
+        if state.head is trip:
+            state.head = None  # published: the trip itself is the base again
+        break
     event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
     for listener in svc.op_listeners:
         try:
@@ -111,16 +129,17 @@ async def apply_ops(
     return Applied(summaries, trip, role)
 
 
-async def _apply(svc: Services, trip_id: str, actor_id: str, validated: list[tuple[str, Args]],
-                 base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
-                 claim: Callable[[SyncTransaction], None] | None) -> tuple[Trip, Trip, str, list[str]]:
-    state = await svc.trips.get(trip_id)
+def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tuple[str, Args]], base_version: int | None,
+             source: str, precondition: Callable[[Trip], None] | None,
+             claim: Callable[[SyncTransaction], None] | None):
+    """Check the role, apply the ops to an edit copy; (before, after, role,
+    summaries, the transaction that writes them)."""
     role = state.role_of(actor_id)
     if role is None:
         raise NotFound("Trip not found")
     for name, _ in validated:
         require_role(role, TRIP_OPS[name].role)
-    before = state.trip
+    before = state.head or state.trip
     failure: AppError | None = None
     trip, summaries = before, []
     try:
@@ -137,10 +156,11 @@ async def _apply(svc: Services, trip_id: str, actor_id: str, validated: list[tup
         if claim is None:
             raise
         failure = exc
-    actor_name = state.name_of(actor_id)
+    actor_name, trip_id = state.name_of(actor_id), before.id
 
     def write(tx: SyncTransaction) -> None:
-        if state.invalid:
+        stored = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
+        if state.invalid or not stored or stored[0][0] != before.version:
             raise _Retry()
         if claim is not None:
             claim(tx)
@@ -155,8 +175,7 @@ async def _apply(svc: Services, trip_id: str, actor_id: str, validated: list[tup
                                                                      "version": trip.version, "via": source}}])
         tx.after_commit(lambda: svc.trips.publish(state, trip))
 
-    await svc.db.transact(write)
-    return before, trip, role, summaries
+    return before, trip, role, summaries, write
 
 
 async def apply_op(svc: Services, trip_id: str, actor_id: str, op_name: str, args: Any, *,

@@ -9,9 +9,12 @@ Exact means: what is here equals what is committed. The pieces:
   old one in `publish`, called by the transaction after its COMMIT and before
   its announcement. A failed or rolled-back op never publishes, so memory
   stays equal to the database with nothing to undo.
-- Ops on one trip take its lock (`lock`), so each validates against the trip
-  the previous one published; ops on different trips only share the
-  database's one writer, held for the write itself.
+- Ops on one trip take its lock (`lock`) to validate and queue their
+  transaction, so each validates against the trip the op before it makes
+  (`head`, while that one is still queued on the writer); each transaction
+  checks that the database holds the version it was validated against, so
+  a failure before it sends it back to validate again. Ops on different
+  trips only share the database's writer thread.
 - Every other change arrives through the database's after-commit signal
   (`changed`): votes and comments mark the social part for one shared
   re-read; member changes, deletion and any content change not published
@@ -57,6 +60,7 @@ class TripState:
     social_serial: int = 0                 # bumped when votes or comment counts are re-read
     social_stale: bool = False
     invalid: bool = False                  # dropped: ops that validated against it start again
+    head: Trip | None = None               # the trip once the ops queued on the writer commit
     view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
     size: int = 0
 
