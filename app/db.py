@@ -28,6 +28,7 @@ same for a read. Ops and trip loads use these; small writes elsewhere use
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import sqlite3
@@ -57,6 +58,14 @@ _WRITE_SQL = re.compile(r"^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UP
                         r"\s+[\"`\[]?(\w+)", re.IGNORECASE)
 ChangeListener = Callable[[str, frozenset], None]
 T = TypeVar("T")
+
+
+@functools.lru_cache(maxsize=1024)
+def _trip_table_written(sql: str) -> str | None:
+    """The trip table a statement writes, if any (statements repeat: cached)."""
+    match = _WRITE_SQL.match(sql)
+    table = match.group(1).lower() if match is not None else None
+    return table if table in TRIP_TABLES else None
 
 
 def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future:
@@ -202,9 +211,9 @@ class Database:
 
     def _trace(self, sql: str) -> None:
         # Runs on the writer's thread for every statement it executes.
-        match = _WRITE_SQL.match(sql)
-        if match is not None and match.group(1).lower() in TRIP_TABLES:
-            self._written.add(match.group(1).lower())
+        table = _trip_table_written(sql)
+        if table is not None:
+            self._written.add(table)
 
     def _check_touched(self, tx: Changes) -> None:
         if self._written and not tx.changes:

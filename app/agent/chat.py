@@ -162,7 +162,7 @@ async def apply_batch(svc: Services, trip_id: str, user_id: str,
         for o in outcomes:
             if o.ok:
                 o.summary = next(summaries)
-        return outcomes, await svc.trip_cache.json_for(trip_id, user_id, applied.role, trip=applied.trip)
+        return outcomes, await svc.trip_cache.json_for(trip_id, user_id, applied.role)
     return outcomes, None
 
 

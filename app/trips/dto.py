@@ -95,33 +95,34 @@ def _day_fields(trip: Trip, day: Day) -> tuple:
     return day.id, day.position, day.title, day.note, day.start_time
 
 
-def _encode_day(trip: Trip, day: Day, legs: list[Leg], state: TripState, legs_key: tuple,
-                social: list[tuple]) -> DayPart:
+MINE = b'"mine":0}'
+
+
+def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: list[tuple]) -> DayPart:
+    """The day's JSON in one encoding, every stop's `mine` as 0; the offsets
+    of those zeros are found afterwards (no value can hold the marker: a
+    quote inside a string is always escaped)."""
     slots = day_schedule(day, {(leg.from_stop_id, leg.to_stop_id): leg for leg in legs})
-    date = trip.day_date(day)
-    out = [_dumps({"id": day.id, "position": day.position, "date": date, "title": day.title, "note": day.note,
-                   "startTime": day.start_time or DAY_START})[:-1] + b',"stops":[']
-    offset, mine_at = len(out[0]), {}
-    for i, (s, slot, (votes, comments)) in enumerate(zip(day.stops, slots, social)):
+    stops = []
+    for s, slot, (votes, comments) in zip(day.stops, slots, social):
         values = (votes or {}).values()
-        head = _dumps({
+        stops.append({
             "id": s.id, "position": s.position, "kind": s.kind, "name": s.name, "placeId": s.place_id,
             "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
             "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
             "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
             "startMinutes": slot.start, "endMinutes": slot.end,
-        })[:-1] + b',"votes":{"up":%d,"down":%d,"mine":' % (sum(1 for v in values if v > 0),
-                                                            sum(1 for v in values if v < 0))
-        tail = b'0},"commentCount":%d,"createdBy":%s}' % (comments, _dumps(s.created_by))
-        if i:
-            out.append(b",")
-            offset += 1
-        mine_at[s.id] = offset + len(head)
-        out += [head, tail]
-        offset += len(head) + len(tail)
-    out.append(b'],"legs":' + _dumps([leg.to_json() for leg in legs]) + b"}")
-    return DayPart(_day_fields(trip, day), day.stops, date, legs_key, trip.prefs, legs, social, b"".join(out),
-                   mine_at)
+            "votes": {"up": sum(1 for v in values if v > 0), "down": sum(1 for v in values if v < 0), "mine": 0},
+            "commentCount": comments, "createdBy": s.created_by,
+        })
+    date = trip.day_date(day)
+    body = _dumps({"id": day.id, "position": day.position, "date": date, "title": day.title, "note": day.note,
+                   "startTime": day.start_time or DAY_START, "stops": stops, "legs": [leg.to_json() for leg in legs]})
+    mine_at, at = {}, 0
+    for s in day.stops:
+        at = body.index(MINE, at) + len(MINE) - 2
+        mine_at[s.id] = at
+    return DayPart(_day_fields(trip, day), day.stops, date, legs_key, trip.prefs, legs, social, body, mine_at)
 
 
 def _social(state: TripState, day: Day) -> list[tuple]:
@@ -155,7 +156,7 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
             legs = legs_mod.day_legs_now(svc, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, state, key, social))
+        parts.append(_encode_day(trip, day, legs, key, social))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -269,14 +270,9 @@ class TripCache:
         """The current view: `.trip` (read only) and `.legs` per day."""
         return (await self.current(trip_id))[1]
 
-    async def json_for(self, trip_id: str, user_id: str, role: str, trip: Trip | None = None) -> bytes:
-        """The caller's TripDto; with `trip`, of exactly that trip (an op's
-        echo, even if another op has committed since)."""
-        state, view = await self.current(trip_id)
-        while trip is not None and view.trip is not trip and view.trip.version != trip.version:
-            fetched = await self._fetch_legs(trip, missing_legs(self.svc, trip, view))
-            view = build_view(self.svc, state, trip, view, fetched) or view
-        return member_bytes(view, user_id, role)
+    async def json_for(self, trip_id: str, user_id: str, role: str) -> bytes:
+        """The caller's current TripDto (an op's echo: its change or newer)."""
+        return member_bytes((await self.current(trip_id))[1], user_id, role)
 
 
 async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[bytes, str]:

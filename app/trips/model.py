@@ -26,6 +26,13 @@ from ..preferences import TripPreferences
 DAY_START = "09:00"
 
 
+def _shallow(obj):
+    """A shallow copy of a dataclass instance (copy.copy, several times faster)."""
+    out = object.__new__(type(obj))
+    out.__dict__.update(obj.__dict__)
+    return out
+
+
 @dataclass
 class Stop:
     id: str
@@ -94,8 +101,8 @@ class Trip:
 
     def edit(self) -> "Trip":
         """A copy for ops to change, sharing everything they do not touch."""
-        out = copy.copy(self)
-        out.days = [copy.copy(d) for d in self.days]
+        out = _shallow(self)
+        out.days = [_shallow(d) for d in self.days]
         out.expenses = list(self.expenses)
         out._owned = set()
         return out
@@ -104,7 +111,7 @@ class Trip:
         """`obj` if this copy may change it, else its copy (the caller puts it in place)."""
         if self._owned is None or id(obj) in self._owned:
             return obj
-        obj = copy.copy(obj)
+        obj = list(obj) if isinstance(obj, list) else _shallow(obj)
         self._owned.add(id(obj))
         return obj
 
