@@ -107,6 +107,11 @@ class Trip:
         out._owned = set()
         return out
 
+    def seal(self) -> None:
+        """The edit is done: from now on it is shared (the next op edits a
+        copy of it), so its methods no longer copy anything."""
+        self._owned = None
+
     def _own(self, obj):
         """`obj` if this copy may change it, else its copy (the caller puts it in place)."""
         if self._owned is None or id(obj) in self._owned:

@@ -152,6 +152,7 @@ def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tup
         trip = before.edit()
         ctx = OpContext(actor_id=actor_id, now=utcnow())
         summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
+        trip.seal()
     except AppError as exc:
         if claim is None:
             raise

@@ -178,7 +178,6 @@ class TripStates:
 
     def publish(self, state: TripState, trip: Trip) -> None:
         """After the op's COMMIT: its trip is the current one."""
-        trip._owned = None
         state.trip = trip
         self._bump(trip.id)
         self._published.add(trip.id)
