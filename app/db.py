@@ -1,15 +1,17 @@
 """The one module that owns SQLite: connections, PRAGMAs, migrations, the
 single serialized writer, transactions and the change signal.
 
-Writes go through `Database.write()`: an asyncio lock serializes them inside
-this process and `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
-processes sharing the file queue on the busy timeout instead of failing midway
-through a transaction. Reads use a small pool of separate connections; in WAL
-mode they never wait for the writer.
+Writes run on one writer connection: `Database.write()` (several hops,
+holding an asyncio lock throughout) or `transact()`/`queue()` (one hop each,
+run back to back on the writer's thread), each inside `BEGIN IMMEDIATE`, which
+takes SQLite's write lock up front, so two processes sharing the file queue
+on the busy timeout instead of failing midway through a transaction. Reads
+use a small pool of separate connections; in WAL mode they never wait for
+the writer.
 
 The change signal: a transaction says which trips it changed and how
 (`tx.touch(trip_id, "content")`); right after its COMMIT, and only then, the
-database tells every `on_change` listener (the TripDto cache, the timeline
+database tells every `on_change` listener (the trips in memory, the timeline
 heads, live streams) once per trip. A write to a table that holds trip data
 without a touch is a bug that would serve stale pages: it is refused (rolled
 back) instead of committed, so a forgotten announcement fails its tests.
