@@ -9,8 +9,9 @@ from starlette.routing import BaseRoute
 def build_routes() -> list[BaseRoute]:
     from . import admin, agent, auth, media, members, meta, places, planner, preferences, social, trips
 
-    # The agent's events route is polled by every open page: matched first.
-    modules = [agent, meta, auth, trips, members, social, media, preferences, admin, places, planner]
+    # The agent's events route is polled by every open page: matched first;
+    # then the trip read (polled too) and its ops, the other hot paths.
+    modules = [agent, trips, meta, auth, members, social, media, preferences, admin, places, planner]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)

@@ -54,7 +54,7 @@ def _legs_key(day: Day) -> tuple:
 class DayPart:
     day: tuple                    # the day's own fields when encoded
     stops: list                   # the stop objects encoded (compared by identity)
-    date: str
+    start_date: str               # the trip's (with the day's position: its date)
     legs_key: tuple
     prefs: object
     legs: list[Leg]
@@ -70,6 +70,7 @@ class View:
     social_serial: int
     parts: list[DayPart]
     expenses: tuple[list[Expense], bytes]
+    shared: tuple[object, bytes, object, bytes]  # (members, their JSON, preferences, their JSON)
     head: bytes                   # up to `"role":`
     rest: bytes                   # after the role
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in rest, their vote)]
@@ -116,14 +117,14 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: 
             "votes": {"up": sum(1 for v in values if v > 0), "down": sum(1 for v in values if v < 0), "mine": 0},
             "commentCount": comments, "createdBy": s.created_by,
         })
-    date = trip.day_date(day)
-    body = _dumps({"id": day.id, "position": day.position, "date": date, "title": day.title, "note": day.note,
+    body = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title, "note": day.note,
                    "startTime": day.start_time or DAY_START, "stops": stops, "legs": [leg.to_json() for leg in legs]})
     mine_at, at = {}, 0
     for s in day.stops:
         at = body.index(MINE, at) + len(MINE) - 2
         mine_at[s.id] = at
-    return DayPart(_day_fields(trip, day), day.stops, date, legs_key, trip.prefs, legs, social, body, mine_at)
+    return DayPart(_day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, social, body,
+                   mine_at)
 
 
 def _social(state: TripState, day: Day) -> list[tuple]:
@@ -145,7 +146,7 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
         same_stops = part is not None and _same_objects(part.stops, day.stops)
         social = part.social if same_stops and not social_moved else _social(state, day)
         if (same_stops and part.day == _day_fields(trip, day) and part.prefs is trip.prefs
-                and part.date == trip.day_date(day) and (part.social is social or part.social == social)):
+                and part.start_date == trip.start_date and (part.social is social or part.social == social)):
             parts.append(part)
             continue
         key = part.legs_key if same_stops else _legs_key(day)
@@ -168,7 +169,10 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
                                                             "lng": trip.dest_lng},
         "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
     })[:-1] + b',"role":'
-    rest = [b',"members":' + _dumps(state.members) + b',"days":[']
+    shared = prev.shared if prev is not None else (None, b"", None, b"")
+    if shared[0] is not state.members or shared[2] is not trip.prefs:
+        shared = (state.members, _dumps(state.members), trip.prefs, _dumps(trip.prefs.model_dump()))
+    rest = [b',"members":' + shared[1] + b',"days":[']
     offset, starts = len(rest[0]), []
     for i, part in enumerate(parts):
         if i:
@@ -177,14 +181,14 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
         starts.append(offset)
         rest.append(part.body)
         offset += len(part.body)
-    rest.append(b'],"expenses":' + expenses[1] + b',"preferences":' + _dumps(trip.prefs.model_dump()) + b"}")
+    rest.append(b'],"expenses":' + expenses[1] + b',"preferences":' + shared[3] + b"}")
     by_user: dict[str, list[tuple[int, int]]] = {}
     if state.votes:
         for start, part in zip(starts, parts):
             for stop_id, at in part.mine_at.items():
                 for user_id, value in (state.votes.get(stop_id) or {}).items():
                     by_user.setdefault(user_id, []).append((start + at, value))
-    return View(trip, state.members, state.social_serial, parts, expenses, head, b"".join(rest), by_user)
+    return View(trip, state.members, state.social_serial, parts, expenses, shared, head, b"".join(rest), by_user)
 
 
 def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:

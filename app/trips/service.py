@@ -160,14 +160,16 @@ def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tup
     actor_name, trip_id = state.name_of(actor_id), before.id
 
     def write(tx: SyncTransaction) -> None:
-        stored = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
-        if state.invalid or not stored or stored[0][0] != before.version:
+        if state.invalid:
             raise _Retry()
         if claim is not None:
             claim(tx)
         if failure is not None:
+            if store.stored_version(tx, trip_id) != before.version:
+                raise _Retry()
             raise failure
-        store.write_changes(tx, before, trip)
+        if not store.write_changes(tx, before, trip):  # an op queued before this one failed: not at before.version
+            raise _Retry()
         for (name, args), summary in zip(validated, summaries):
             store.append_message_row(
                 tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,

@@ -170,7 +170,7 @@ class TripStates:
     # -- writing ------------------------------------------------------------------
 
     def lock(self, trip_id: str) -> asyncio.Lock:
-        """Held by an op from validation to publication."""
+        """Held by an op while it validates and queues its transaction."""
         lock = self._locks.get(trip_id)
         if lock is None:
             lock = self._locks[trip_id] = asyncio.Lock()

@@ -97,14 +97,26 @@ def _changed(before: dict, after: dict, row) -> tuple[list[tuple], set[str], lis
     return rows, after.keys() - before.keys(), [k for k in before if k not in after]
 
 
-def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> None:
-    """Write what `after` (an edit of `before`) changed and bump the version.
+def stored_version(tx: SyncTransaction, trip_id: str) -> int | None:
+    rows = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
+    return rows[0][0] if rows else None
+
+
+def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
+    """Write what `after` (an edit of `before`) changed and bump the version;
+    False (nothing written) if the stored trip is not at `before.version`.
 
     Only days whose stop list is not the original's can hold changed stops.
     Days are inserted first and deleted last (their stops go with them), so
     a stop moved out of a deleted day keeps its row."""
     tid = after.id
     tx.touch(tid, "content")
+    after.version = before.version + 1
+    if not tx.execute(f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? "
+                      "WHERE id = ? AND version = ?",
+                      (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid,
+                       before.version)).rowcount:
+        return False
     old_days, new_days = {d.id: d for d in before.days}, {d.id: d for d in after.days}
     day_rows, new_day_ids, gone_days = _changed(old_days, new_days, lambda d: _day_row(tid, d))
     _upsert(tx, "days", DAY_COLUMNS, day_rows, new_day_ids)
@@ -126,9 +138,7 @@ def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> None:
     if before.prefs is not after.prefs and before.prefs != after.prefs:
         tx.execute("INSERT INTO trip_preferences (trip_id, prefs_json) VALUES (?, ?) "
                    "ON CONFLICT (trip_id) DO UPDATE SET prefs_json = excluded.prefs_json", (tid, dumps(after.prefs)))
-    after.version = before.version + 1
-    tx.execute(f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? "
-               "WHERE id = ?", (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid))
+    return True
 
 
 def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list, source: str,
@@ -136,14 +146,17 @@ def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: l
                        stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
     tx.touch(trip_id, "timeline")
-    seq = tx.fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,))[0][0]
     row = {
-        "id": message_id or new_id(), "trip_id": trip_id, "seq": seq, "role": role,
+        "id": message_id or new_id(), "trip_id": trip_id, "seq": None, "role": role,
         "parts_json": json.dumps(parts, ensure_ascii=False), "actor_user_id": actor_user_id,
         "actor_name": actor_name, "source": source, "stop_id": stop_id, "op": op, "created_at": utcnow(),
     }
-    tx.execute(f"INSERT INTO agent_messages ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-               tuple(row.values()))
+    given = [k for k in row if k != "seq"]
+    # The next seq in the same statement (one statement a row: each is a GIL round trip on the writer).
+    row["seq"] = tx.execute(
+        f"INSERT INTO agent_messages ({', '.join(given)}, seq) SELECT {', '.join('?' for _ in given)}, "
+        "COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ? RETURNING seq",
+        (*[row[k] for k in given], trip_id)).fetchall()[0][0]
     return row
 
 
