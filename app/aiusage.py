@@ -2,7 +2,7 @@
 
 One shared budget for everyone (no per-user quotas); user and trip ids are
 recorded for the logs only. Every model call goes through `reserve()` BEFORE
-the provider is contacted:
+the provider is contacted (the gateway, `app/ai.py`, does it for every call):
 
 - one `BEGIN IMMEDIATE` transaction (the app's serialized writer) closes
   running rows whose lease has ended as `abandoned`, counts today's calls,
@@ -16,12 +16,12 @@ the provider is contacted:
 - `finish()` replaces the reservation with the provider's real counts (or keeps
   it when they are unknown, e.g. after a timeout), with duration and cost.
 
-Feature code uses the guard:
+Only the gateway uses the guard; features call `svc.ai.structured(...)` /
+`svc.ai.stream(...)`, which wrap each call in it:
 
-    async with svc.aiusage.guard(user_id=..., trip_id=..., feature="copilot",
-                                 max_output_tokens=2500) as g:
-        result = await svc.ai.call_structured(..., max_output_tokens=g.max_output_tokens)
-        g.record(result.input_tokens, result.output_tokens)
+    async with usage.guard(user_id=..., trip_id=..., feature="copilot", max_output_tokens=2500) as g:
+        ... call the provider with g.max_output_tokens ...
+        g.record(input_tokens, output_tokens)
 
 Logs are one JSON object per line on stdout (logger `wayline.ai`):
 AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids, feature,
@@ -173,37 +173,23 @@ def _error_code(exc: BaseException | None) -> str:
         return "failed"
     if isinstance(exc, asyncio.CancelledError):
         return "cancelled"
+    if isinstance(exc, GeneratorExit):
+        return "abandoned"  # the consumer of a streamed round stopped reading
     code = getattr(exc, "code", None)
     return code if isinstance(code, str) else type(exc).__name__
 
 
 class AIUsage:
-    """Limits and usage records on the shared SQLite file.
+    """Limits and usage records on the app's Database.
 
-    `db` is the app's Database, or a path (opened on first use; `close()`
-    closes it). `clock()` returns the current time (epoch seconds or an aware
-    datetime); the UTC day comes from it, so tests can roll the day over."""
+    `clock()` returns the current time (epoch seconds or an aware datetime);
+    the UTC day comes from it, so tests can roll the day over."""
 
-    def __init__(self, db: Database | str, settings: Settings, clock: Callable[[], Any] | None = None):
+    def __init__(self, db: Database, settings: Settings, clock: Callable[[], Any] | None = None):
         install_log_handler()
-        self._db = db if isinstance(db, Database) else None
-        self._path = None if isinstance(db, Database) else str(db)
-        self._owns_db = self._db is None
-        self._open_lock = asyncio.Lock()
+        self.db = db
         self.settings = settings
         self.clock = clock or time.time
-
-    async def db(self) -> Database:
-        if self._db is None:
-            async with self._open_lock:
-                if self._db is None:
-                    self._db = await Database.open(self._path)
-        return self._db
-
-    async def close(self) -> None:
-        if self._owns_db and self._db is not None:
-            await self._db.close()
-            self._db = None
 
     def now(self) -> datetime:
         return _moment(self.clock())
@@ -236,9 +222,8 @@ class AIUsage:
         lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
                                   now, lease_until)
-        db = await self.db()
         refused: str | None = None
-        async with db.write() as conn:
+        async with self.db.write() as conn:
             abandoned = await conn.execute_fetchall(
                 "UPDATE ai_usage SET status = 'abandoned', finished_at = lease_until "
                 "WHERE status = 'running' AND lease_until < ? "
@@ -289,8 +274,7 @@ class AIUsage:
         else:
             tokens_in, tokens_out, reserved = int(input_tokens or 0), int(output_tokens or 0), 0
         cost = estimate_cost(self.settings, tokens_in, tokens_out + reserved)
-        db = await self.db()
-        await db.execute_write(
+        await self.db.execute_write(
             "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
             "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ? WHERE id = ?",
             (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
@@ -310,11 +294,10 @@ class AIUsage:
         """Today's totals (UTC `date`). `reservedOutputTokens` is what running
         (or unknown-outcome) calls still hold against the token limit."""
         now = self.now()
-        db = await self.db()
-        row = await db.fetchone(
+        row = await self.db.fetchone(
             "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), SUM(cost_usd), "
             "COALESCE(SUM(reserved_output_tokens), 0) FROM ai_usage WHERE day = ?", (now.strftime("%Y-%m-%d"),))
-        running = await db.fetchval(
+        running = await self.db.fetchval(
             "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (iso(now),))
         return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
                 "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
@@ -324,8 +307,7 @@ class AIUsage:
         """Calls, tokens and cost per UTC day, feature and model; newest first."""
         now = self.now()
         first = (now - timedelta(days=HISTORY_DAYS - 1)).strftime("%Y-%m-%d")
-        db = await self.db()
-        rows = await db.fetchall(
+        rows = await self.db.fetchall(
             "SELECT day, feature, model, COUNT(*), COALESCE(SUM(input_tokens), 0), "
             "COALESCE(SUM(output_tokens), 0), SUM(cost_usd) FROM ai_usage WHERE day >= ? "
             "GROUP BY day, feature, model ORDER BY day DESC, feature, model", (first,))

@@ -28,7 +28,8 @@ async def start(svc: Services) -> None:
         svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
     if svc.weather is None:
         svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
-    # AI: usage limits always (admin page, refusals); the client only with a key.
+    # AI: usage limits always (admin page, refusals); the client, which owns
+    # every call's guard, only with a key (and only then is `openai` imported).
     # Tests may inject either through create_app(settings, ai=..., aiusage=...).
     from .aiusage import AIUsage
 
@@ -37,7 +38,7 @@ async def start(svc: Services) -> None:
     if svc.ai is None and svc.settings.ai_enabled:
         from .ai import AI
 
-        svc.ai = AI(svc.settings)
+        svc.ai = AI(svc.settings, svc.aiusage)
     # The trip agent evaluates members' edits (debounced, in the background).
     if svc.ai is not None:
         from .agent.suggestions import Evaluator
