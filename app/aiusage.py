@@ -14,7 +14,11 @@ the provider is contacted (the gateway, `app/ai.py`, does it for every call):
 - over the daily call or token limit: 503 `ai_limit`; too many running: 429
   `busy`. The provider is never called for a refused request;
 - `finish()` replaces the reservation with the provider's real counts (or keeps
-  it when they are unknown, e.g. after a timeout), with duration and cost.
+  it when they are unknown, e.g. after a timeout), with duration and cost;
+- each row carries the boot id of the process that reserved it. One process
+  owns the database, so at start `abandon_earlier_boots()` closes every running
+  row of another boot as `abandoned`: a restart after a crash frees the slots
+  at once instead of after the lease.
 
 Only the gateway uses the guard; features call `svc.ai.structured(...)` /
 `svc.ai.stream(...)`, which wrap each call in it:
@@ -183,13 +187,16 @@ class AIUsage:
     """Limits and usage records on the app's Database.
 
     `clock()` returns the current time (epoch seconds or an aware datetime);
-    the UTC day comes from it, so tests can roll the day over."""
+    the UTC day comes from it, so tests can roll the day over. `boot_id`
+    names this process on its rows (a fresh one per app by default)."""
 
-    def __init__(self, db: Database, settings: Settings, clock: Callable[[], Any] | None = None):
+    def __init__(self, db: Database, settings: Settings, clock: Callable[[], Any] | None = None,
+                 boot_id: str | None = None):
         install_log_handler()
         self.db = db
         self.settings = settings
         self.clock = clock or time.time
+        self.boot_id = boot_id or secrets.token_hex(8)
 
     def now(self) -> datetime:
         return _moment(self.clock())
@@ -242,14 +249,11 @@ class AIUsage:
             else:
                 await conn.execute(
                     "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
-                    "status, reserved_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                    "status, reserved_output_tokens, boot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                     (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
-                     reserve_tokens))
+                     reserve_tokens, self.boot_id))
         # Logged after the commit: the abandoned rows are closed either way.
-        for gone in abandoned:
-            log_event("AI_REQUEST_FAILED", id=gone[0], userId=gone[1], tripId=gone[2], feature=gone[3],
-                      model=gone[4], status="abandoned", error="lease_expired", inputTokens=None,
-                      outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
+        _log_abandoned(abandoned, "lease_expired")
         if refused is not None:
             log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, feature=feature,
                       model=model, callsToday=calls, tokensToday=tokens, running=running,
@@ -258,6 +262,20 @@ class AIUsage:
                 raise Busy(BUSY_MESSAGE, code="busy")
             raise Unavailable(LIMIT_MESSAGE, code="ai_limit")
         return reservation
+
+    async def abandon_earlier_boots(self) -> int:
+        """Close every running row of another boot (an earlier process, which
+        can no longer be calling) as `abandoned`; called once at start. Their
+        reservations stay in the day's token count, as after a lease ends.
+        Returns how many were closed."""
+        async with self.db.write() as conn:
+            abandoned = await conn.execute_fetchall(
+                "UPDATE ai_usage SET status = 'abandoned', finished_at = ? "
+                "WHERE status = 'running' AND boot_id IS NOT ? "
+                "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens",
+                (iso(self.now()), self.boot_id))
+        _log_abandoned(abandoned, "earlier_process")
+        return len(abandoned)
 
     async def finish(self, reservation: Reservation, status: str, input_tokens: int | None = None,
                      output_tokens: int | None = None, *, error: str | None = None) -> dict[str, Any]:
@@ -313,6 +331,13 @@ class AIUsage:
             "GROUP BY day, feature, model ORDER BY day DESC, feature, model", (first,))
         return [{"date": r[0], "feature": r[1], "model": r[2], "calls": r[3], "inputTokens": r[4],
                  "outputTokens": r[5], "costUsd": None if r[6] is None else round(r[6], 6)} for r in rows]
+
+
+def _log_abandoned(rows, error: str) -> None:
+    for gone in rows:
+        log_event("AI_REQUEST_FAILED", id=gone[0], userId=gone[1], tripId=gone[2], feature=gone[3],
+                  model=gone[4], status="abandoned", error=error, inputTokens=None,
+                  outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
 
 
 class _GuardContext:

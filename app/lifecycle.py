@@ -35,6 +35,8 @@ async def start(svc: Services) -> None:
 
     if svc.aiusage is None:
         svc.aiusage = AIUsage(svc.db, svc.settings, clock=svc.clock)
+    # This process owns the file: a call still running from an earlier boot is dead.
+    await svc.aiusage.abandon_earlier_boots()
     if svc.ai is None and svc.settings.ai_enabled:
         from .ai import AI
 

@@ -186,6 +186,38 @@ async def test_expired_lease_is_closed_as_abandoned_and_frees_its_slot(settings,
     await usage.db.close()
 
 
+def test_a_restart_abandons_the_earlier_process_calls_at_once(settings, capsys):
+    """One process owns the file: calls left running by a crashed process are
+    closed as abandoned when the next app starts, not when their leases end."""
+    from helpers import make_client
+
+    settings = settings.with_(ai_concurrent=2)
+
+    async def crash() -> list[str]:  # a process that died mid-call: its rows stay running
+        usage = AIUsage(await Database.open(settings.db_path), settings, boot_id="earlier-boot")
+        taken = [await usage.reserve("u1", "t1", "copilot"), await usage.reserve("u2", None, "agent_chat")]
+        await usage.db.close()
+        return [r.id for r in taken]
+
+    crashed = anyio.run(crash)
+    with make_client(settings) as client:
+        usage = client.app.state.services.aiusage
+        assert usage.boot_id != "earlier-boot"
+        found = {r["id"]: r for r in client.portal.call(rows, usage)}
+        assert [found[i]["status"] for i in crashed] == ["abandoned", "abandoned"]
+        assert [found[i]["reserved_output_tokens"] for i in crashed] == [settings.ai_max_output_tokens] * 2
+        # Both slots are free at once (the leases had over a minute to run).
+        mine = [client.portal.call(usage.reserve, "u3", None, "plan_day") for _ in range(2)]
+        with pytest.raises(Busy):
+            client.portal.call(usage.reserve, "u3", None, "plan_day")
+        # This process's own running calls are never abandoned.
+        assert client.portal.call(usage.abandon_earlier_boots) == 0
+        assert {r["id"] for r in client.portal.call(rows, usage) if r["status"] == "running"} == {m.id for m in mine}
+    abandoned = [line for line in log_lines(capsys) if line.get("status") == "abandoned"]
+    assert sorted(line["id"] for line in abandoned) == sorted(crashed)
+    assert {line["error"] for line in abandoned} == {"earlier_process"}
+
+
 @pytest.mark.anyio
 async def test_reservations_count_until_real_counts_replace_them(settings):
     settings = settings.with_(ai_daily_tokens=7_000, ai_max_output_tokens=3_000,
