@@ -1,21 +1,33 @@
-"""The gateway to the model provider: the ONLY module that imports `openai`.
+"""The gateway to the model provider: the ONLY module that imports `openai`,
+and the only way a feature reaches the provider.
 
-Everything here talks to the OpenAI Responses API through the official SDK:
+Every call is guarded by the app-wide limits (`app/aiusage.py`): the gateway
+reserves the slot (one `BEGIN IMMEDIATE`) before any network I/O, calls,
+records the provider's real usage, and closes the row as failed on any error,
+refusal, unusable answer, rejected answer or cancellation. A refused
+reservation raises 503 `ai_limit` / 429 `busy` and the provider is not
+contacted.
 
-- `AI.call_structured(...)`: one request whose answer must match a pydantic
-  model (Structured Outputs, a strict JSON schema). The answer is validated;
-  a refusal, a cut-off or malformed answer, or one that does not match the
-  schema raises `AIOutputError`. Nothing is ever guessed or repaired.
-- `AI.stream_turn(...)`: one streamed model round with function tools, as
-  small normalized events (see its docstring) for the agent's tool loop.
+- `AI.structured(feature=..., ...)`: one request whose answer must match a
+  pydantic model (Structured Outputs, a strict JSON schema). The answer is
+  validated; a refusal, a cut-off or malformed answer, or one that does not
+  match the schema raises `AIOutputError`. Nothing is ever guessed or
+  repaired. A feature that judges the answer against its own facts passes
+  `validate`, which runs while the usage row is still open.
+- `AI.stream(feature=..., ...)`: one streamed model round with function tools,
+  as small normalized events (see its docstring) for the agent's tool loops.
 - `describe_ai_error(exc)`: plain (status, code, message) for any failure;
   `sanitize(text)`: redacts key-shaped text wherever provider text could
   leave the process.
 
 Every request sends `store=False` (nothing is kept on OpenAI's side), the
-configured model, the caller's `max_output_tokens` and the per-call timeout;
-the SDK's own retries are off (`max_retries=0`) so one call is one request and
-the usage limits in `app/aiusage.py` count what is really sent.
+configured model, the caller's `max_output_tokens` (capped by the limits) and
+the per-call timeout; the SDK's own retries are off (`max_retries=0`) so one
+call is one request and the limits count what is really sent.
+
+`openai` is imported when an `AI` is built (a key is set), not when this
+module is imported: it is a large share of the cold start, and a server
+without a key never needs it.
 
 Failures are raised as `AIError` (an `AppError`, so a route can let it
 propagate and the client gets `{"error": {"code", "message"}}`). The SDK
@@ -26,14 +38,16 @@ provider's raw body, which can echo the key.
 from __future__ import annotations
 
 import asyncio
-import copy
+import inspect
 import re
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Generic, Literal, TypeVar, Union
+from typing import Any, AsyncIterator, Callable, Literal, TypeVar, Union
 
-import openai
 from pydantic import BaseModel, ValidationError
 
+from .ai_schema import strict_schema
+from .aiusage import AIUsage, UsageGuard
 from .errors import AppError
 from .settings import Settings
 
@@ -95,6 +109,8 @@ def provider_error(exc: BaseException) -> AIError:
     """Turn any SDK/transport failure into an AIError with a plain message."""
     if isinstance(exc, AIError):
         return exc
+    import openai  # already loaded whenever an AI client made the failing call
+
     if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
         code, usage = "ai_timeout", None
     elif isinstance(exc, openai.APIConnectionError):
@@ -147,67 +163,6 @@ def sanitize(text: Any, secrets: tuple[str | None, ...] = ()) -> str:
     return out
 
 
-# -- strict schemas -----------------------------------------------------------
-
-# Keywords Structured Outputs does not accept; pydantic still enforces them when
-# the answer is validated, so dropping them from the schema loses nothing.
-_UNSUPPORTED = {"default", "examples", "minLength", "maxLength", "uniqueItems", "minProperties",
-                "maxProperties", "propertyNames", "patternProperties", "unevaluatedProperties",
-                "contains", "discriminator"}
-
-
-def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the form `strict: true` requires.
-
-    Every object gets `additionalProperties: false` and lists every property
-    in `required` (optional fields must therefore be typed `X | None`, which
-    pydantic emits as `anyOf [..., {"type": "null"}]`); `$ref`s with siblings
-    are inlined; `oneOf` becomes `anyOf`; unsupported keywords are dropped.
-    Free-form objects (`dict[str, Any]`) cannot be strict and raise TypeError:
-    carry such data as a JSON string field instead. Field aliases are used, so
-    camelCase aliases appear in the schema and are expected in the answer.
-    Reused by the agent for function tool `parameters`."""
-    schema = model.model_json_schema(by_alias=True, mode="validation")
-    defs = schema.pop("$defs", {})
-    strict_defs = {name: _strict(node, defs, f"$defs.{name}") for name, node in defs.items()}
-    root = _strict(schema, defs, model.__name__)
-    if root.get("type") != "object":
-        raise TypeError(f"{model.__name__}: a structured output must be a JSON object")
-    if strict_defs:
-        root["$defs"] = strict_defs
-    return root
-
-
-def _strict(node: Any, defs: dict, path: str) -> Any:
-    if isinstance(node, list):
-        return [_strict(item, defs, f"{path}[{i}]") for i, item in enumerate(node)]
-    if not isinstance(node, dict):
-        return node
-    node = {k: copy.deepcopy(v) for k, v in node.items() if k not in _UNSUPPORTED}
-    if "$ref" in node and len(node) > 1:
-        target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        merged = {**target, **node}
-        merged.pop("$ref")
-        return _strict(merged, defs, path)
-    if "allOf" in node and len(node["allOf"]) == 1:
-        only = node.pop("allOf")[0]
-        return _strict({**only, **node}, defs, path)
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-    if node.get("type") == "object" or "properties" in node:
-        props = node.get("properties") or {}
-        extra = node.get("additionalProperties")
-        if not props and extra not in (None, False):
-            raise TypeError(f"{path}: free-form objects cannot be strict; use a JSON string field")
-        node["properties"] = {k: _strict(v, defs, f"{path}.{k}") for k, v in props.items()}
-        node["required"] = list(props)
-        node["additionalProperties"] = False
-    for key in ("items", "anyOf", "allOf", "prefixItems"):
-        if key in node:
-            node[key] = _strict(node[key], defs, f"{path}.{key}")
-    return node
-
-
 # -- results and stream events -----------------------------------------------
 
 
@@ -240,22 +195,6 @@ def _usage_from(raw: Any) -> Usage:
         cached_input_tokens=num(getattr(raw, "input_tokens_details", None), "cached_tokens"),
         reasoning_tokens=num(getattr(raw, "output_tokens_details", None), "reasoning_tokens"),
     )
-
-
-@dataclass(frozen=True)
-class StructuredResult(Generic[M]):
-    output: M
-    usage: Usage
-    model: str
-    response_id: str
-
-    @property
-    def input_tokens(self) -> int:
-        return self.usage.input_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        return self.usage.output_tokens
 
 
 @dataclass(frozen=True)
@@ -328,12 +267,16 @@ def _failed(exc: BaseException) -> StreamFailed:
 
 class AI:
     """One AsyncOpenAI client per app (built by app/lifecycle.py when
-    OPENAI_API_KEY is set). Call `close()` on shutdown."""
+    OPENAI_API_KEY is set), guarded by the app's `AIUsage`. Call `close()` on
+    shutdown."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, usage: AIUsage):
         if not settings.openai_api_key:
             raise ValueError("AI needs OPENAI_API_KEY")
+        import openai  # here, not at module level: only a server with a key pays for the SDK
+
         self.settings = settings
+        self.usage = usage
         self.model = settings.openai_model
         self.timeout_s = settings.ai_timeout_ms / 1000
         self._client = openai.AsyncOpenAI(
@@ -346,44 +289,68 @@ class AI:
     async def close(self) -> None:
         await self._client.close()
 
-    async def call_structured(self, *, name: str, schema_model: type[M], instructions: str,
-                              input: list | str, max_output_tokens: int) -> StructuredResult[M]:
-        """One Structured Outputs request; the validated answer plus usage.
+    def _guard(self, feature: str, user_id: str | None, trip_id: str | None, max_output_tokens: int):
+        return self.usage.guard(user_id=user_id, trip_id=trip_id, feature=feature,
+                                max_output_tokens=max_output_tokens, model=self.model)
+
+    async def structured(self, *, feature: str, user_id: str | None, trip_id: str | None, name: str,
+                         schema: type[M], instructions: str, input: list | str, max_output_tokens: int,
+                         validate: Callable[[M], Any] | None = None) -> Any:
+        """One guarded Structured Outputs request; the validated answer.
 
         `name` is the `text.format.name` (a-z A-Z 0-9 _ -, at most 64; the
-        evaluation harnesses script the model by it). Raises AIError for
-        provider failures and AIOutputError for unusable answers; both carry
-        `usage` so the caller's usage record holds what was spent."""
+        evaluation harnesses script the model by it). Raises Unavailable /
+        Busy when the limits refuse (the provider is not contacted), AIError
+        for provider failures and AIOutputError for unusable answers.
+
+        `validate(answer)` (sync or async) judges the answer against the
+        feature's own facts while the usage row is still open: raising
+        (e.g. a fix id review never computed) closes the row as failed with
+        the error's code and propagates; what it returns is what this returns.
+        Without it the parsed answer is returned."""
         if not FORMAT_NAME.match(name):
             raise ValueError(f"invalid structured output name {name!r}")
         text_format = {"format": {"type": "json_schema", "name": name,
-                                  "schema": strict_schema(schema_model), "strict": True}}
+                                  "schema": strict_schema(schema), "strict": True}}
+        async with self._guard(feature, user_id, trip_id, max_output_tokens) as guard:
+            answer = await self._create_structured(guard, schema, text_format, instructions, input)
+            if validate is None:
+                return answer
+            checked = validate(answer)
+            return await checked if inspect.isawaitable(checked) else checked
+
+    async def _create_structured(self, guard: UsageGuard, schema: type[M], text_format: dict, instructions: str,
+                                 input: list | str) -> M:
         failure: AIError | None = None
         try:
             async with asyncio.timeout(self.timeout_s):
                 response = await self._client.responses.create(
                     model=self.model, instructions=instructions, input=input,
-                    max_output_tokens=max_output_tokens, store=False, text=text_format,
+                    max_output_tokens=guard.max_output_tokens, store=False, text=text_format,
                 )
         except Exception as exc:
             failure = provider_error(exc)
         if failure is not None:
             raise failure  # outside the except block: no __context__ holding the provider's text
         usage = _usage_from(getattr(response, "usage", None))
+        guard.record(usage.input_tokens, usage.output_tokens)
         text = _structured_text(response, usage)
         try:
-            parsed = schema_model.model_validate_json(text)
+            return schema.model_validate_json(text)
         except ValidationError as exc:
             problems = exc.errors(include_url=False, include_input=False)
             malformed = any(e.get("type") == "json_invalid" for e in problems)
             reason = "malformed" if malformed else "schema"
             raise AIOutputError(OUTPUT_MESSAGES[reason], reason=reason, usage=usage) from None
-        return StructuredResult(output=parsed, usage=usage, model=str(getattr(response, "model", self.model)),
-                                response_id=str(getattr(response, "id", "")))
 
-    async def stream_turn(self, *, instructions: str, input: list | str, tools: list[dict],
-                          max_output_tokens: int) -> AsyncIterator[StreamEvent]:
-        """One streamed model round with function tools, as normalized events.
+    async def stream(self, *, feature: str, user_id: str | None, trip_id: str | None, instructions: str,
+                     input: list | str, tools: list[dict], max_output_tokens: int) -> AsyncIterator[StreamEvent]:
+        """One guarded, streamed model round with function tools, as normalized events.
+
+        Iterate it inside `contextlib.aclosing(...)`, so a consumer that stops
+        early closes the usage row at once (as failed, `abandoned`). A refused
+        reservation raises Unavailable / Busy from the first iteration, before
+        the provider is contacted.
 
         `tools` are Responses API function tools:
         `{"type": "function", "name", "description", "parameters": strict_schema(Args), "strict": True}`.
@@ -395,12 +362,28 @@ class AI:
             `Completed(usage, status, text, refusal, incomplete_reason,
             function_calls, output_items)` or
             `StreamFailed(status, code, message, usage)`.
-        It never raises for provider trouble (timeouts, HTTP errors, a
-        mid-stream `error` event, `response.failed`, a stream that ends early
-        all become StreamFailed). The whole round is bounded by the per-call
-        timeout. To continue after tool calls, resend the transcript: previous
-        input items, each `FunctionCall.as_input_item()`, then its
+        The usage row is closed before the terminal event is yielded: completed,
+        or failed for a StreamFailed, a refusal or a cut-off round. Provider
+        trouble never raises (timeouts, HTTP errors, a mid-stream `error`
+        event, `response.failed`, a stream that ends early all become
+        StreamFailed). The whole round is bounded by the per-call timeout. To
+        continue after tool calls, resend the transcript: previous input
+        items, each `FunctionCall.as_input_item()`, then its
         `function_call_output`; there is no server-side state (store=False)."""
+        terminal: Completed | StreamFailed | None = None
+        async with self._guard(feature, user_id, trip_id, max_output_tokens) as guard:
+            async with aclosing(self._stream_round(instructions, input, tools, guard.max_output_tokens)) as events:
+                async for event in events:
+                    if isinstance(event, (Completed, StreamFailed)):
+                        terminal = event  # _stream_round always ends with exactly one
+                        break
+                    yield event
+            _settle(guard, terminal)
+        yield terminal
+
+    async def _stream_round(self, instructions: str, input: list | str, tools: list[dict],
+                            max_output_tokens: int) -> AsyncIterator[StreamEvent]:
+        """The provider side of `stream` (unguarded: only `stream` calls it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         kwargs: dict[str, Any] = {"tools": tools} if tools else {}
@@ -447,6 +430,20 @@ class AI:
                     return
         finally:
             await stream.close()
+
+
+def _settle(guard: UsageGuard, terminal: Completed | StreamFailed) -> None:
+    """A streamed round's outcome on its usage row: real counts when known (a
+    timeout leaves them unknown, so the reservation stays counted); failed for
+    an error, a refusal or a cut-off round."""
+    if terminal.usage is not None:
+        guard.record(terminal.usage.input_tokens, terminal.usage.output_tokens)
+    if isinstance(terminal, StreamFailed):
+        guard.fail(terminal.code)
+    elif terminal.refusal:
+        guard.fail("refusal")
+    elif terminal.status == "incomplete":
+        guard.fail("incomplete")
 
 
 def _structured_text(response: Any, usage: Usage) -> str:

@@ -112,17 +112,17 @@ async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: Copilot
                                             + json.dumps(facts, ensure_ascii=False, separators=(",", ":"))}]
     messages += [{"role": t.role, "content": t.text} for t in ask.history]
     messages.append({"role": "user", "content": ask.question})
-    async with svc.aiusage.guard(user_id=user_id, trip_id=ctx.trip.id, feature="copilot",
-                                 max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS) as usage:
-        result = await svc.ai.call_structured(name="copilot_answer", schema_model=CopilotAnswer,
-                                              instructions=INSTRUCTIONS, input=messages,
-                                              max_output_tokens=usage.max_output_tokens)
-        usage.record(result.input_tokens, result.output_tokens)
-        if any(fix_id not in known for fix_id in result.output.recommendedFixIds):
+
+    def only_computed_fixes(reply: CopilotAnswer) -> CopilotAnswer:
+        if any(fix_id not in known for fix_id in reply.recommendedFixIds):
             raise UnknownFix("The copilot's answer was refused: it recommended a fix Wayline did not compute. "
                              "Please ask again.")
-    answer = {"answer": result.output.answer,
-              "recommendedFixIds": list(dict.fromkeys(result.output.recommendedFixIds))}
+        return reply
+
+    reply = await svc.ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
+                                    schema=CopilotAnswer, instructions=INSTRUCTIONS, input=messages,
+                                    max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)
+    answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
     async with svc.db.write() as conn:
         await conn.execute(
             "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) VALUES (?, ?, ?, ?, ?)",

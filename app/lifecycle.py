@@ -32,16 +32,19 @@ async def start(svc: Services) -> None:
         svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
     if svc.weather is None:
         svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
-    # AI: usage limits always (admin page, refusals); the client only with a key.
+    # AI: usage limits always (admin page, refusals); the client, which owns
+    # every call's guard, only with a key (and only then is `openai` imported).
     # Tests may inject either through create_app(settings, ai=..., aiusage=...).
     from .aiusage import AIUsage
 
     if svc.aiusage is None:
         svc.aiusage = AIUsage(svc.db, svc.settings, clock=svc.clock)
+    # This process owns the file: a call still running from an earlier boot is dead.
+    await svc.aiusage.abandon_earlier_boots()
     if svc.ai is None and svc.settings.ai_enabled:
         from .ai import AI
 
-        svc.ai = AI(svc.settings)
+        svc.ai = AI(svc.settings, svc.aiusage)
     # The trip agent evaluates members' edits (debounced, in the background).
     if svc.ai is not None:
         from .agent.suggestions import Evaluator

@@ -17,12 +17,10 @@ class Decision(BaseModel):
 
 
 async def model_call(svc, feature: str, user_id: str) -> None:
-    """What feature code does: reserve, call the provider, record real counts."""
-    async with svc.aiusage.guard(user_id=user_id, trip_id=None, feature=feature) as g:
-        result = await svc.ai.call_structured(name="intervention_decision", schema_model=Decision,
-                                              instructions="Decide.", input="An op happened.",
-                                              max_output_tokens=g.max_output_tokens)
-        g.record(result.input_tokens, result.output_tokens)
+    """What feature code does: one guarded call through the gateway."""
+    await svc.ai.structured(feature=feature, user_id=user_id, trip_id=None, name="intervention_decision",
+                            schema=Decision, instructions="Decide.", input="An op happened.",
+                            max_output_tokens=svc.settings.ai_max_output_tokens)
 
 
 def test_admin_sees_totals_limits_and_days(settings, openai_standin):

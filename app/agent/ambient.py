@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from contextlib import aclosing
 
 from pydantic import BaseModel, ConfigDict
 
@@ -133,13 +134,11 @@ async def _ask_addressed(svc: Services, trip_id: str, user: dict, row: dict) -> 
         "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 8", (trip_id, row["seq"]))
     lines = [{"from": "assistant" if r["role"] == "assistant" else (r["actor_name"] or "member"),
               "text": timeline.text_of(json.loads(r["parts_json"]))[:500]} for r in reversed(recent)]
-    async with svc.aiusage.guard(user_id=user["id"], trip_id=trip_id, feature="agent_ambient",
-                                 max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS) as guard:
-        result = await svc.ai.call_structured(
-            name="is_addressed", schema_model=IsAddressed, instructions=ADDRESSED_INSTRUCTIONS,
-            input=json.dumps({"messages": lines}, ensure_ascii=False), max_output_tokens=guard.max_output_tokens)
-        guard.record(result.input_tokens, result.output_tokens)
-    return result.output.addressed
+    answer = await svc.ai.structured(
+        feature="agent_ambient", user_id=user["id"], trip_id=trip_id, name="is_addressed", schema=IsAddressed,
+        instructions=ADDRESSED_INSTRUCTIONS, input=json.dumps({"messages": lines}, ensure_ascii=False),
+        max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS)
+    return answer.addressed
 
 
 async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
@@ -172,7 +171,7 @@ async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: st
 
 
 async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "") -> str:
-    """A reply with read tools only, one usage guard (agent_ambient) per round."""
+    """A reply with read tools only, one guarded model round (agent_ambient) per step."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
     instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
@@ -180,19 +179,17 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
         calls = []
-        async with svc.aiusage.guard(user_id=user["id"], trip_id=trip.id, feature="agent_ambient",
-                                     max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS) as guard:
-            async for event in svc.ai.stream_turn(instructions=instructions, input=items, tools=specs,
-                                                  max_output_tokens=guard.max_output_tokens):
+        async with aclosing(svc.ai.stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
+                                          instructions=instructions, input=items, tools=specs,
+                                          max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS)) as events:
+            async for event in events:
                 if event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
-                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     if event.text:
                         texts.append(event.text)
                         items.append({"role": "assistant", "content": event.text})
                 elif event.type == "error":
-                    guard.fail(event.code)
                     return "\n\n".join(texts).strip()
         if not calls:
             break

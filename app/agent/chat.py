@@ -9,7 +9,7 @@ turn runs in a tracked background task that feeds a queue the response
 drains. If the client goes away mid-stream the task still finishes and
 persists the assistant message (shutdown drains it).
 
-Per model round (at most AI_MAX_TOOL_STEPS): one usage guard (agent_chat),
+Per model round (at most AI_MAX_TOOL_STEPS): one guarded `svc.ai.stream` (agent_chat),
 text streamed as it comes, then each function call: read tools run at once
 and the loop continues; write tools (from TRIP_OPS) are validated against
 the trip, signed (approvals.py) and end the turn with `tool-approval-request`.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
@@ -346,10 +347,10 @@ async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: 
     reason when the turn must end now (error, cut off)."""
     text_id, text, calls, reason = None, [], [], None
     try:
-        async with svc.aiusage.guard(user_id=turn.user["id"], trip_id=turn.trip_id, feature="agent_chat",
-                                     max_output_tokens=CHAT_MAX_OUTPUT_TOKENS) as guard:
-            async for event in svc.ai.stream_turn(instructions=instructions, input=turn.input, tools=specs,
-                                                  max_output_tokens=guard.max_output_tokens):
+        async with aclosing(svc.ai.stream(feature="agent_chat", user_id=turn.user["id"], trip_id=turn.trip_id,
+                                          instructions=instructions, input=turn.input, tools=specs,
+                                          max_output_tokens=CHAT_MAX_OUTPUT_TOKENS)) as events:
+            async for event in events:
                 if event.type == "text_delta":
                     if text_id is None:
                         text_id = f"txt_{turn.turn_id}_{step}_{len(emit.parts)}"
@@ -359,13 +360,9 @@ async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: 
                 elif event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
-                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     if event.status == "incomplete":
                         reason = "length"
                 elif event.type == "error":
-                    guard.fail(event.code)
-                    if event.usage is not None:
-                        guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     emit("error", errorText=event.message)
                     reason = "error"
     except AppError as exc:  # usage limit or busy: refused before the provider was called

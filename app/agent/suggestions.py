@@ -224,13 +224,11 @@ class Evaluator:
         payload = {"trip": trip_snapshot(after), "edit": burst.summaries[-12:], "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
              "fixes": [f for f in r.get("fixes", []) if f.get("op") in PATCH_OPS]} for r in risks]}
-        async with svc.aiusage.guard(user_id=burst.actor_id, trip_id=trip_id, feature="agent_eval",
-                                     max_output_tokens=EVAL_MAX_OUTPUT_TOKENS) as guard:
-            result = await svc.ai.call_structured(
-                name="intervention_decision", schema_model=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
-                input=json.dumps(payload, ensure_ascii=False), max_output_tokens=guard.max_output_tokens)
-            guard.record(result.input_tokens, result.output_tokens)
-        await self.record(after, result.output, choose_patch(result.output, fixes, after))
+        decision = await svc.ai.structured(
+            feature="agent_eval", user_id=burst.actor_id, trip_id=trip_id, name="intervention_decision",
+            schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
+            input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
+        await self.record(after, decision, choose_patch(decision, fixes, after))
 
     async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> None:
         if not decision.shouldNotify:

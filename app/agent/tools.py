@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ..ai import strict_schema
+from ..ai_schema import strict_schema
 from ..errors import AppError, Invalid
 from ..legs import estimate
 from ..services import Services

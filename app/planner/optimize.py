@@ -326,9 +326,10 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     """POST .../optimize: a stored draft {id, edits, preview, travel}, or a refusal.
 
     Order: AI configured (503), preferences saved once (409), day size (422),
-    Google candidates, then the usage guard reserves BEFORE the model call
-    (503/429 over a limit, provider not called). A rejected answer is recorded
-    as a failed call and nothing is stored."""
+    Google candidates, then the gateway reserves BEFORE the model call
+    (503/429 over a limit, provider not called). The answer is checked and
+    drafted inside the call (`validate`), so a rejected answer is recorded as
+    a failed call and nothing is stored."""
     require_ai(svc)
     if not prefs.saved:
         raise Conflict("Plan with AI needs your preferences once: save them (the defaults are fine) and try again.",
@@ -336,14 +337,14 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     check_day_size(ctx.day)
     candidates = await collect_candidates(svc, ctx, prefs)
     facts = plan_facts(ctx, candidates)
-    async with svc.aiusage.guard(user_id=user_id, trip_id=ctx.trip.id, feature="plan_day",
-                                 max_output_tokens=PLAN_MAX_OUTPUT_TOKENS) as usage:
-        result = await svc.ai.call_structured(name="plan_day", schema_model=PlanDay, instructions=PLAN_INSTRUCTIONS,
-                                              input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
-                                              max_output_tokens=usage.max_output_tokens)
-        usage.record(result.input_tokens, result.output_tokens)
-        plan = check_plan(result.output, facts)
-        draft = await build_draft(svc, ctx, plan, facts.candidates)
+
+    async def to_draft(plan: PlanDay) -> dict:
+        return await build_draft(svc, ctx, check_plan(plan, facts), facts.candidates)
+
+    draft = await svc.ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
+                                    schema=PlanDay, instructions=PLAN_INSTRUCTIONS,
+                                    input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
+                                    max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
     draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
                                  {"preview": draft["preview"], "travel": draft["travel"]})
     return {"id": draft_id, **draft}
