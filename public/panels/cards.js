@@ -30,7 +30,7 @@ export function specOfPart(part) {
 export function renderSpec(spec, handlers = {}) {
   if (!spec || typeof spec !== "object" || typeof spec.root !== "string") return null;
   const elements = spec.elements && typeof spec.elements === "object" ? spec.elements : {};
-  const walk = { elements, handlers, used: new Set() };
+  const walk = { elements, handlers: handlers || {}, used: new Set() };
   const node = renderElement(walk, spec.root, 1);
   return node ? h("div", { class: "gen-card" }, node) : null;
 }
