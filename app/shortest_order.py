@@ -483,6 +483,8 @@ def _search(day: _Day, g: _Graph, width: int | None, bound: int | None) -> list[
         row = int(parents[row])
     order.reverse()
     return ([day.first] if day.first is not None else []) + order + ([anchor] if anchor is not None else [])
+
+
 def _reduce(np, key, tkey, c, lex, pareto, alive):
     """Indices of the labels to keep: the cheapest (then lexicographically
     smallest) per (key, tkey), then, among labels with `pareto` set, only those
