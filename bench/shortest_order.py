@@ -1,4 +1,4 @@
-"""Shortest order (app/shortest_order.py) on random days, in process.
+"""Shortest order (app/planner/shortest_order.py) on random days, in process.
 
 Each day: free stops placed at random in a 6 x 4 km city centre, legs from the
 distance at walking-to-transit speed with +-5 % noise each way and 2 % missing
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.shortest_order import DayStop, shortest_order  # noqa: E402
+from app.planner.shortest_order import DayStop, shortest_order  # noqa: E402
 
 TARGET_P50_MS = 50.0
 BUFFER = 30

@@ -1,4 +1,4 @@
-"""The shortest order of a day's free stops (app/shortest_order.py), checked
+"""The shortest order of a day's free stops (app/planner/shortest_order.py), checked
 against a brute force written here from the rules alone, and on hand-made days."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from app.shortest_order import EXACT_LIMIT, Blocker, DayStop, shortest_order
+from app.planner.shortest_order import EXACT_LIMIT, Blocker, DayStop, shortest_order
 
 # -- the brute force: every order, the day's rules applied one stop at a time --
 
