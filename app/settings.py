@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 DEFAULT_MODEL = "gpt-6.1-sol"
+PLACES_PROVIDERS = ("google", "osm")
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -63,10 +64,23 @@ class Settings:
     google_places_base_url: str = "https://places.googleapis.com"
     google_routes_base_url: str = "https://routes.googleapis.com"
     weather_base_url: str = "https://api.open-meteo.com"
+    # WAYLINE_PLACES_PROVIDER as given; None: Google with a key, else OSM (see places_provider).
+    places_provider_choice: str | None = None
+    nominatim_url: str = "https://nominatim.openstreetmap.org"
+    overpass_url: str = "https://overpass-api.de/api/interpreter"
+    osrm_url: str = "https://routing.openstreetmap.de/routed-{profile}"  # profile: foot, bike or car
+    contact: str | None = None  # who to reach about our traffic (User-Agent); public OSM servers ask for it
 
     @property
     def ai_enabled(self) -> bool:
         return bool(self.openai_api_key)
+
+    @property
+    def places_provider(self) -> str:
+        """Who answers place search, details and routes: "google" or "osm"."""
+        if self.places_provider_choice:
+            return self.places_provider_choice
+        return "google" if self.google_maps_api_key else "osm"
 
     @property
     def places_enabled(self) -> bool:
@@ -99,6 +113,18 @@ class Settings:
             except ValueError:
                 raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
+        provider = (text("WAYLINE_PLACES_PROVIDER") or "").lower() or None
+        if provider is not None and provider not in PLACES_PROVIDERS:
+            raise SystemExit(f"WAYLINE_PLACES_PROVIDER must be google or osm, "
+                             f"got {values['WAYLINE_PLACES_PROVIDER'].strip()!r}")
+        if provider == "google" and not text("GOOGLE_MAPS_API_KEY"):
+            raise SystemExit("WAYLINE_PLACES_PROVIDER=google needs GOOGLE_MAPS_API_KEY "
+                             "(or leave it unset to use OpenStreetMap)")
+        osrm_url = (text("WAYLINE_OSRM_URL") or "").rstrip("/") or None
+        if osrm_url is not None and "{profile}" not in osrm_url:
+            raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
+                             f"got {osrm_url!r}")
+
         d = cls()
         return cls(
             db_path=text("WAYLINE_DB") or d.db_path,
@@ -125,6 +151,11 @@ class Settings:
             google_places_base_url=(text("GOOGLE_PLACES_BASE_URL") or d.google_places_base_url).rstrip("/"),
             google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+            places_provider_choice=provider,
+            nominatim_url=(text("WAYLINE_NOMINATIM_URL") or d.nominatim_url).rstrip("/"),
+            overpass_url=(text("WAYLINE_OVERPASS_URL") or d.overpass_url).rstrip("/"),
+            osrm_url=osrm_url or d.osrm_url,
+            contact=text("WAYLINE_CONTACT"),
         )
 
     def key_report(self) -> list[str]:
