@@ -17,7 +17,7 @@ from app.errors import Invalid, NotFound, Unavailable
 from app.google import Google, normalize_place as google_normalize_place
 from app.osm import OSM, OSRM_SLOTS, OVERPASS_SLOTS, user_agent
 from app.osm_tags import TYPE_TAGS, google_types
-from app.planner import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
+from app.planner.places import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
 from app.planner_draft import DEFAULT_PLAN_TYPES
 from app.route_cache import Route
 from app.settings import Settings
