@@ -18,7 +18,7 @@ from app.google import Google, normalize_place as google_normalize_place
 from app.osm import OSM, OSRM_SLOTS, OVERPASS_SLOTS, user_agent
 from app.osm_tags import TYPE_TAGS, google_types
 from app.planner.places import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
-from app.planner_draft import DEFAULT_PLAN_TYPES
+from app.planner.optimize import DEFAULT_PLAN_TYPES
 from app.route_cache import Route
 from app.settings import Settings
 from standins.osm_standin import FILTER, OVERPASS_PATH, OSMStandIn, load_elements, osm_settings
