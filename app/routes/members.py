@@ -83,8 +83,9 @@ async def revoke_invite(request: Request):
 
 async def _open_invite(db, token: str):
     row = await db.fetchone(
-        "SELECT i.id, i.trip_id, i.role, i.expires_at, i.revoked_at, t.title FROM invites i "
-        "JOIN trips t ON t.id = i.trip_id WHERE i.token_hash = ?", (token_hash(token),))
+        "SELECT i.id, i.trip_id, i.role, i.expires_at, i.revoked_at, t.title, t.start_date, t.dest_name, "
+        "u.display_name AS inviter FROM invites i JOIN trips t ON t.id = i.trip_id "
+        "JOIN users u ON u.id = i.created_by WHERE i.token_hash = ?", (token_hash(token),))
     if row is None or row["revoked_at"] is not None:
         raise NotFound("This invite link is not valid (it may have been revoked)", code="invite_invalid")
     if row["expires_at"] <= utcnow():
@@ -96,7 +97,8 @@ async def _open_invite(db, token: str):
 async def show_invite(request: Request):
     await signed_in(request)
     row = await _open_invite(services(request).db, request.path_params["token"])
-    return ok({"tripTitle": row["title"], "role": row["role"], "expiresAt": row["expires_at"]})
+    return ok({"tripTitle": row["title"], "role": row["role"], "expiresAt": row["expires_at"],
+               "inviterName": row["inviter"], "startDate": row["start_date"], "destination": row["dest_name"]})
 
 
 @describe(summary="Accept an invite link and join the trip")
