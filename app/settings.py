@@ -63,6 +63,9 @@ class Settings:
     google_places_base_url: str = "https://places.googleapis.com"
     google_routes_base_url: str = "https://routes.googleapis.com"
     weather_base_url: str = "https://api.open-meteo.com"
+    # The day map's tiles (Leaflet URL template) and the attribution they require.
+    map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
 
     @property
     def ai_enabled(self) -> bool:
@@ -125,6 +128,8 @@ class Settings:
             google_places_base_url=(text("GOOGLE_PLACES_BASE_URL") or d.google_places_base_url).rstrip("/"),
             google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+            map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
+            map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
         )
 
     def key_report(self) -> list[str]:
