@@ -45,7 +45,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
 
         # Find places to eat: each suggestion applies on its own.
         panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Assistant").click()
+        panel.get_by_role("tab", name="This day").click()
         panel.get_by_label("Meal").select_option("lunch")
         panel.get_by_role("button", name="Find places to eat").click()
         first = panel.locator(".suggestion").first
@@ -68,7 +68,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         panel.get_by_role("button", name="Save my defaults").click()
         page.get_by_text("Your defaults are saved").wait_for()
 
-        panel.get_by_role("tab", name="Assistant").click()
+        panel.get_by_role("tab", name="This day").click()
         stops_before = page.locator(".timeline .stop").count()
         panel.get_by_role("button", name="Optimize my day").click()
         preview = panel.locator(".draft")
@@ -79,7 +79,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         shot(page, "13-optimize-preview")
         panel.get_by_role("button", name="Apply Plan").click()
         panel.get_by_text("Plan applied").wait_for()
-        page.wait_for_function(f"document.querySelectorAll('.timeline .stop').length === {stops_before + 1}")
+        page.wait_for_function(f"() => document.querySelectorAll('.timeline .stop').length === {stops_before + 1}")
         assert stop_times(page)["Castelo de São Jorge"][:1] == ("10:00",)  # the set time never moves
         shot(page, "14-optimize-applied")
         page.errors.check()
@@ -109,9 +109,9 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
         ui_add_stop(page, "Mosteiro dos Jerónimos", set_time="10:00", duration=90, lat=38.6979, lng=-9.2068)
 
         panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Agent").click()
+        panel.get_by_role("tab", name="Chat").click()
         panel.get_by_label("Message", exact=True).fill("@agent add Pastéis de Belém after the monastery")
-        assert "Goes to the agent" in panel.locator(".composer-hint").inner_text()
+        assert "Goes to the AI" in panel.locator(".composer-hint").inner_text()
         panel.get_by_role("button", name="Send").click()
 
         card = panel.locator(".tool-card.state-approval-requested")
@@ -144,7 +144,7 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
         card = page.locator(".sugg-card")
         card.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
-        assert "Agent suggestion" in card.inner_text()
+        assert "Suggestion from the AI" in card.inner_text()
         shot(page, "17-suggestion-card")
         ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))
         before = ocean.locator(".t-start").inner_text()
