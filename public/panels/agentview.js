@@ -251,6 +251,6 @@ export function editsView(store, run) {
   return h("li", { class: `msg op-group${open ? " open" : ""}`, "data-first-id": first },
     h("button", { type: "button", class: "op-toggle", "aria-expanded": String(open), "data-fkey": "toggle", onclick: () => store.toggleEdits(first) },
       h("span", { class: "op-dot", "aria-hidden": "true" }),
-      h("span", null, `${run.length} edits${who}`), " ", when(last), icon(open ? "chevronUp" : "chevronDown", { size: 14 })),
+      h("span", { class: "op-text" }, `${run.length} edits${who} `, when(last)), icon(open ? "chevronUp" : "chevronDown", { size: 14 })),
     open ? h("ol", { class: "op-list" }, run.map((m) => h("li", { class: "op-event", "data-message-id": m.id }, editLine(m, { withTime: false })))) : null);
 }

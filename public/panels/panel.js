@@ -37,7 +37,6 @@ export function mountPanel(side, store) {
   const body = h("div", { class: "side-body" });
   const close = h("button", { type: "button", class: "icon-btn side-close", "aria-label": "Close AI help", onclick: () => api.close() }, icon("x"));
   side.append(
-    h("div", { class: "sheet-handle", "aria-hidden": "true" }),
     h("div", { class: "side-head" }, h("h2", { class: "side-title" }, icon("sparkle", { size: 16 }), " AI help"), close),
     tablist,
     body,

@@ -19,7 +19,7 @@ export function mountReview(el, store) {
     el.append(aiOffNote("An AI review of the day"));
     return {};
   }
-  const turnsByDay = new Map(); // dayId -> [{question, answer, fixIds, cached, applied: Set}]
+  const turnsByDay = new Map(); // dayId -> [{question, answer, fixIds, cached, applied: Map fixId -> label}]
   const log = h("div", { class: "copilot-log", "aria-live": "polite" });
   const question = h("textarea", { name: "question", rows: 2, maxlength: MAX_QUESTION, placeholder: "Or ask something specific: can we fit in a museum?", "aria-label": "Your question about this day" });
   const ask = h("button", { type: "submit", class: "btn btn-primary", "data-testid": "review-day" }, "Review this day");
@@ -48,7 +48,7 @@ export function mountReview(el, store) {
     store.setDraft("questions", day.id, "");
     try {
       const res = await withBusy(ask, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/copilot`, { question: text, history }), "Reading…");
-      turns.push({ question: text, answer: res.answer, fixIds: res.recommendedFixIds || [], cached: res.cached, applied: new Set() });
+      turns.push({ question: text, answer: res.answer, fixIds: res.recommendedFixIds || [], cached: res.cached, applied: new Map() });
       turnsByDay.set(day.id, turns);
       waiting.remove();
       if (store.dayId === day.id) render(true);
@@ -80,7 +80,7 @@ export function mountReview(el, store) {
       log.append(bubble("you", t.question));
       const answer = bubble("copilot", t.answer);
       if (t.cached) answer.append(h("p", { class: "hint" }, "Same question as before: answered from the saved reply (no AI cost)."));
-      const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: "" } : null)).filter(Boolean);
+      const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: t.applied.get(id) } : null)).filter(Boolean);
       if (recommended.length && store.canEdit) answer.append(h("div", { class: "fixes" }, recommended.map((fix) => fixButton(t, fix))));
       log.append(answer);
     }
@@ -88,12 +88,13 @@ export function mountReview(el, store) {
 
   // One press applies a fix; after that it says so and cannot be pressed again.
   function fixButton(turn, fix) {
-    if (turn.applied.has(fix.id)) return h("span", { class: "pill ok" }, icon("check", { size: 13 }), " Applied");
+    const applied = () => h("span", { class: "pill ok" }, icon("check", { size: 13 }), ` Applied: ${fix.label}`);
+    if (turn.applied.has(fix.id)) return applied();
     const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, `Apply: ${fix.label}`);
     b.addEventListener("click", async () => {
       if (await applyFix(store, fix, b)) {
-        turn.applied.add(fix.id);
-        b.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 13 }), " Applied"));
+        turn.applied.set(fix.id, fix.label);
+        b.replaceWith(applied());
       }
     });
     return b;

@@ -182,8 +182,11 @@ def api_op(client: httpx.Client, trip_id: str, op_name: str, **args) -> dict:
 
 
 def no_sideways_scroll(page) -> int:
-    """How many pixels the page is wider than the window (0 is right)."""
-    return page.evaluate("Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
+    """How many pixels the page is wider than the screen (0 is right). Measured
+    against the viewport asked for: a phone browser widens innerWidth to fit
+    content that overflows."""
+    width = page.viewport_size["width"]
+    return page.evaluate("(width) => Math.max(0, document.documentElement.scrollWidth - width, window.innerWidth - width)", width)
 
 
 def shot(page, name: str) -> Path:
