@@ -35,7 +35,7 @@ function isWrite(name) {
   return Boolean(WRITE_LABELS[camel(name)]);
 }
 
-export function toolLabel(name, done = true) {
+function toolLabel(name, done = true) {
   const read = READ_LABELS[name];
   if (read) return done ? read[0] : read[1];
   return WRITE_LABELS[camel(name)] || "Used a tool";
@@ -194,7 +194,7 @@ function partsView(store, msg, handlers) {
   return out;
 }
 
-export function textOf(msg) {
+function textOf(msg) {
   return (msg.parts || []).filter((p) => p.type === "text").map((p) => p.text).join(" ");
 }
 

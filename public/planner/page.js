@@ -21,7 +21,7 @@ const VIEWS = [
   ["expenses", "Expenses", "wallet", createExpensesView],
   ["members", "People", "users", createMembersView],
 ];
-export const AI_LABEL = "AI help";
+const AI_LABEL = "AI help";
 
 export function mountPlanner(main, app, tripId, params) {
   const store = createStore(app, tripId);

@@ -4,6 +4,7 @@
 
 import { get, post } from "../api.js";
 import { h, clear, errorBox, handleSubmit, SKIP_SUBMIT, timeAgo, renderMarkdown } from "./ui.js";
+import { AI_NAME } from "../panels/agentview.js";
 
 function commentsOf(data) {
   if (Array.isArray(data)) return data;
@@ -11,7 +12,7 @@ function commentsOf(data) {
 }
 
 function authorOf(store, c) {
-  if (c.byAgent) return "Wayline AI";
+  if (c.byAgent) return AI_NAME;
   if (c.userId && store.member(c.userId)) return store.memberName(c.userId);
   return c.author || "A former member";
 }
