@@ -55,7 +55,7 @@ export function mountAuth(main, app, mode, notice) {
         h("ul", { class: "hero-points" },
           h("li", null, "Computed times and travel legs"),
           h("li", null, "Shared expenses and who owes whom"),
-          h("li", null, "A trip agent the whole group can talk to")),
+          h("li", null, "AI help the whole group can ask, right in the chat")),
       ),
       h(
         "section",

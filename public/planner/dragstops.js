@@ -51,6 +51,7 @@ export function dragHandle(store, stop, li) {
 }
 
 function begin(store, stopId, li, touch) {
+  end(); // a drag that never finished
   dragging = { store, stopId, li, touch, marked: null };
   li.classList.add("dragging");
   document.body.classList.add("dragging-stop");
@@ -77,6 +78,8 @@ function listenForDrops() {
       e.dataTransfer.dropEffect = "move";
     }
   });
+  // Dropped nowhere, or the handle was redrawn mid-drag: the drag still ends.
+  document.addEventListener("dragend", end);
   document.addEventListener("drop", (e) => {
     if (!dragging || dragging.touch) return;
     const target = targetFrom(e.target, e.clientY);
