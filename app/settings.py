@@ -70,6 +70,9 @@ class Settings:
     overpass_url: str = "https://overpass-api.de/api/interpreter"
     osrm_url: str = "https://routing.openstreetmap.de/routed-{profile}"  # profile: foot, bike or car
     contact: str | None = None  # who to reach about our traffic (User-Agent); public OSM servers ask for it
+    # The day map's tiles (Leaflet URL template) and the attribution they require.
+    map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
 
     @property
     def ai_enabled(self) -> bool:
@@ -156,6 +159,8 @@ class Settings:
             overpass_url=(text("WAYLINE_OVERPASS_URL") or d.overpass_url).rstrip("/"),
             osrm_url=osrm_url or d.osrm_url,
             contact=text("WAYLINE_CONTACT"),
+            map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
+            map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
         )
 
     def key_report(self) -> list[str]:
