@@ -15,6 +15,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for line in settings.key_report():
         print(line, flush=True)
+    provider = {"google": "Google Places and Routes", "osm": "OpenStreetMap (Nominatim, Overpass, OSRM)"}
+    print(f"places and routes: {provider[settings.places_provider]}", flush=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=True,
                 forwarded_allow_ips="*" if settings.public_url else None, log_level="info")
 

@@ -19,10 +19,12 @@ async def start(svc: Services) -> None:
     svc.trip_cache = TripCache(svc)
     svc.heads = Heads()
     svc.db.on_change += [svc.trip_cache.changed, svc.heads.changed]
-    # Google only with a server key (else place routes answer 503); weather
-    # always (Open-Meteo needs no key). Both read the clock through svc so a
-    # test's injected clock applies; tests may inject either instance.
+    # Google only with a server key; places and routes from the configured
+    # provider (Google, or OpenStreetMap with no key); weather always
+    # (Open-Meteo needs no key). All read the clock through svc so a test's
+    # injected clock applies; tests may inject any of them.
     from .google import Google
+    from .places import open_provider
     from .weather import Weather
 
     def clock() -> float:
@@ -30,6 +32,8 @@ async def start(svc: Services) -> None:
 
     if svc.google is None and svc.settings.google_maps_api_key:
         svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
+    if svc.places is None:
+        svc.places = open_provider(svc.settings, svc.http, svc.db, clock, svc.google)
     if svc.weather is None:
         svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
     # AI: usage limits always (admin page, refusals); the client, which owns

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .ai import AI
     from .aiusage import AIUsage
     from .google import Google
+    from .places import PlacesProvider
     from .trips.dto import TripCache
     from .trips.service import OpEvent
     from .weather import Weather
@@ -73,6 +74,7 @@ class Services:
     # Filled in by the lifespan when their modules are configured.
     http: httpx.AsyncClient | None = None   # shared by Google and weather
     google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
+    places: PlacesProvider | None = None    # Google or OpenStreetMap (app/places.py)
     weather: Weather | None = None
     ai: AI | None = None                    # None without OPENAI_API_KEY
     aiusage: AIUsage | None = None
