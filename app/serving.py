@@ -10,6 +10,7 @@ server both run it.
 
 from __future__ import annotations
 
+import resource
 import socket
 
 import uvicorn
@@ -25,6 +26,19 @@ class Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+# Every open live stream holds a socket: 2,000 streams (the hub's limit) and
+# everything else need more than the usual soft limit of 1,024 files.
+OPEN_FILES = 4096
+
+
+def raise_open_files(wanted: int = OPEN_FILES) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        allowed = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (allowed, hard))
+
+
 def run(app, **options) -> None:
-    """`uvicorn.run(app, **options)` with this server."""
+    """`uvicorn.run(app, **options)` with this server (and room for the streams' sockets)."""
+    raise_open_files()
     Server(uvicorn.Config(app, **options)).run()
