@@ -32,6 +32,12 @@ def got(page, kind: str, check: str = "true", timeout_ms: int = 2000):
     return page.evaluate(f"() => window.got.filter(([k, data]) => k === {kind!r} && ({check})).at(-1)[1]")
 
 
+def new_trip(page, days: int) -> dict:
+    r = page.request.post("/api/trips", data={"title": "Lisbon", "startDate": "2026-12-10", "days": days})
+    assert r.status == 201
+    return r.json()["data"]
+
+
 def signed_up(client: httpx.Client, name: str) -> httpx.Client:
     assert client.post("/api/auth/signup", json={"username": name, "password": PASSWORD}).status_code == 201
     return client
@@ -44,7 +50,7 @@ def test_live_module_delivers_events_sends_presence_and_stops_when_removed(setti
         page.goto("/api.js")  # any document of our origin
         r = page.request.post("/api/auth/signup", data={"username": "alice", "password": PASSWORD})
         assert r.status == 201
-        trip = page.request.post("/api/trips", data={"title": "Lisbon", "startDate": "2026-12-10", "days": 2}).json()["data"]
+        trip = new_trip(page, days=2)
         t, day2 = trip["id"], trip["days"][1]["id"]
         token = page.request.post(f"/api/trips/{t}/invites", data={"role": "editor"}).json()["data"]["token"]
         assert bob.post(f"/api/invites/{token}/accept", json={}).status_code == 200
@@ -83,7 +89,7 @@ def test_live_module_falls_back_to_polling_when_the_stream_keeps_failing(setting
         page = open_page(browser, server, poll_ms=None)
         page.goto("/api.js")
         assert page.request.post("/api/auth/signup", data={"username": "alice", "password": PASSWORD}).status == 201
-        trip = page.request.post("/api/trips", data={"title": "Lisbon", "startDate": "2026-12-10", "days": 1}).json()["data"]
+        trip = new_trip(page, days=1)
         # Every attempt is refused (429); after three the module falls back, once, and says nothing on screen.
         page.evaluate(START, [trip["id"], {"retryMs": 30, "maxFailures": 3, "fallbackRetryMs": 60000}])
         page.wait_for_function("() => window.fellBack === 1", timeout=5000)

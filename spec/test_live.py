@@ -130,12 +130,14 @@ def test_each_kind_of_change_reaches_another_members_stream_within_a_second(sett
             hello = await feed.next("hello")
             assert hello["data"]["resumed"] is False and hello["data"]["connectionId"] and hello["id"]
 
-            r = await bob.post(f"/api/trips/{t}/ops/update_day", json={"dayId": trip["days"][1]["id"], "title": "Sintra"})
+            day2 = trip["days"][1]["id"]
+            r = await bob.post(f"/api/trips/{t}/ops/update_day", json={"dayId": day2, "title": "Sintra"})
             version = r.json()["data"]["trip"]["version"]
             assert (await feed.next("trip"))["data"] == {"version": version}
             operation_seq = (await feed.next("timeline"))["data"]["seq"]
 
-            assert (await bob.post(f"/api/trips/{t}/stops/{stop}/comments", json={"body": "Book ahead"})).status_code == 201
+            r = await bob.post(f"/api/trips/{t}/stops/{stop}/comments", json={"body": "Book ahead"})
+            assert r.status_code == 201
             assert (await feed.next("social"))["data"] == {}
             assert (await bob.put(f"/api/trips/{t}/stops/{stop}/vote", json={"value": 1})).status_code == 200
             await feed.next("social")
@@ -183,7 +185,8 @@ def test_a_removed_members_stream_closes_and_a_role_change_is_announced(settings
             await bobs.next("hello")
             await alices.next("presence", where=lambda people: len(people) == 2)
 
-            assert (await alice.patch(f"/api/trips/{t}/members/{bob.user['id']}", json={"role": "viewer"})).status_code == 200
+            r = await alice.patch(f"/api/trips/{t}/members/{bob.user['id']}", json={"role": "viewer"})
+            assert r.status_code == 200
             await bobs.next("members")
             assert not bobs.ended, "a role change keeps the stream open"
 
