@@ -199,14 +199,12 @@ class LiveHub:
         return frame(self._id(channel.head()), "presence", data)
 
     def _presence_changed(self, channel: Channel) -> None:
-        """Announce the list now, or once PRESENCE_GAP_S after the last time."""
+        """Announce the list soon: right after what is being published now
+        (a removal's `members` event comes first), and at most every PRESENCE_GAP_S."""
         if channel.presence_timer is not None or self._closed:
             return
-        wait = channel.presence_at + PRESENCE_GAP_S - time.monotonic()
-        if wait <= 0:
-            self._announce_presence(channel)
-        else:
-            channel.presence_timer = asyncio.get_running_loop().call_later(wait, self._announce_presence, channel)
+        wait = max(0.0, channel.presence_at + PRESENCE_GAP_S - time.monotonic())
+        channel.presence_timer = asyncio.get_running_loop().call_later(wait, self._announce_presence, channel)
 
     def _announce_presence(self, channel: Channel) -> None:
         channel.presence_timer = None
