@@ -371,7 +371,7 @@ def test_a_reconnect_with_last_event_id_receives_what_it_missed(settings):
     run(settings, test)
 
 
-def test_an_id_older_than_the_buffer_gets_a_reset(settings):
+def test_a_full_buffer_is_replayed_whole_and_an_older_id_gets_a_reset(settings):
     from app.live.hub import RING_SIZE
 
     with make_client(settings) as client:
@@ -380,16 +380,30 @@ def test_an_id_older_than_the_buffer_gets_a_reset(settings):
         t = trip["id"]
         stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Sé").json()["data"]["trip"]
         stop_id = stop["days"][0]["stops"][0]["id"]
+        observer = InProcessStream(client, alice, t)  # sees each vote's event before the next vote
         first = InProcessStream(client, alice, t)
         old_id = first.wait_for("hello")["id"]
         first.disconnect()
         first.wait_until_finished()
-        for i in range(RING_SIZE + 1):
+
+        def vote(i: int) -> None:
             client.put(f"/api/trips/{t}/stops/{stop_id}/vote", json={"value": 1 if i % 2 else -1})
+            observer.wait_for_count("social", i + 1)
+
+        for i in range(RING_SIZE):
+            vote(i)
+        whole = InProcessStream(client, alice, t, last_event_id=old_id)
+        assert whole.wait_for("hello")["data"]["resumed"] is True
+        whole.wait_for_count("social", RING_SIZE)
+        assert "reset" not in whole.kinds()
+        whole.disconnect()
+
+        vote(RING_SIZE)  # the oldest missed event leaves the buffer
         again = InProcessStream(client, alice, t, last_event_id=old_id)
         assert again.wait_for("hello")["data"]["resumed"] is False
         again.wait_for("reset")
         again.disconnect()
+        observer.disconnect()
 
 
 # -- presence and keep-alive ---------------------------------------------------------------
@@ -547,6 +561,9 @@ class InProcessStream:
     def wait_for(self, kind: str) -> dict:
         self._wait(lambda: kind in self.kinds(), kind)
         return next(e for e in self.events if e["event"] == kind)
+
+    def wait_for_count(self, kind: str, count: int) -> None:
+        self._wait(lambda: self.kinds().count(kind) >= count, f"{count} x {kind}")
 
     def wait_until_finished(self) -> None:
         self._wait(lambda: self.finished and self.future.done(), "the response to end")

@@ -25,14 +25,15 @@ import time
 from collections import deque
 from ..errors import Busy, Invalid, NotFound, Unavailable
 from ..services import Services
-from .stream import KEEPALIVE, LiveResponse, Stream, encode, frame
+from .stream import KEEPALIVE, MAX_QUEUED, LiveResponse, Stream, encode, frame
 
 log = logging.getLogger("wayline")
 
-RING_SIZE = 128
+RING_SIZE = 48            # below the stream queue's bound: a replay, its hello and presence fit in it
 RESUME_GRACE_S = 120.0     # a trip nobody watches keeps recording this long, for reconnects
 PRESENCE_GAP_S = 0.25
 HEAD_KINDS = frozenset({"content", "timeline", "suggestions"})
+assert RING_SIZE + 2 <= MAX_QUEUED
 GONE_REMOVED = encode({"reason": "removed"})
 GONE_DELETED = encode({"reason": "deleted"})
 GONE_ACCOUNT = encode({"reason": "account"})
