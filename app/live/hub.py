@@ -32,6 +32,7 @@ log = logging.getLogger("wayline")
 RING_SIZE = 48            # below the stream queue's bound: a replay, its hello and presence fit in it
 RESUME_GRACE_S = 120.0     # a trip nobody watches keeps recording this long, for reconnects
 PRESENCE_GAP_S = 0.25
+MEMBERSHIP_TRIES = 5
 HEAD_KINDS = frozenset({"content", "timeline", "suggestions"})
 assert RING_SIZE + 2 <= MAX_QUEUED
 GONE_REMOVED = encode({"reason": "removed"})
@@ -84,13 +85,15 @@ class LiveHub:
     async def open(self, trip_id: str, user: dict, last_event_id: str | None) -> LiveResponse:
         """Register a member's stream and return its response; 404 when not a
         member (checked again if membership changed meanwhile), 429 over the limits."""
-        while True:
+        for _ in range(MEMBERSHIP_TRIES):
             mark = self._members_changes
             role, _ = await self.svc.trip_cache.membership(trip_id, user["id"])
             if role is None:
                 raise NotFound("Trip not found")
             if mark == self._members_changes:
-                break  # nothing changed between the check and the registration below
+                break  # no membership changed anywhere between the check and the registration below
+        else:
+            raise Unavailable("Please try again in a moment.", code="busy")
         if self._closed:
             raise Unavailable("The server is restarting. Please try again in a moment.", code="shutting_down")
         mine = self._by_user.get(user["id"], ())
