@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .aiusage import AIUsage
     from .google import Google
     from .places import PlacesProvider
+    from .live.hub import LiveHub
     from .trips.dto import TripCache
     from .trips.service import OpEvent
     from .weather import Weather
@@ -80,8 +81,14 @@ class Services:
     aiusage: AIUsage | None = None
     trip_cache: TripCache | None = None
     heads: Heads | None = None              # the timeline poll's per-trip counters
+    live: LiveHub | None = None             # open live streams (app/live/)
     # Called after every committed op (the agent's evaluation hooks in here);
     # listeners must not block.
     op_listeners: list[Callable[[OpEvent], None]] = field(default_factory=list)
     # A burst of edits on one trip costs one agent evaluation after this quiet time.
     agent_debounce_s: float = 1.5
+    # Live streams: a comment line this often keeps proxies from closing a
+    # quiet stream (Fly's proxy closes after 60 s idle); the open-stream limits.
+    live_keepalive_s: float = 20.0
+    live_max_per_user: int = 8
+    live_max_streams: int = 2000
