@@ -15,9 +15,15 @@ from helpers import LiveServer, make_client
 pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin")
 
 
+# The discard port: a provider a test did not point at a stand-in refuses at once
+# (weather is always on, and the review asks it), so no test reaches the internet.
+UNROUTABLE = "http://127.0.0.1:9"
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"))
+    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
+                    weather_base_url=UNROUTABLE)
 
 
 @pytest.fixture

@@ -165,8 +165,9 @@ def test_a_restaurant_closed_at_its_computed_time(settings, google_standin):
         def scenario():
             trip = new_trip(client)
             day = trip["days"][0]["id"]
-            # Lunch computed at ~14:45 at a place that closes 15:00 for its midday break.
-            add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=345)
+            # Lunch computed at ~14:15 at a place that closes 15:00 for its midday break.
+            add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=180)
+            add(client, trip["id"], day, "Sé", (38.7098, -9.1335), durationMin=120)
             add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
                 placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60)
             return trip["id"], day
@@ -176,13 +177,24 @@ def test_a_restaurant_closed_at_its_computed_time(settings, google_standin):
         closed = [f for f in result["findings"] if f["kind"] == "closed"]
         assert len(closed) == 1 and closed[0]["severity"] == "problem", result
         assert "15:00" in closed[0]["message"]
-        set_time = [f for f in closed[0]["fixes"] if f["op"] == "update_stop"]
-        assert set_time and set_time[0]["args"]["setTime"] == "19:00"
-        for index in range(len(closed[0]["fixes"])):
-            trip_id, day_id = scenario()
-            fix = next(f for f in review(client, trip_id, day_id)["findings"] if f["kind"] == "closed")["fixes"][index]
-            assert op(client, trip_id, fix["op"], **fix["args"]).status_code == 200
-            assert "closed" not in kinds(review(client, trip_id, day_id))
+        # 19:00 would fit the hours but make it a lunch at dinner time: not offered.
+        assert [f["op"] for f in closed[0]["fixes"]] == ["move_stop"], closed
+        assert closed[0]["fixes"][0]["args"]["position"] == 1 and "before “Sé”" in closed[0]["fixes"][0]["label"]
+        fix = closed[0]["fixes"][0]
+        assert op(client, trip_id, fix["op"], **fix["args"]).status_code == 200
+        assert review(client, trip_id, day_id) == {"status": "ok", "findings": []}
+
+        # Before it opens: the first start that fits becomes the set time.
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=135)
+        add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
+            placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60)
+        [finding] = review(client, trip["id"], day)["findings"]
+        assert finding["kind"] == "closed" and finding["fixes"][0]["args"] == {
+            "stopId": finding["stopIds"][0], "setTime": "12:00"}
+        assert op(client, trip["id"], "update_stop", **finding["fixes"][0]["args"]).status_code == 200
+        assert review(client, trip["id"], day) == {"status": "ok", "findings": []}
 
         # Silent when the same lunch starts at noon.
         trip = new_trip(client)
