@@ -60,7 +60,9 @@ def wet_reason(day: dict | None) -> str | None:
         return "snow"
     typical = day.get("source") != "forecast"
     if isinstance(prob, (int, float)) and prob >= RAIN_PROBABILITY:
-        return f"rain on {round(prob)} % of these days" if typical else f"a {round(prob)} % chance of rain"
+        percent = round(prob)
+        article = "an" if str(percent).startswith("8") or percent in (11, 18) else "a"
+        return f"rain on {percent} % of these days" if typical else f"{article} {percent} % chance of rain"
     if isinstance(mm, (int, float)) and mm >= RAIN_MM:
         return f"{mm:g} mm of rain on average" if typical else f"{mm:g} mm of rain"
     return None
