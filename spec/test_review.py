@@ -4,7 +4,7 @@ clean day, and every fix it offers applies cleanly through the ops endpoint
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timezone
 
 import pytest
 
@@ -13,6 +13,7 @@ from app.review import material_risks, review_day
 from app.trips.model import Day, Expense, Stop, Trip
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings
+from standins.weather_standin import weather_settings
 
 TRIP_DATE = "2026-12-10"   # a Thursday
 A, B, C, D = (38.700, -9.140), (38.710, -9.130), (38.700, -9.130), (38.710, -9.140)
@@ -256,3 +257,32 @@ def test_material_risks_include_budget_inconsistencies():
     risks = {f.kind: f for f in material_risks(before, after)}
     assert set(risks) == {"expense_unlinked", "currency_mismatch"}
     assert risks["expense_unlinked"].fixes[0].op == "delete_expense"
+
+
+def test_the_review_reads_the_forecast_and_every_stops_hours(settings, google_standin, weather_standin):
+    """Through the route: places from Google (cache), weather from Open-Meteo (cache). The stand-in
+    forecasts rain (70 %) for 2026-12-10 and dry days (10 %) after it."""
+    today = date(2026, 12, 1)
+    weather_standin.today = google_standin.today = today
+    clock = lambda: datetime(2026, 12, 1, 12, tzinfo=timezone.utc).timestamp()  # noqa: E731
+    with make_client(weather_settings(google_settings(settings, google_standin), weather_standin),
+                     clock=clock) as client:
+        signup(client)
+        trip = new_trip(client, days=3)
+        d1, d2 = trip["days"][0]["id"], trip["days"][1]["id"]
+        add(client, trip["id"], d1, "Breakfast", (38.7110, -9.1400), durationMin=60)
+        add(client, trip["id"], d1, "Miradouro de Santa Luzia", (38.7117, -9.1301), placeId="ChIJ_miradouro_luzia")
+        add(client, trip["id"], d2, "Coffee", (38.7200, -9.1200), durationMin=60)
+        add(client, trip["id"], d2, "Museu Nacional do Azulejo", (38.7247, -9.1135), placeId="ChIJ_museu_azulejo")
+        result = review(client, trip["id"], d1)
+        [finding] = result["findings"]
+        assert finding["kind"] == "weather" and finding["severity"] == "warning" and result["status"] == "warning"
+        assert "70 % chance of rain" in finding["message"]
+        assert [(f["op"], f["args"].get("toDayId")) for f in finding["fixes"]] == [("move_stop", d2),
+                                                                                  ("swap_stops", None)]
+        assert weather_standin.calls["/v1/forecast"] == 1
+        review(client, trip["id"], d1)
+        assert weather_standin.calls["/v1/forecast"] == 1, "the forecast is cached"
+        fix = finding["fixes"][1]
+        assert op(client, trip["id"], fix["op"], **fix["args"]).status_code == 200
+        assert review(client, trip["id"], d1) == review(client, trip["id"], d2) == {"status": "ok", "findings": []}

@@ -229,13 +229,14 @@ class Evaluator:
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
         if not risks:
             return
-        await self.decide(after, risks, burst.summaries[-12:], burst.actor_id)
-        await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
+        if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id):
+            await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
 
-    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> None:
+    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> bool:
         """Ask the model about new material risks (feature `agent_eval`, under
-        the AI limits) and record what it decided. Raises AppError when the
-        limits or the provider refuse."""
+        the AI limits) and record what it decided; False when the trip moved
+        on meanwhile (nothing recorded). Raises AppError when the limits or
+        the provider refuse."""
         fixes = offered_fixes(risks)
         payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
@@ -244,11 +245,12 @@ class Evaluator:
             feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
             schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
             input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
-        await self.record(trip, decision, choose_patch(decision, fixes, trip))
+        return await self.record(trip, decision, choose_patch(decision, fixes, trip))
 
-    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> None:
+    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> bool:
+        """Store the decision; False when the trip moved on since it was read."""
         if not decision.shouldNotify:
-            return
+            return True
         svc = self.svc
         threshold = svc.settings.ai_proactive_threshold
         reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
@@ -256,7 +258,7 @@ class Evaluator:
         async with svc.db.write() as tx:
             version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
             if not version or version[0][0] != trip.version:
-                return  # the trip moved on; the edit that moved it gets its own evaluation
+                return False  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and patch is not None:
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
@@ -280,6 +282,7 @@ class Evaluator:
                                              {"type": "data-observation", "data": {
                                                  "severity": decision.severity, "confidence": decision.confidence,
                                                  "quiet": True}}])
+        return True
 
 
 # -- approve and dismiss ---------------------------------------------------------

@@ -126,9 +126,11 @@ class Watch:
                                                day_ids=days)
             risks = [f.to_json() for f in detailed if f.id in {n.id for n in new}]
             try:
-                await self.evaluator.decide(trip, risks, NO_EDIT, trip.created_by)
+                decided = await self.evaluator.decide(trip, risks, NO_EDIT, trip.created_by)
             except AppError as exc:   # limits reached, provider down: ask again next time
                 log.info("agent watch: evaluation skipped: %s", exc.code)
+                decided = False
+            if not decided:           # refused, or the trip moved on meanwhile: still unseen
                 current -= {f.id for f in new}
         await svc.db.execute_write(
             "INSERT INTO agent_watch (trip_id, checked_at, seen_json) VALUES (?, ?, ?) "
