@@ -141,7 +141,9 @@ def hours_on(place, day: Date | str, *, meal: bool = True) -> DayHours | None:
             spans = _intersect(spans, kitchen[1])
             if kitchen[0] != "confirmed":
                 status = "unconfirmed"  # the bound that matters is only the usual one
-    return DayHours(status, tuple(spans))
+    # Only periods that touch the date can matter (a stay starts on it): the
+    # other weeks of the weekly pattern go, which keeps every check short.
+    return DayHours(status, tuple(sp for sp in spans if sp[1] > 0 and sp[0] < DAY))
 
 
 def fit(hours: DayHours | None, at: int, duration_min: int, buffer_min: int) -> HoursCheck:
@@ -263,7 +265,10 @@ def _spans(periods, day: Date, dated: bool) -> list[tuple[int, int]]:
                 out.append((o, c))
         elif length > 0:  # a zero-length weekly period is ambiguous: not open
             base = (op[0] - weekday) * DAY + op[1]
-            out += [(base + k * WEEK, base + k * WEEK + length) for k in (-2, -1, 0, 1)]
+            # The weeks around the date (a margin of two days each side lets
+            # periods that touch across midnight join before the trim).
+            out += [(o, o + length) for o in (base + k * WEEK for k in (-2, -1, 0, 1))
+                    if o + length > -2 * DAY and o < 3 * DAY]
     return out
 
 
@@ -300,7 +305,9 @@ def _point(pt):
     if not isinstance(pt, dict):
         return None
     d, h, m = pt.get("day", 0), pt.get("hour", 0), pt.get("minute", 0)
-    if not all(_is_int(v) for v in (d, h, m)) or not (0 <= d <= 6 and 0 <= m <= 59):
+    if type(d) is not int or type(h) is not int or type(m) is not int:   # bool is not an int here
+        return None
+    if not (0 <= d <= 6 and 0 <= m <= 59):
         return None
     if not (0 <= h <= 23 or (h == 24 and m == 0)):  # some feeds write midnight as 24:00
         return None

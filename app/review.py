@@ -35,14 +35,15 @@ from .errors import AppError
 from .legs import Leg, choose_mode, estimate, haversine_m
 from .preferences import PACE_STOPS, TripPreferences
 from .review_hours import closed, meal_time
-from .review_issues import NOT_VISITS, DayFacts, Elsewhere, HoursBook, Issue, issue_key, quote
+from .review_issues import NOT_VISITS, DayFacts, Elsewhere, PlaceBook, Issue, has_point, issue_key, quote
+from .review_path import backtracking, duplicates
 from .review_weather import indoor_visits, weather as weather_rule
-from .trips.model import Day, Trip
+from .review_hours import MOVE_SLACK_MIN
+from .trips.model import DAY_START, Day, Trip
 from .trips.ops import TRIP_OPS, OpContext
 from .trips.service import validate_args
-from .trips.schedule import clock_label, day_schedule
+from .trips.schedule import clock_label, day_schedule, to_minutes
 
-DUPLICATE_RADIUS_M = 50
 MAX_SIMULATIONS = 160                     # bounds the fix search on a pathological day
 MAX_CROSSINGS = 3                         # a path crossing itself more often needs Optimize, not a list
 POSITIONS_PER_DAY = 4                     # cheapest insertion points tried on another day
@@ -117,15 +118,11 @@ def estimate_leg(a, b, prefs: TripPreferences) -> Leg:
     return leg
 
 
-def _has_point(s) -> bool:
-    return s.lat is not None and s.lng is not None
-
-
 def legs_for(day: Day, known: dict[tuple[str, str], Leg], prefs: TripPreferences) -> dict[tuple[str, str], Leg]:
     """Consecutive legs of `day`: known ones reused, new pairs estimated."""
     out = {}
     for a, b in zip(day.stops, day.stops[1:]):
-        if _has_point(a) and _has_point(b):
+        if has_point(a) and has_point(b):
             out[(a.id, b.id)] = known.get((a.id, b.id)) or estimate_leg(a, b, prefs)
     return out
 
@@ -204,79 +201,13 @@ def _pace(facts: DayFacts) -> list[Issue]:
     return [issue]
 
 
-def _same_place(a, b) -> bool:
-    if a.place_id and a.place_id == b.place_id:
-        return True
-    if a.name.strip().casefold() != b.name.strip().casefold() or not (_has_point(a) and _has_point(b)):
-        return False
-    return haversine_m(a.lat, a.lng, b.lat, b.lng) <= DUPLICATE_RADIUS_M
+RULES = (_timing, closed, meal_time, weather_rule, _leg_rules, _pace, duplicates, backtracking)
 
 
-def _duplicates(facts: DayFacts) -> list[Issue]:
-    day, issues, seen = facts.day, [], []
-    for stop in day.stops:
-        if stop.kind == "stay":   # starting and ending the day at the hotel is normal
-            continue
-        first = next((s for s in seen if _same_place(s, stop)), None)
-        if first is None:
-            seen.append(stop)
-            continue
-        issue = Issue("duplicate", "warning",
-                       f"{_q(stop.name)} is on this day twice.", (first.id, stop.id))
-        issue.candidates.append((f"Remove the second {_q(stop.name)}", "delete_stop", {"stopId": stop.id}))
-        issues.append(issue)
-    return issues
-
-
-def _project(points: list) -> list[tuple[float, float]]:
-    lat0 = math.radians(sum(p.lat for p in points) / len(points))
-    return [(p.lng * math.cos(lat0) * 111_320.0, p.lat * 110_540.0) for p in points]
-
-
-def _orient(a, b, c) -> float:
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-
-
-def _crosses(p1, p2, p3, p4) -> bool:
-    """A proper crossing: the segments cut through each other (touching ends do not count)."""
-    d1, d2 = _orient(p3, p4, p1), _orient(p3, p4, p2)
-    d3, d4 = _orient(p1, p2, p3), _orient(p1, p2, p4)
-    eps = 1e-6
-    return ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
-           ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
-
-
-def _backtracking(facts: DayFacts) -> list[Issue]:
-    day = facts.day
-    stops = [s for s in day.stops if _has_point(s)]
-    if len(stops) < 4:
-        return []
-    xy = _project(stops)
-    index = {s.id: k for k, s in enumerate(day.stops)}
-    issues = []
-    for i in range(len(stops) - 1):
-        for j in range(i + 2, len(stops) - 1):
-            if not _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1]):
-                continue
-            a, b, c, d = stops[i], stops[i + 1], stops[j], stops[j + 1]
-            issue = Issue("backtracking", "warning",
-                           f"The route crosses back on itself: {_q(a.name)} → {_q(b.name)} crosses "
-                           f"{_q(c.name)} → {_q(d.name)}.", (a.id, b.id, c.id, d.id))
-            # Reordering inside the crossing (a 2-opt move when it is one stop) undoes it.
-            ia, ib, ic, id_ = (index[x.id] for x in (a, b, c, d))
-            window = range(ia, id_ + 1)
-            issue.movers = [(s.id, window) for s in day.stops[ib:ic + 1] if not s.set_time]
-            issues.append(issue)
-    return issues
-
-
-RULES = (_timing, closed, meal_time, weather_rule, _leg_rules, _pace, _duplicates, _backtracking)
-
-
-def _detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: HoursBook,
-            weather: dict | None) -> list[Issue]:
+def _detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: PlaceBook,
+            weather: dict | None, keys_only: bool = False) -> list[Issue]:
     """Every issue (uncapped, so fix verification compares like with like)."""
-    facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather)
+    facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
     return [issue for rule in RULES for issue in rule(facts)]
 
 
@@ -303,13 +234,14 @@ class _Simulator:
     every day the op changes (the reviewed day, and the other day of a move
     or a swap)."""
 
-    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, book: HoursBook,
+    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, book: PlaceBook,
                  weather: dict | None, trip_legs: dict[str, list[Leg]], original: set[tuple]):
         self.trip, self.day_id, self.known, self.prefs = trip, day.id, known, prefs
         self.book, self.weather, self.trip_legs = book, weather, trip_legs
         self.original = original
         self.budget = MAX_SIMULATIONS
         self._before: dict[str, set[tuple]] = {}   # other day id -> its keys as the trip is
+        self._left: dict[str, set[tuple] | None] = {}   # stop id -> this day's keys without it
 
     def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> dict:
         known = {} if estimate_all else self.known if day.id == self.day_id else {
@@ -318,7 +250,7 @@ class _Simulator:
 
     def _keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False) -> tuple[set, dict]:
         legs = self._legs(day, prefs, estimate_all)
-        return {i.key for i in _detect(trip, day, legs, prefs, self.book, self.weather)}, legs
+        return {i.key for i in _detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}, legs
 
     def _other_day(self, op: str, args: dict) -> str | None:
         """The other day an op changes besides the reviewed one."""
@@ -331,41 +263,68 @@ class _Simulator:
             return None
         return target if target != self.day_id else None
 
+    def _slots(self, day: Day) -> list:
+        return day_schedule(day, self._legs(day, self.prefs, False))
+
     def keys_before(self, day_id: str) -> set[tuple]:
         if day_id not in self._before:
             self._before[day_id] = self._keys(self.trip, self.trip.day(day_id), self.prefs)[0]
         return self._before[day_id]
 
-    def outcome(self, op: str, args: dict) -> tuple[set[tuple], float, bool] | None:
-        """(keys on the reviewed day after the op, its path length, whether
-        the other day it changes gained no finding); None if it cannot apply."""
+    def _apply(self, op: str, args: dict, day_ids: list[str]) -> Trip | None:
+        """The trip after the op, on a copy; None if it cannot apply (or the budget is spent)."""
         if self.budget <= 0:
             return None
         self.budget -= 1
-        other = self._other_day(op, args)
-        trip = light_copy(self.trip, [self.day_id] + ([other] if other else []))
+        trip = light_copy(self.trip, day_ids)
         try:
             TRIP_OPS[op].apply(trip, validate_args(op, args), _CTX)
-            day = trip.day(self.day_id)
         except AppError:
+            return None
+        return trip
+
+    def outcome(self, op: str, args: dict) -> tuple[set[tuple], float, bool] | None:
+        """(keys on the reviewed day after the op, its path length, whether
+        the other day it changes gained no finding); None if it cannot apply."""
+        other = self._other_day(op, args)
+        trip = self._apply(op, args, [self.day_id] + ([other] if other else []))
+        if trip is None:
             return None
         changed_prefs = op == "set_trip_preferences"    # modes may change: estimate every leg
         prefs = trip.prefs if changed_prefs else self.prefs
-        keys, legs = self._keys(trip, day, prefs, changed_prefs)
+        keys, legs = self._keys(trip, trip.day(self.day_id), prefs, changed_prefs)
         other_fine = other is None or self._keys(trip, trip.day(other), prefs)[0] <= self.keys_before(other)
         return keys, sum(l.distance_m for l in legs.values()), other_fine
 
+    def _without(self, stop_id: str) -> set[tuple] | None:
+        """The reviewed day's keys once `stop_id` has left it: the same for
+        every move of that stop to another day, so computed once."""
+        if stop_id not in self._left:
+            trip = self._apply("delete_stop", {"stopId": stop_id}, [self.day_id])
+            self._left[stop_id] = None if trip is None else self._keys(trip, trip.day(self.day_id), self.prefs)[0]
+        return self._left[stop_id]
+
     def helps(self, issue: Issue, op: str, args: dict) -> tuple[bool, float]:
+        allowed = self.original - {issue.key}
+        if issue.kind == "pace":
+            allowed.add(issue.key)   # one stop at a time is progress; the finding may stay
+
+        def fine(keys: set[tuple]) -> bool:
+            return (issue.kind == "pace" or issue.key not in keys) and keys <= allowed
+
+        other = self._other_day(op, args)
+        if op == "move_stop" and other is not None:
+            # This day is the day without the stop; only the other day needs a simulation.
+            left = self._without(args["stopId"])
+            if left is None or not fine(left):
+                return False, 0.0
+            trip = self._apply(op, args, [self.day_id, other])
+            return trip is not None and self._keys(trip, trip.day(other), self.prefs)[0] <= self.keys_before(other), 0.0
         result = self.outcome(op, args)
         if result is None:
             return False, 0.0
         keys, length, other_fine = result
-        allowed = self.original - {issue.key}
-        if issue.kind == "pace":
-            allowed.add(issue.key)   # one stop at a time is progress; the finding may stay
-        elif issue.key in keys:
-            return False, length
-        return other_fine and keys <= allowed, length
+        return other_fine and fine(keys), length
 
     def best_move(self, issue: Issue, day: Day) -> tuple[str, str, dict] | None:
         best = None
@@ -399,7 +358,11 @@ class _Simulator:
 
     def _move_to(self, issue: Issue, stop, day_id: str) -> tuple[str, str, dict] | None:
         target = self.trip.day(day_id)
-        for position in _cheapest_positions(target, stop)[:POSITIONS_PER_DAY]:
+        date, slots = self.trip.day_date(target), self._slots(target)
+        # Where its hours could allow it (roughly: after the stop it would follow), cheapest detour first.
+        plausible = [p for p in _cheapest_positions(target, stop)
+                     if self.book.fits_around(stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
+        for position in plausible[:POSITIONS_PER_DAY]:
             args = {"stopId": stop.id, "toDayId": day_id, "position": position}
             if self.helps(issue, "move_stop", args)[0]:
                 return f"Move {_q(stop.name)} to {_day_name(target)}", "move_stop", args
@@ -414,6 +377,10 @@ class _Simulator:
         return None
 
 
+def _day_start(day: Day) -> int:
+    return to_minutes(day.start_time or DAY_START)
+
+
 def _day_name(day: Day) -> str:
     return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
 
@@ -422,7 +389,7 @@ def _cheapest_positions(day: Day, stop) -> list[int]:
     """Positions in `day` ordered by the straight-line detour of putting
     `stop` there (the end of the day first when nothing has coordinates)."""
     n = len(day.stops)
-    if not _has_point(stop):
+    if not has_point(stop):
         return list(range(n, -1, -1))
 
     def detour(position: int) -> float:
@@ -430,9 +397,9 @@ def _cheapest_positions(day: Day, stop) -> list[int]:
         after = day.stops[position] if position < n else None
         cost = 0.0
         for a, b in ((before, stop), (stop, after)):
-            if a is not None and b is not None and _has_point(a) and _has_point(b):
+            if a is not None and b is not None and has_point(a) and has_point(b):
                 cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
-        if before is not None and after is not None and _has_point(before) and _has_point(after):
+        if before is not None and after is not None and has_point(before) and has_point(after):
             cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
         return cost
 
@@ -451,7 +418,7 @@ def _finding(trip: Trip, day: Day, issue: Issue, fixes: list[tuple[str, str, dic
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
                places: dict[str, dict] | None = None, *, weather: dict[str, dict] | None = None,
                trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
-               book: HoursBook | None = None) -> ReviewResult:
+               book: PlaceBook | None = None) -> ReviewResult:
     """The day's findings, worst first within the day's order of rules. Pure.
 
     `legs` are the day's legs as shown (TripDto); `places` maps a stop's
@@ -462,7 +429,7 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     days' shown legs (day id -> legs) for fixes that move a stop there
     (estimated when missing). `book` may carry hours already computed."""
     known = {(l.from_stop_id, l.to_stop_id): l for l in legs}
-    book = book or HoursBook(places)
+    book = book or PlaceBook(places)
     current = legs_for(day, known, prefs)
     issues = _detect(trip, day, current, prefs, book, weather)
     sim = _Simulator(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues})
@@ -507,7 +474,7 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
     Pure, so it can run off an op listener: legs default to estimates (pass
     the shown legs per day id when you have them); `places` and `weather` as
     for `review_day` (None: those rules are silent)."""
-    book = HoursBook(places)
+    book = PlaceBook(places)
     old_days = {d.id: d for d in before.days}
     changed = [d for d in after.days
                if d.id not in old_days or day_fingerprint(after, d) != day_fingerprint(before, old_days[d.id])]

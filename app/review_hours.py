@@ -21,6 +21,7 @@ from .review_issues import DayFacts, Elsewhere, Issue, quote
 from .trips.schedule import clock_label, to_hhmm
 
 SET_TIME_STEP = 15     # offered set times are round quarter hours when they can be
+MOVE_SLACK_MIN = 45    # how far a move's rough start may be from one that fits, to be worth simulating
 LAST_SET_TIME = 24 * 60 - 1
 # When each meal usually starts (minutes from midnight, inclusive). Brunch and
 # lunch, lunch and afternoon tea, tea and dinner overlap on purpose.
@@ -41,9 +42,9 @@ def closed(facts: DayFacts) -> list[Issue]:
     issues = []
     date = facts.date
     for stop, slot in zip(facts.day.stops, facts.slots):
+        if facts.book.fits(stop, date, slot.start) is not False:
+            continue   # fits, or no hours (never a finding)
         check = facts.book.check(stop, date, slot.start)
-        if check is None or check.status == "none" or check.fits:
-            continue
         meal = stop.kind == "food"
         usual = "" if check.status == "confirmed" else "usual "
         if check.closes_at is None and check.latest_start is None and not _open_at_all(facts, stop, slot.start):
@@ -55,15 +56,19 @@ def closed(facts: DayFacts) -> list[Issue]:
             closes = f" (it closes at {check.closes_at})" if check.closes_at else ""
             message = f"{quote(stop.name)} at {when} on {date} does not fit its {usual}opening hours{buffer}{closes}."
         issue = Issue("closed", "problem" if check.status == "confirmed" else "warning", message, (stop.id,))
+        issues.append(issue)
+        if facts.keys_only:
+            continue
         today = facts.book.hours(stop, Date.fromisoformat(date))
         best = first_start(today, slot.earliest, stop.duration_min, buffer_for(meal), step=SET_TIME_STEP,
                            last=LAST_SET_TIME)
         if best is not None:
             issue.candidates.append((f"Set {quote(stop.name)} to {to_hhmm(best)}", "update_stop",
                                      {"stopId": stop.id, "setTime": to_hhmm(best)}))
-        issue.movers = [(stop.id, range(len(facts.day.stops)))]
+        # Within the day: only where its hours could allow it (each try is a full simulation).
+        issue.movers = [(stop.id, facts.positions_where(
+            stop, lambda start: facts.book.fits_around(stop, date, start, MOVE_SLACK_MIN)))]
         issue.elsewhere = [Elsewhere(stop.id, other_days_nearest_first(facts))]
-        issues.append(issue)
     return issues
 
 
@@ -85,6 +90,9 @@ def meal_time(facts: DayFacts) -> list[Issue]:
         issue = Issue("meal_time", "warning",
                       f"{name} at {quote(stop.name)} starts at {clock_label(slot.start)}; {name.lower()} usually "
                       f"starts between {to_hhmm(lo)} and {to_hhmm(hi)}.", (stop.id,))
+        issues.append(issue)
+        if facts.keys_only:
+            continue
         start = max(lo, slot.earliest) if slot.earliest <= hi else lo
         hours = facts.book.hours(stop, Date.fromisoformat(facts.date))
         if hours is not None:   # a time the place's hours allow; no hours: the window alone
@@ -96,6 +104,6 @@ def meal_time(facts: DayFacts) -> list[Issue]:
             issue.candidates.append((f"Set {quote(stop.name)} to {to_hhmm(start)}", "update_stop",
                                      {"stopId": stop.id, "setTime": to_hhmm(start)}))
         if not stop.set_time:
-            issue.movers = [(stop.id, range(len(facts.day.stops)))]
-        issues.append(issue)
+            issue.movers = [(stop.id, facts.positions_where(
+                stop, lambda start: lo - MOVE_SLACK_MIN <= start <= hi + MOVE_SLACK_MIN))]
     return issues

@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Iterable
 
-from .hours import DayHours, HoursCheck, buffer_for, fit, hours_on, on_date
+from .hours import DayHours, HoursCheck, buffer_for, first_start, fit, hours_on, on_date
 from .preferences import TripPreferences
 from .trips.model import Day, Stop, Trip
 from .trips.schedule import Slot
 
 NOT_VISITS = ("stay", "transit")          # a hotel or a transfer is not a visit (pace, swaps)
 _UNSET = object()
+
+
+def has_point(s) -> bool:
+    return s.lat is not None and s.lng is not None
 
 
 def quote(name: str) -> str:
@@ -57,16 +61,28 @@ class Issue:
         return issue_key(self.kind, self.stop_ids, None)
 
 
-class HoursBook:
-    """Each place's hours per date, computed once per review: fix simulations
-    check the same places again and again."""
+class PlaceBook:
+    """What the rules read from places (hours per date, outdoor or not),
+    computed once per review: fix simulations ask about the same places again
+    and again."""
 
     def __init__(self, places: dict[str, dict] | None):
         self.places = places or {}
         self._memo: dict[tuple[str, Date, bool], DayHours | None] = {}
+        self._outdoor: dict[str, bool] = {}
+        self._dates: dict[tuple[str, int], tuple[Date, int]] = {}
 
     def raw(self, stop: Stop) -> dict | None:
         return self.places.get(stop.place_id) if stop.place_id else None
+
+    def outdoor(self, stop: Stop) -> bool:
+        from .review_weather import is_outdoor
+
+        if not stop.place_id:
+            return False
+        if stop.place_id not in self._outdoor:
+            self._outdoor[stop.place_id] = is_outdoor(self.raw(stop))
+        return self._outdoor[stop.place_id]
 
     def hours(self, stop: Stop, day: Date) -> DayHours | None:
         """The stop's place's hours seen from `day` (meal rule for food stops)."""
@@ -82,8 +98,36 @@ class HoursBook:
         """The stop's rule at `minutes` after `date`'s midnight; None without place data."""
         if self.raw(stop) is None:
             return None
-        day, at = on_date(date, minutes)
+        day, at = self._on_date(date, minutes)
         return fit(self.hours(stop, day), at, stop.duration_min, buffer_for(stop.kind == "food"))
+
+    def fits(self, stop: Stop, date: str, minutes: int) -> bool | None:
+        """The same rule, only whether it fits (None: no place data or no
+        hours, never a finding): the cheap question every simulation asks."""
+        if self.raw(stop) is None:
+            return None
+        day, at = self._on_date(date, minutes)
+        hours = self.hours(stop, day)
+        if hours is None:
+            return None
+        end = at + stop.duration_min + buffer_for(stop.kind == "food")
+        return any(o <= at and end <= c for o, c in hours.spans)
+
+    def _on_date(self, date: str, minutes: int) -> tuple[Date, int]:
+        key = (date, minutes // (24 * 60))
+        if key not in self._dates:
+            self._dates[key] = on_date(date, key[1] * 24 * 60)[0], 0
+        return self._dates[key][0], minutes % (24 * 60)
+
+    def fits_around(self, stop: Stop, date: str, minutes: int, slack: int) -> bool:
+        """Whether the stop's rule allows a start within `slack` minutes of
+        `minutes` (a cheap filter before a full simulation); True without hours."""
+        if self.raw(stop) is None:
+            return True
+        day, at = self._on_date(date, minutes)
+        hours = self.hours(stop, day)
+        return hours is None or first_start(hours, at - slack, stop.duration_min, buffer_for(stop.kind == "food"),
+                                             step=1, last=min(at + slack, 24 * 60 - 1)) is not None
 
 
 @dataclass
@@ -95,9 +139,31 @@ class DayFacts:
     slots: list[Slot]
     legs: dict                              # (from id, to id) -> Leg
     prefs: TripPreferences
-    book: HoursBook
+    book: PlaceBook
     weather: dict[str, dict] | None         # date -> app.weather day (forecast or typical)
+    # A fix simulation only compares which findings there are: rules may skip
+    # preparing fixes (their candidates, movers and other days).
+    keys_only: bool = False
 
     @property
     def date(self) -> str:
         return self.trip.day_date(self.day)
+
+    def positions_where(self, stop: Stop, start_ok, most: int = 4) -> list[int]:
+        """Positions in the day worth simulating for moving `stop` (at most
+        `most`, the nearest first: the smallest change to the day): those
+        where its start, roughly (the end of the stop it would follow, less its
+        own length when that stop comes later today), passes `start_ok`."""
+        stops, here = self.day.stops, self.day.stops.index(stop)
+        out = []
+        for position in range(len(stops)):
+            if position == here:
+                continue
+            before = position - 1 if position <= here else position     # the stop it would follow
+            if before < 0:
+                start = self.slots[0].start
+            else:
+                start = self.slots[before].end - (stop.duration_min if before > here else 0)
+            if start_ok(start):
+                out.append(position)
+        return sorted(out, key=lambda p: (abs(p - here), p))[:most]

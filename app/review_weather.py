@@ -89,10 +89,10 @@ def weather(facts: DayFacts) -> list[Issue]:
     if reason is None:
         return []
     forecast = day_weather.get("source") == "forecast"
-    targets = driest_days(facts) if forecast else ()
+    targets = driest_days(facts) if forecast and not facts.keys_only else ()
     issues = []
     for stop in facts.day.stops:
-        if stop.kind in NOT_VISITS or not is_outdoor(facts.book.raw(stop)):
+        if stop.kind in NOT_VISITS or not facts.book.outdoor(stop):
             continue
         if forecast:
             issue = Issue("weather", "warning", f"{quote(stop.name)} is outdoors, and the forecast for "
@@ -105,8 +105,8 @@ def weather(facts: DayFacts) -> list[Issue]:
     return issues
 
 
-def indoor_visits(facts_day, book) -> list:
+def indoor_visits(day, book) -> list:
     """Stops of a day that could take an outdoor visit's place: visits whose
     place is known and not outdoor, without a set time, not a meal."""
-    return [s for s in facts_day.stops if s.kind not in NOT_VISITS and s.kind != "food" and not s.set_time
-            and book.raw(s) is not None and not is_outdoor(book.raw(s))]
+    return [s for s in day.stops if s.kind not in NOT_VISITS and s.kind != "food" and not s.set_time
+            and book.raw(s) is not None and not book.outdoor(s)]
