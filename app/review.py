@@ -27,18 +27,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .errors import AppError
 from .legs import Leg, choose_mode, estimate, haversine_m
 from .preferences import PACE_STOPS, TripPreferences
-from .review_hours import closed, meal_time
-from .review_issues import NOT_VISITS, DayFacts, Elsewhere, PlaceBook, Issue, has_point, issue_key, quote
+from .review_hours import MOVE_SLACK_MIN, closed, meal_time
+from .review_issues import NOT_VISITS, DayFacts, Elsewhere, Issue, PlaceBook, has_point, issue_key, quote
 from .review_path import backtracking, duplicates
 from .review_weather import indoor_visits, weather as weather_rule
-from .review_hours import MOVE_SLACK_MIN
 from .trips.model import DAY_START, Day, Trip
 from .trips.ops import TRIP_OPS, OpContext
 from .trips.service import validate_args
