@@ -4,6 +4,7 @@ clean day, and every fix it offers applies cleanly through the ops endpoint
 
 from __future__ import annotations
 
+import time
 from datetime import date, datetime, timezone
 
 import pytest
@@ -286,3 +287,17 @@ def test_the_review_reads_the_forecast_and_every_stops_hours(settings, google_st
         fix = finding["fixes"][1]
         assert op(client, trip["id"], fix["op"], **fix["args"]).status_code == 200
         assert review(client, trip["id"], d1) == review(client, trip["id"], d2) == {"status": "ok", "findings": []}
+
+
+def test_a_slow_weather_service_never_holds_the_review_up(settings, weather_standin, monkeypatch):
+    import app.planner.context as context
+
+    monkeypatch.setattr(context, "WEATHER_WAIT_S", 0.3)
+    weather_standin.delay("/v1/forecast", 5)
+    with make_client(weather_settings(settings, weather_standin)) as client:
+        signup(client)
+        trip_id, day_id = clean(client)
+        started = time.monotonic()
+        assert review(client, trip_id, day_id) == {"status": "ok", "findings": []}
+        assert time.monotonic() - started < 3
+        assert weather_standin.calls["/v1/forecast"] == 1, "it was asked, and not waited for"

@@ -20,6 +20,7 @@ from ..services import Services
 from ..trips.model import Day, Trip
 
 log = logging.getLogger("wayline.planner")
+WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
 from ..trips.ops import TRIP_OPS, OpContext
 from ..trips.service import validate_args
 
@@ -81,13 +82,15 @@ async def stop_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
 async def trip_weather(svc: Services, trip: Trip) -> dict[str, dict] | None:
     """The trip's weather by date (forecast, or typical beyond it; cached by
     app.weather), or None when it is unknown: no destination, no weather
-    service, or the service is down (the weather rule is then silent)."""
+    service, or the service is down or slow (the weather rule is then silent:
+    a review never waits long for the weather)."""
     if svc.weather is None or trip.dest_lat is None or trip.dest_lng is None or not trip.days:
         return None
     try:
-        days = await svc.weather.days(trip.dest_lat, trip.dest_lng, Date.fromisoformat(trip.start_date),
-                                      len(trip.days))
-    except Unavailable:
+        days = await asyncio.wait_for(svc.weather.days(trip.dest_lat, trip.dest_lng,
+                                                       Date.fromisoformat(trip.start_date), len(trip.days)),
+                                      WEATHER_WAIT_S)
+    except (Unavailable, asyncio.TimeoutError):
         log.info("review without weather: the weather service is unavailable")
         return None
     return {d["date"]: d for d in days}
