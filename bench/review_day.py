@@ -27,6 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "spec")]
 
+from starlette.applications import Starlette  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
+
 from app.preferences import TripPreferences  # noqa: E402
 from app.review import legs_for, review_day  # noqa: E402
 from app.trips.model import Day, Stop, Trip  # noqa: E402
@@ -102,6 +107,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
+    bare = Starlette(routes=[Route("/bare", lambda request: JSONResponse({"ok": True}))])
+    with TestClient(bare) as client:
+        timed(lambda: client.get("/bare"), 50)
+        bare_p50 = statistics.median(timed(lambda: client.get("/bare"), args.runs))
     for label, clean in (("busy day (findings, fixes verified)", False), ("clean day", True)):
         trip, places = build(clean)
         day = trip.days[0]
@@ -120,7 +129,8 @@ def main() -> None:
         verdict = "meets" if p50 < TARGET_P50_MS else "MISSES"
         print(f"review_day, {STOPS} stops, {label}: {len(result.findings)} findings {kinds}, {fixes} fixes")
         print(f"  p50 {p50:.2f} ms   p95 {p95:.2f} ms   ({verdict} the p50 < {TARGET_P50_MS:.0f} ms target; "
-              f"{args.runs} runs)")
+              f"{args.runs} runs; {p50 / bare_p50:.1f}x a bare Starlette endpoint's p50 of {bare_p50:.2f} ms "
+              f"in the same run)")
 
 
 if __name__ == "__main__":
