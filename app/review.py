@@ -92,9 +92,6 @@ class ReviewResult:
     status: str               # "ok" | "warning" | "problem"
     findings: tuple[Finding, ...]
 
-    def fix_ids(self) -> set[str]:
-        return {fx.id for f in self.findings for fx in f.fixes}
-
     def to_json(self) -> dict:
         return {"status": self.status, "findings": [f.to_json() for f in self.findings]}
 
