@@ -123,7 +123,8 @@ def _narrow(schema: dict, path: str, ids: list[str]) -> None:
         node.update({"type": "string", "enum": ids})
     elif last_list is not None:
         last_list["items"] = dict(EMPTY_ITEMS)
-        last_list["description"] = ((last_list.get("description") or "") + " Always [] here: nothing to choose from.").strip()
+        note = "Always [] here: nothing to choose from."
+        last_list["description"] = f"{last_list.get('description', '')} {note}".strip()
     else:
         raise ValueError(f"{path}: no ids to choose from and no list to leave empty")
 

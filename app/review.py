@@ -355,8 +355,8 @@ class _Simulator:
         target = self.trip.day(day_id)
         date, slots = self.trip.day_date(target), self._slots(target)
         # Where its hours could allow it (roughly: after the stop it would follow), cheapest detour first.
-        plausible = [p for p in _cheapest_positions(target, stop)
-                     if self.book.fits_around(stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
+        plausible = [p for p in _cheapest_positions(target, stop) if self.book.fits_around(
+            stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
         for position in plausible[:POSITIONS_PER_DAY]:
             args = {"stopId": stop.id, "toDayId": day_id, "position": position}
             if self.helps(issue, "move_stop", args)[0]:

@@ -5,10 +5,10 @@ review rules (`app.review.material_risks`, with the trip's places and weather
 loaded as the review route loads them) look for a NEW material risk. Only
 then is the model asked for an `intervention_decision`, so a benign edit costs
 nothing and a burst of edits costs one call. The forecast watch
-(app/agent/watch.py) asks the same way when a risk appears without an edit. The model chooses; the server
-owns the facts: the patch it may pick is one of the fixes review computed
-(copied exactly), or an op of PATCH_OPS that validates and applies to the
-current trip; anything else is dropped.
+(app/agent/watch.py) asks the same way when a risk appears without an edit.
+The model chooses; the server owns the facts: the patch it may pick is one of
+the fixes review computed (copied exactly), or an op of PATCH_OPS that
+validates and applies to the current trip; anything else is dropped.
 
 - shouldNotify, confidence >= AI_PROACTIVE_THRESHOLD, a usable patch:
   an assistant message and a pending suggestion (members see a toast);

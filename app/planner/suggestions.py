@@ -20,7 +20,8 @@ from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_minutes
 from .context import DayContext, new_refs, require_google, simulate
 from .drafts import store_draft
-from .places import FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food, score, usable
+from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
+                     score, usable)
 
 NO_HOURS_NOTE = "Google lists no opening hours for this place; check before you go."
 SUGGESTIONS = 5
