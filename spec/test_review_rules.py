@@ -27,7 +27,8 @@ BAR = place_json("p_bar", "Pensão Amor", 38.7070, -9.1445, ["bar"], hours=weekl
 VIEWPOINT = place_json("p_view", "Miradouro", 38.7117, -9.1301, ["tourist_attraction", "scenic_spot"])   # no hours
 PARK = place_json("p_park", "Jardim da Estrela", 38.7135, -9.1596, ["park"])
 CAFE = place_json("p_cafe", "A Brasileira", 38.7107, -9.1424, ["cafe"], hours=weekly(EVERY_DAY, ("08:00", "02:00")))
-MALL = place_json("p_mall", "LX Factory", 38.7036, -9.1784, ["shopping_mall"], hours=weekly(EVERY_DAY, ("09:00", "00:00")))
+MALL = place_json("p_mall", "LX Factory", 38.7036, -9.1784, ["shopping_mall"],
+                  hours=weekly(EVERY_DAY, ("09:00", "00:00")))
 OSM_MUSEUM = {"source": "osm", "opening_hours": "Tu-Su 10:00-18:00; Mo off", "country_code": "PT",
               "tags": {"tourism": "museum"}}
 PLACES = {p["id"]: p for p in (MUSEUM, TASCA, BAR, VIEWPOINT, PARK, MALL, CAFE)} | {"osm_museum": OSM_MUSEUM}
@@ -212,7 +213,8 @@ def test_an_outdoor_stop_on_a_wet_forecast_day_moves_to_the_driest_day_or_swaps_
     assert sorted(f.stop_ids for f in result.findings if f.kind == "weather") == [("p",), ("v",)]
     finding = next(f for f in result.findings if f.stop_ids == ("p",))
     assert finding.severity == "warning" and result.status == "warning"
-    assert finding.message == "“Jardim da Estrela” is outdoors, and the forecast for 2026-12-14 says an 80 % chance of rain."
+    assert finding.message == ("“Jardim da Estrela” is outdoors, and the forecast for 2026-12-14 says an 80 % "
+                               "chance of rain.")
     moves = [f for f in finding.fixes if f.op == "move_stop"]
     swaps = [f for f in finding.fixes if f.op == "swap_stops"]
     assert [m.args["toDayId"] for m in moves] == ["d3"], "the driest day: 10 %"
