@@ -5,7 +5,9 @@ for its tools' `parameters`."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+import functools
+import json
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -65,4 +67,87 @@ def _strict(node: Any, defs: dict, path: str) -> Any:
     for key in ("items", "anyOf", "allOf", "prefixItems"):
         if key in node:
             node[key] = _strict(node[key], defs, f"{path}.{key}")
+    return node
+
+
+EMPTY_ITEMS = {"type": "null"}   # the items of a list that can only be []
+
+
+def with_choices(model: type[BaseModel], choices: Mapping[str, Sequence[str]]) -> type[BaseModel]:
+    """`model` with string fields narrowed, in its JSON schema, to the ids a
+    call was given, so the provider is told which ids exist.
+
+    `choices` maps a path to its ids: `"order[]"` (the items of a list of
+    strings), `"additions[].placeId"` (a field of a list's objects). Each such
+    field becomes exactly `{"type": "string", "enum": ids}`. With no ids, the
+    nearest list on the path can only be empty: its items become `{"type":
+    "null"}` (Structured Outputs refuses an empty `enum`, and `maxItems` is not
+    in every strict-mode subset). Validation is the model's own: the feature
+    still judges the ids against its facts (an enum is advice to the
+    provider, not a guarantee the server relies on)."""
+    base = model
+
+    class Narrowed(base):  # type: ignore[valid-type,misc]
+        @classmethod
+        def model_json_schema(cls, by_alias: bool = True, mode: str = "validation", **_: Any) -> dict[str, Any]:
+            schema = json.loads(_schema_text(base, by_alias, mode))   # a fresh copy to narrow
+            for path, ids in choices.items():
+                _narrow(schema, path, list(dict.fromkeys(ids)))
+            _drop_unused_defs(schema)
+            return schema
+
+    Narrowed.__name__ = Narrowed.__qualname__ = base.__name__
+    return Narrowed
+
+
+@functools.lru_cache(maxsize=32)
+def _schema_text(model: type[BaseModel], by_alias: bool, mode: str) -> str:
+    """A model's JSON schema, generated once (pydantic takes milliseconds)."""
+    return json.dumps(model.model_json_schema(by_alias=by_alias, mode=mode))  # type: ignore[arg-type]
+
+
+def _narrow(schema: dict, path: str, ids: list[str]) -> None:
+    defs = schema.get("$defs", {})
+    node, last_list = schema, None
+    for part in path.split("."):
+        many = part.endswith("[]")
+        name = part[:-2] if many else part
+        node = _own(node["properties"], name, defs)
+        if many:
+            last_list = node
+            node = _own(node, "items", defs)
+            if node == EMPTY_ITEMS:
+                return  # an earlier path emptied this list: nothing inside to narrow
+    if ids:
+        node.clear()
+        node.update({"type": "string", "enum": ids})
+    elif last_list is not None:
+        last_list["items"] = dict(EMPTY_ITEMS)
+        note = "Always [] here: nothing to choose from."
+        last_list["description"] = f"{last_list.get('description', '')} {note}".strip()
+    else:
+        raise ValueError(f"{path}: no ids to choose from and no list to leave empty")
+
+
+def _drop_unused_defs(schema: dict) -> None:
+    defs = schema.get("$defs")
+    if not defs:
+        return
+    text = json.dumps({k: v for k, v in schema.items() if k != "$defs"}) + json.dumps(defs)
+    for name in [n for n in defs if f'"#/$defs/{n}"' not in text]:
+        del defs[name]
+    if not defs:
+        del schema["$defs"]
+
+
+def _own(container: dict, key: str, defs: dict) -> dict:
+    """container[key] as a node of its own (a `$ref` is inlined, so narrowing
+    one use of a shared definition leaves the others alone)."""
+    node = container[key]
+    if "$ref" in node:
+        node = {**copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]]),
+                **{k: v for k, v in node.items() if k != "$ref"}}
+    else:
+        node = copy.deepcopy(node)
+    container[key] = node
     return node

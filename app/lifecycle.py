@@ -51,11 +51,17 @@ async def start(svc: Services) -> None:
         from .ai import AI
 
         svc.ai = AI(svc.settings, svc.aiusage)
-    # The trip agent evaluates members' edits (debounced, in the background).
+    # The trip agent evaluates members' edits (debounced, in the background),
+    # and a periodic pass notices risks that come without an edit (the forecast).
     if svc.ai is not None:
         from .agent.suggestions import Evaluator
+        from .agent.watch import Watch
 
-        svc.op_listeners.append(Evaluator(svc))
+        evaluator = Evaluator(svc)
+        svc.op_listeners.append(evaluator)
+        svc.watch = Watch(svc, evaluator)
+        if svc.agent_watch_interval_s > 0:
+            svc.background.spawn(svc.watch.run(), name="agent-watch", forever=True)
 
 
 def begin_shutdown(svc: Services) -> None:

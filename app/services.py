@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     import httpx
 
     from .agent.timeline import Heads
+    from .agent.watch import Watch
     from .ai import AI
     from .aiusage import AIUsage
     from .google import Google
@@ -28,25 +29,36 @@ log = logging.getLogger("wayline")
 
 
 class BackgroundWork:
-    """Tracks fire-and-forget tasks so shutdown can wait for them (bounded)."""
+    """Tracks fire-and-forget tasks so shutdown can wait for them (bounded).
+
+    A `forever` task (a periodic loop) never ends on its own: shutdown cancels
+    it first, then waits for the rest."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task] = set()
+        self._forever: set[asyncio.Task] = set()
 
-    def spawn(self, coro: Awaitable[Any], name: str = "background") -> asyncio.Task:
+    def spawn(self, coro: Awaitable[Any], name: str = "background", *, forever: bool = False) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         task.set_name(name)
         self._tasks.add(task)
+        if forever:
+            self._forever.add(task)
         task.add_done_callback(self._done)
         return task
 
     def _done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
+        self._forever.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed: %r", task.get_name(), task.exception())
 
     async def drain(self, timeout_s: float = 10.0) -> None:
-        """Wait for running work; cancel what is still running after the timeout."""
+        """Stop the loops, wait for running work; cancel what is still running after the timeout."""
+        loops = list(self._forever)
+        for task in loops:
+            task.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
         while self._tasks:
             pending = list(self._tasks)
             done, still = await asyncio.wait(pending, timeout=timeout_s)
@@ -57,7 +69,8 @@ class BackgroundWork:
                 return
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        """Work still running (the loops are not counted: they never finish)."""
+        return len(self._tasks - self._forever)
 
 
 @dataclass
@@ -92,3 +105,7 @@ class Services:
     live_keepalive_s: float = 20.0
     live_max_per_user: int = 8
     live_max_streams: int = 2000
+    # The agent's forecast watch (app/agent/watch.py) runs a pass this often
+    # (0: never; tests drive `watch.pass_once()` directly). Filled when AI is on.
+    agent_watch_interval_s: float = 3600.0
+    watch: Watch | None = None

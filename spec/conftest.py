@@ -16,8 +16,9 @@ pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standin
                   "standins.osm_standin")
 
 
-# Without a Google key the app uses OpenStreetMap's public servers: tests that
-# bring no stand-in point them at a closed loopback port (refused at once).
+# The discard port: a provider a test did not point at a stand-in refuses at
+# once, so no test reaches the internet. Weather is always on (the review asks
+# it), and without a Google key places and routes come from OpenStreetMap.
 CLOSED = "http://127.0.0.1:9"
 
 
@@ -25,7 +26,8 @@ CLOSED = "http://127.0.0.1:9"
 def settings(tmp_path: Path) -> Settings:
     return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
                     nominatim_url=CLOSED, overpass_url=f"{CLOSED}/api/interpreter",
-                    osrm_url=f"{CLOSED}/routed-{{profile}}")
+                    osrm_url=f"{CLOSED}/routed-{{profile}}",
+                    weather_base_url=CLOSED)
 
 
 @pytest.fixture

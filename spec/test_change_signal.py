@@ -66,6 +66,8 @@ def _op_case(name, t):
                         lambda x: any(st["setTime"] == "10:30" for d in x["days"] for st in d["stops"])),
         "move_stop": ({"stopId": s, "toDayId": days[1], "position": 0},
                       lambda x: x["days"][1]["stops"][0]["id"] == s),
+        "swap_stops": ({"stopId": s, "otherStopId": stops[-1]["id"]},
+                       lambda x: [st["id"] for d in x["days"] for st in d["stops"]][-1] == s),
         "delete_stop": ({"stopId": s}, lambda x: all(st["id"] != s for d in x["days"] for st in d["stops"])),
         "add_expense": ({"title": "Tram", "amountMinor": 300, "currency": "EUR", "paidBy": me},
                         lambda x: x["expenses"][-1]["title"] == "Tram"),
@@ -79,7 +81,7 @@ def _op_case(name, t):
 
 
 OP_ORDER = ["update_trip", "add_day", "update_day", "reorder_days", "insert_stop", "update_stop", "move_stop",
-            "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop", "delete_day"]
+            "swap_stops", "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop", "delete_day"]
 
 
 def test_every_op_is_seen_by_the_next_read(client, trip):

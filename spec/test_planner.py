@@ -157,9 +157,11 @@ def test_preview_then_apply_equals_the_preview(env, model, settings):
     preview = draft["preview"]
     added = [s for s in preview["stops"] if s["added"]]
     assert [s["name"] for s in added] == ["Cervejaria Ramiro"]
-    assert added[0]["hours"]["fits"] is True and added[0]["meal"] in ("lunch", "afternoon_tea")
+    assert added[0]["before"] is None and added[0]["after"]["hours"]["fits"] is True
+    assert added[0]["meal"] in ("lunch", "afternoon_tea")
     pinned = next(s for s in preview["stops"] if s["stopId"] == t["pinned"])
-    assert pinned["before"] == pinned["after"] == {"startTime": "13:00", "endTime": "14:00"}
+    assert pinned["before"] == pinned["after"] == {"startTime": "13:00", "endTime": "14:00", "startMinutes": 780,
+                                                   "endMinutes": 840, "hours": None}
     assert trip_dto(env, t["id"])["version"] == version, "a preview changes nothing"
 
     r = env.post(f"/api/trips/{t['id']}/drafts/{draft['id']}/apply", json={})

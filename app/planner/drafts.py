@@ -10,11 +10,12 @@ import secrets
 from datetime import datetime, timedelta, timezone
 
 from ..errors import Conflict, Invalid, NotFound
-from ..hours import check_hours
+from ..hours import check_at
 from ..ids import iso, utcnow
 from ..review import day_fingerprint
 from ..services import Services
 from ..trips.model import Trip
+from ..trips.schedule import clock_label, to_minutes
 from ..trips.service import Applied, apply_ops
 from .context import DayContext
 
@@ -78,11 +79,13 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
             raise Conflict(STALE, code="stale")
         if place_raw is not None:
             args = edits[0][1]
-            start = args.get("setTime") or preview["startTime"]
-            check = check_hours(place_raw, trip.day_date(day), start, args["durationMin"])
+            # A set time is on the day's own clock; a computed start may run past midnight.
+            start = (to_minutes(args["setTime"]) if args.get("setTime")
+                     else preview.get("startMinutes", to_minutes(preview["startTime"])))
+            check = check_at(place_raw, trip.day_date(day), start, args["durationMin"], meal=True)
             if not check.fits:
                 latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
-                raise Conflict(f"{args['name']} is not open for the whole meal from {start} "
+                raise Conflict(f"{args['name']} is not open for the whole meal from {clock_label(start)} "
                                f"(with 30 minutes before closing).{latest}",
                                code="hours", latestStart=check.latest_start)
 

@@ -5,8 +5,9 @@
    types from the trip's interests and the person's cuisines).
 2. The model (`plan_day`) returns ids only: an order for the stops without a
    set time and up to four candidate places, each after an existing stop.
-3. `check_plan` validates those ids with pydantic against the facts; any id it
-   was not given, a pinned stop moved, a free stop missing or doubled, or more
+3. The schema sent lists the ids that exist (`plan_schema`: `enum`s built from
+   the facts), and `check_plan` validates those ids with pydantic against the
+   facts all the same; any id it was not given, a pinned stop moved, a free stop missing or doubled, or more
    than four additions rejects the whole answer (502 `plan_rejected`). Nothing
    is repaired.
 4. `build_draft` makes exact registry ops (move_stop / insert_stop): pinned
@@ -27,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, mod
 from pydantic_core import PydanticCustomError
 
 from .. import legs as legs_mod
+from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours import MEAL_MINUTES, check_hours
+from ..hours import MEAL_MINUTES, check_at
 from ..legs import Leg, haversine_m
 from .context import DayContext, new_refs, require_ai, simulate
 from .drafts import store_draft
@@ -37,7 +39,7 @@ from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..review import review_day
 from ..services import Services
 from ..trips.model import Day
-from ..trips.schedule import day_schedule, to_hhmm
+from ..trips.schedule import clock_label, day_schedule, to_hhmm
 
 PLAN_MAX_STOPS = 25
 PLAN_MAX_CANDIDATES = 12
@@ -125,6 +127,14 @@ class CheckedPlan(PlanDay):
         return self
 
 
+def plan_schema(facts: PlanFacts) -> type[PlanDay]:
+    """`plan_day` for this call: its schema lists the ids that exist (the free
+    stops, the candidates, the day's stops). CheckedPlan still refuses any
+    other id: no plan can be built from one."""
+    return with_choices(PlanDay, {"order[]": facts.free_ids, "additions[].placeId": list(facts.candidates),
+                                  "additions[].afterStopId": list(facts.names)})
+
+
 def check_plan(plan: PlanDay, facts: PlanFacts) -> CheckedPlan:
     try:
         return CheckedPlan.model_validate(plan.model_dump(), context=facts)
@@ -195,7 +205,7 @@ def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePrefere
         "date": ctx.date, "dayStart": ctx.day.start_time or "09:00", "pace": pace,
         "stopsPerDay": PACE_STOPS[pace], "visitMinutes": PACE_VISIT_MIN[pace],
         "stops": [{"id": s.id, "name": s.name, "kind": s.kind, "pinned": bool(s.set_time), "setTime": s.set_time,
-                   "start": to_hhmm(slot.start), "end": to_hhmm(slot.end), "durationMin": s.duration_min,
+                   "start": clock_label(slot.start), "end": clock_label(slot.end), "durationMin": s.duration_min,
                    "meal": s.meal, "lat": point(s.lat), "lng": point(s.lng)} for s, slot in zip(ctx.day.stops, slots)],
         "freeStopIds": [s.id for s in ctx.day.stops if not s.set_time],
         "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
@@ -271,18 +281,17 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     if not _pinned_in_place(ctx.day, day):  # by construction never; checked because it is a hard rule
         raise PlanRejected("The plan would move a stop with a set time; nothing was changed.")
     slots = {s.stop_id: s for s in day_schedule(day, pairs)}
-    places = dict(ctx.places or {})
+    places = {**(ctx.places or {}), **{c["placeId"]: c["raw"] for c in candidates.values()}}
     for sid in refs:
         stop = next(s for s in day.stops if s.id == sid)
         if stop.kind != "food":
             continue
         raw = candidates[stop.place_id]["raw"]
-        places[stop.place_id] = raw
         start = slots[sid].start
-        check = check_hours(raw, ctx.date, to_hhmm(min(start, 24 * 60 - 1)), stop.duration_min)
-        if start >= 24 * 60 or not check.fits:
-            raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {to_hhmm(start)}, when it is not "
-                               f"open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please try again.")
+        if not check_at(raw, ctx.date, start, stop.duration_min, meal=True).fits:
+            raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {clock_label(start)}, when it is "
+                               f"not open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please "
+                               f"try again.")
     preview = _preview(ctx, day, legs, slots, refs, places, plan.summary, trip)
     travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
     return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
@@ -292,23 +301,32 @@ def _minutes(legs: list[Leg]) -> int:
     return round(sum(l.duration_s for l in legs) / 60)
 
 
+def _side(stop, slot, date: str, places: dict) -> dict:
+    """One side of a stop in the preview: its times, and its hours badge from
+    those very times (None: the place has no known hours data)."""
+    raw = places.get(stop.place_id) if stop.place_id else None
+    hours = None
+    if raw is not None:
+        check = check_at(raw, date, slot.start, stop.duration_min, meal=stop.kind == "food")
+        hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+    return {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end), "startMinutes": slot.start,
+            "endMinutes": slot.end, "hours": hours}
+
+
 def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
              trip) -> dict:
-    before = {s.stop_id: s for s in day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})}
+    before_day = {s.stop_id: s for s in day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})}
+    was_stop = {s.id: s for s in ctx.day.stops}
     ref = lambda sid: refs.get(sid, sid)  # noqa: E731
     stops = []
     for s in day.stops:
-        slot, was = slots[s.id], before.get(s.id)
-        hours = None
-        if s.kind == "food" and s.place_id in places:
-            check = check_hours(places[s.place_id], ctx.date, to_hhmm(min(slot.start, 24 * 60 - 1)), s.duration_min)
-            hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+        was = before_day.get(s.id)
         stops.append({"ref": ref(s.id), "stopId": None if s.id in refs else s.id, "name": s.name, "kind": s.kind,
                       "placeId": s.place_id, "added": s.id in refs, "setTime": s.set_time,
                       "durationMin": s.duration_min, "meal": s.meal,
-                      "before": None if was is None else {"startTime": to_hhmm(was.start), "endTime": to_hhmm(was.end)},
-                      "after": {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end)}, "hours": hours})
-    findings = review_day(trip, day, legs, trip.prefs, places, with_fixes=False).findings
+                      "before": None if was is None else _side(was_stop[s.id], was, ctx.date, places),
+                      "after": _side(s, slots[s.id], ctx.date, places)})
+    findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
     return {
         "summary": summary, "date": ctx.date, "stops": stops,
         "legs": [{**l.to_json(), "fromStopId": ref(l.from_stop_id), "toStopId": ref(l.to_stop_id)} for l in legs],
@@ -342,7 +360,7 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
         return await build_draft(svc, ctx, check_plan(plan, facts), facts.candidates)
 
     draft = await svc.ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
-                                    schema=PlanDay, instructions=PLAN_INSTRUCTIONS,
+                                    schema=plan_schema(facts), instructions=PLAN_INSTRUCTIONS,
                                     input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
                                     max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
     draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],

@@ -65,7 +65,7 @@ async def _suggestions(request: Request, *, explore: bool):
     if explore:
         await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id)
+    ctx = await load_day(svc, trip_id, day_id, review_facts=False)
     prefs = await preferences.effective(svc.db, user["id"], trip_id)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 

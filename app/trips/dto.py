@@ -147,6 +147,7 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
                 "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
                 "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
                 "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
+                "startMinutes": slot.start, "endMinutes": slot.end,
                 "votes": {"up": sum(1 for v in votes.values() if v > 0), "down": sum(1 for v in votes.values() if v < 0),
                           "mine": votes.get(user_id, 0)},
                 "commentCount": entry.comment_counts.get(s.id, 0),

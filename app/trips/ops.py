@@ -115,6 +115,11 @@ class MoveStop(Args):
     position: int = Field(ge=0, le=MAX_STOPS_PER_DAY)
 
 
+class SwapStops(Args):
+    stopId: Id
+    otherStopId: Id
+
+
 class DeleteStop(Args):
     stopId: Id
 
@@ -401,6 +406,18 @@ def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
     return f"Moved {_q(stop.name)} {where}"
 
 
+def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
+    """Each stop takes the other's day and position (a rainy day's park for a dry day's museum)."""
+    day_a, stop_a = trip.stop(a.stopId)
+    day_b, stop_b = trip.stop(a.otherStopId)
+    if stop_a is stop_b:
+        raise Invalid("otherStopId must be another stop", field="otherStopId")
+    i, j = day_a.stops.index(stop_a), day_b.stops.index(stop_b)
+    day_a.stops[i], day_b.stops[j] = stop_b, stop_a
+    trip.renumber()
+    return f"Swapped “{stop_a.name}” ({_day_label(trip, day_b)}) and “{stop_b.name}” ({_day_label(trip, day_a)})"
+
+
 def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
     day.stops.remove(stop)
@@ -499,6 +516,7 @@ TRIP_OPS: dict[str, OpSpec] = {
         OpSpec("insert_stop", InsertStop, "editor", insert_stop, "Add a stop to a day, after afterStopId or at the end. setTime (HH:MM) fixes its time; otherwise it is computed."),
         OpSpec("update_stop", UpdateStop, "editor", update_stop, "Change fields of a stop; setTime null clears a set time."),
         OpSpec("move_stop", MoveStop, "editor", move_stop, "Move a stop to a day (possibly the same) at a 0-based position."),
+        OpSpec("swap_stops", SwapStops, "editor", swap_stops, "Swap two stops: each takes the other's day and position."),
         OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
         OpSpec("add_expense", AddExpense, "editor", add_expense, "Record an expense in integer minor units, paid by a member, split equally or by shares."),
         OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),

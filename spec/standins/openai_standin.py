@@ -14,6 +14,12 @@ real error body `{"error": {"message", "type", "param", "code"}}`.
 The real `openai` SDK (its own HTTP client) and the app running in a
 TestClient's event-loop thread both reach it over a socket.
 
+Like the real API, a strict structured-output schema (`text.format`) or a
+strict function tool's `parameters` outside the Structured Outputs subset is
+refused with a 400 `invalid_json_schema` before any reply is taken
+(`strict_schema.schema_problems`); `strict_schema.conforms(schema, value)`
+tells a test whether strict decoding could produce an answer.
+
 Usage in a test module:
 
     from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
@@ -59,6 +65,7 @@ from typing import Any, Callable
 import pytest
 
 from .loopback import LoopbackHandler, LoopbackServer, RecordedRequest
+from .strict_schema import schema_problems
 
 TEST_KEY = "sk-test-wayline-standin-0123456789abcdef"
 DEFAULT_USAGE = (100, 50)
@@ -202,6 +209,13 @@ class OpenAIStandIn(LoopbackServer):
             handler.send_json(404, {"error": {"message": f"Invalid URL (POST {request.path})",
                                               "type": "invalid_request_error", "param": None, "code": None}})
             return
+        invalid = _invalid_schema(request.body if isinstance(request.body, dict) else {})
+        if invalid is not None:
+            with self.lock:
+                self.record(request)
+            handler.send_json(400, {"error": {"message": invalid, "type": "invalid_request_error",
+                                              "param": "text.format.schema", "code": "invalid_json_schema"}})
+            return
         reply, delay = self._take(request)
         with self.lock:
             self.in_flight += 1
@@ -256,6 +270,20 @@ class OpenAIStandIn(LoopbackServer):
             return
         handler.send_json(200, response_object(request_body, reply, status=reply.status, output=reply.output,
                                                 with_usage=True))
+
+
+def _invalid_schema(body: dict) -> str | None:
+    """The real API's message for a strict schema it would refuse, else None."""
+    fmt = (body.get("text") or {}).get("format") or {}
+    checked = [(f"response format '{fmt.get('name')}'", fmt.get("schema"))] if (
+        fmt.get("type") == "json_schema" and fmt.get("strict")) else []
+    checked += [(f"function '{t.get('name')}'", t.get("parameters")) for t in body.get("tools") or []
+                if t.get("type") == "function" and t.get("strict")]
+    for what, schema in checked:
+        problems = schema_problems(schema)
+        if problems:
+            return f"Invalid schema for {what}: {problems[0]}."
+    return None
 
 
 def response_object(request_body: dict, reply: Reply, *, status: str, output: list[dict],
