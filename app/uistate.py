@@ -8,7 +8,7 @@ snapshot it wrote (not a re-read).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from .db import Database
 from .ids import utcnow
@@ -16,7 +16,7 @@ from .ids import utcnow
 
 class AgentPanel(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    open: bool
+    open: StrictBool
 
 
 async def agent_panel(db: Database, user_id: str) -> dict:

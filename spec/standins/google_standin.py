@@ -28,7 +28,8 @@ Street View Static API (key in the query, as Google takes it there):
 GET /maps/api/streetview/metadata (JSON `{status, pano_id, location, date,
 copyright}`; statuses OK, ZERO_RESULTS when no panorama lies within `radius`,
 INVALID_REQUEST, REQUEST_DENIED for a missing or wrong key, and whatever
-`street_view_status` forces) and GET /maps/api/streetview (a tiny valid JPEG
+`street_view_status` forces) and GET /maps/api/streetview (an error status
+when `street_view_image_status` is set; else a tiny valid JPEG
 for a known `pano`; 404 for an unknown one with `return_error_code=true`, a
 grey placeholder JPEG without it, as Google does; 403 without the key; 400
 for a size over 640x640). Panoramas: `panoramas` {pano_id: (lat, lng, date)},
@@ -269,6 +270,7 @@ class GoogleStandIn(PathScriptedServer):
             "CAoSLEFGMVFpcE_ribeira": (38.70701, -9.14571, "2022-09"),
         }
         self.street_view_status: str | None = None   # forces the metadata status (e.g. OVER_QUERY_LIMIT)
+        self.street_view_image_status: int | None = None  # forces an HTTP error for the image only
 
     def add_pano(self, pano_id: str, lat: float, lng: float, date: str = "2024-05") -> None:
         with self.lock:
@@ -283,6 +285,7 @@ class GoogleStandIn(PathScriptedServer):
         super().reset()
         self.no_route_modes.clear()
         self.street_view_status = None
+        self.street_view_image_status = None
 
     def place_now(self, pid: str) -> dict:
         """The place as Google would answer today (dated hours added)."""
@@ -453,6 +456,8 @@ class GoogleStandIn(PathScriptedServer):
             width, height = (int(v) for v in query.get("size", "").split("x"))
         except ValueError:
             width = height = 0
+        if self.street_view_image_status:
+            return self.street_view_image_status, "text/plain; charset=UTF-8", b"Server Error"
         if not (1 <= width <= 640 and 1 <= height <= 640):
             return 400, "text/plain; charset=UTF-8", b"Invalid request. Invalid 'size' parameter."
         found = self._pano_for(query)
