@@ -210,6 +210,9 @@ def test_otel_settings_follow_the_standard_variables():
                                  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b:4318/traces"}, dotenv=None)
     assert own.otel_traces_endpoint == "http://b:4318/traces"
     assert Settings.from_env(env={}, dotenv=None).otel_traces_endpoint is None
+    assert Settings.from_env(env={}, dotenv=None).google_maps_base_url == "https://maps.googleapis.com"
+    assert Settings.from_env(env={"GOOGLE_MAPS_BASE_URL": "http://proxy/"}, dotenv=None).google_maps_base_url == \
+        "http://proxy"
     assert Settings.from_env(env={"OPENAI_REASONING_SUMMARY": "Auto"}, dotenv=None).openai_reasoning_summary == "auto"
     assert Settings.from_env(env={"OPENAI_REASONING_SUMMARY": "off"}, dotenv=None).openai_reasoning_summary is None
     with pytest.raises(SystemExit):
