@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
+from xstatic.pkg import leaflet as xstatic_leaflet
 
 from .auth import same_origin, server_secret
 from .db import Database
@@ -114,6 +115,8 @@ def create_app(settings: Settings, **overrides) -> Starlette:
             await db.close()
 
     routes = build_routes()
+    # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
+    routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
     routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
     app = Starlette(
         routes=routes,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 DEFAULT_MODEL = "gpt-6.1-sol"
+PLACES_PROVIDERS = ("google", "osm")
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -87,10 +88,26 @@ class Settings:
     weather_base_url: str = "https://api.open-meteo.com"
     # OpenTelemetry (optional extra): where spans go; None = no spans at all.
     otel_traces_endpoint: str | None = None
+    # WAYLINE_PLACES_PROVIDER as given; None: Google with a key, else OSM (see places_provider).
+    places_provider_choice: str | None = None
+    nominatim_url: str = "https://nominatim.openstreetmap.org"
+    overpass_url: str = "https://overpass-api.de/api/interpreter"
+    osrm_url: str = "https://routing.openstreetmap.de/routed-{profile}"  # profile: foot, bike or car
+    contact: str | None = None  # who to reach about our traffic (User-Agent); public OSM servers ask for it
+    # The day map's tiles (Leaflet URL template) and the attribution they require.
+    map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
 
     @property
     def ai_enabled(self) -> bool:
         return bool(self.openai_api_key)
+
+    @property
+    def places_provider(self) -> str:
+        """Who answers place search, details and routes: "google" or "osm"."""
+        if self.places_provider_choice:
+            return self.places_provider_choice
+        return "google" if self.google_maps_api_key else "osm"
 
     @property
     def places_enabled(self) -> bool:
@@ -123,6 +140,18 @@ class Settings:
             except ValueError:
                 raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
+        provider = (text("WAYLINE_PLACES_PROVIDER") or "").lower() or None
+        if provider is not None and provider not in PLACES_PROVIDERS:
+            raise SystemExit(f"WAYLINE_PLACES_PROVIDER must be google or osm, "
+                             f"got {values['WAYLINE_PLACES_PROVIDER'].strip()!r}")
+        if provider == "google" and not text("GOOGLE_MAPS_API_KEY"):
+            raise SystemExit("WAYLINE_PLACES_PROVIDER=google needs GOOGLE_MAPS_API_KEY "
+                             "(or leave it unset to use OpenStreetMap)")
+        osrm_url = (text("WAYLINE_OSRM_URL") or "").rstrip("/") or None
+        if osrm_url is not None and "{profile}" not in osrm_url:
+            raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
+                             f"got {osrm_url!r}")
+
         d = cls()
         return cls(
             db_path=text("WAYLINE_DB") or d.db_path,
@@ -153,6 +182,13 @@ class Settings:
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
             otel_traces_endpoint=_traces_endpoint(text("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
                                                   text("OTEL_EXPORTER_OTLP_ENDPOINT")),
+            places_provider_choice=provider,
+            nominatim_url=(text("WAYLINE_NOMINATIM_URL") or d.nominatim_url).rstrip("/"),
+            overpass_url=(text("WAYLINE_OVERPASS_URL") or d.overpass_url).rstrip("/"),
+            osrm_url=osrm_url or d.osrm_url,
+            contact=text("WAYLINE_CONTACT"),
+            map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
+            map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
         )
 
     def key_report(self) -> list[str]:

@@ -11,8 +11,9 @@ from app.server import create_app
 from app.settings import Settings
 from helpers import LiveServer, make_client
 
-# The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin).
-pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin")
+# The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin, osm_standin).
+pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin",
+                  "standins.osm_standin")
 
 
 @pytest.fixture

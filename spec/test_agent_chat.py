@@ -3,6 +3,7 @@ signed approvals, read tools, against the OpenAI stand-in."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -304,6 +305,19 @@ def test_read_tools_run_and_external_urls_are_refused(settings, openai_standin):
         r = chat(client, trip["id"], [user_message("look", "u3", files=[
             {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AAAA"}])])
         assert r.status_code == 422
+
+
+def test_a_read_tool_with_bad_arguments_says_so_plainly_and_the_model_gets_the_detail(settings, openai_standin):
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        openai_standin.reply_function_calls([("checkWeather", {"days": 2})])  # no startDate
+        openai_standin.reply_text("Let me try that again later.")
+        chunks = check_protocol(chat(client, trip["id"], [user_message("Will it rain?")]))
+        [failed] = of_type(chunks, "tool-output-error")
+        assert failed["errorText"] == "Could not check the weather: the request was incomplete."
+        follow_up = json.dumps(openai_standin.requests[1].body["input"])
+        assert "Invalid arguments for checkWeather" in follow_up and "startDate" in follow_up
 
 
 def test_provider_failure_and_limits_end_the_stream_cleanly(settings, openai_standin):

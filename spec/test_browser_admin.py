@@ -28,9 +28,9 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
 
         # One Copilot question: an AI call the usage page counts.
         panel = admin.locator("#side-panel")
-        panel.get_by_role("tab", name="Copilot").click()
+        panel.get_by_role("tab", name="This day").click()
         panel.get_by_label("Your question about this day").fill("Is this day realistic?")
-        panel.get_by_role("button", name="Ask Copilot").click()
+        panel.get_by_role("button", name="Ask", exact=True).click()
         panel.locator(".bubble", has_text="The day looks fine.").wait_for()
         shot(admin, "18-copilot")
 

@@ -34,7 +34,11 @@ def test_invite_lifecycle_expired_and_revoked_are_refused(client, settings):
     assert client.post("/api/invites/not-a-token/accept", json={}).status_code == 404
     assert client.get(f"/api/trips/{t}").status_code == 404
 
-    assert client.get(f"/api/invites/{invite['token']}").json()["data"]["tripTitle"] == "Lisbon"
+    shown = client.get(f"/api/invites/{invite['token']}").json()["data"]
+    # What the invite page names: the trip, who invited you, when and where.
+    assert shown["tripTitle"] == "Lisbon" and shown["role"] == "viewer"
+    assert shown["inviterName"] == owner["displayName"] and shown["startDate"] == "2026-12-10"
+    assert shown["destination"] == "Lisbon"
     accepted = client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]
     assert accepted == {"tripId": t, "role": "viewer", "joined": True}
     assert client.get(f"/api/trips/{t}").json()["data"]["role"] == "viewer"

@@ -97,6 +97,15 @@ READ_TOOLS: dict[str, tuple[type[ToolArgs], str]] = {
 }
 
 
+# What each read tool does, in words for people: tool cards and errors use
+# these, never the tool's name.
+READ_TOOL_ACTIONS = {
+    "placeSearch": "search for places", "placeNearby": "look for places nearby", "placeDetail": "look up a place",
+    "routes": "work out the travel time", "checkWeather": "check the weather",
+    "lodgingSearch": "search for places to stay", "readTripMedia": "read a file",
+}
+
+
 def _function(name: str, description: str, model: type[BaseModel]) -> dict:
     try:
         return {"type": "function", "name": name, "description": description,
@@ -166,11 +175,13 @@ def parse_arguments(raw: str, op_name: str | None = None) -> dict:
 @dataclass
 class ToolResult:
     output: Any = None                  # JSON for the stream and the model
-    error: str | None = None            # set instead of output when the tool failed
+    error: str | None = None            # set instead of output when the tool failed: plain words, shown to people
+    detail: str | None = None           # what went wrong, for the model only (field names, what to do instead)
     model_items: list[dict] = field(default_factory=list)  # extra input items (inline images/PDFs)
 
     def for_model(self) -> str:
-        text = json.dumps({"error": self.error} if self.error else self.output, ensure_ascii=False)
+        failure = {"error": self.error, **({"detail": self.detail} if self.detail else {})}
+        text = json.dumps(failure if self.error else self.output, ensure_ascii=False)
         return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "…(truncated)"
 
 
@@ -215,8 +226,14 @@ async def run_read_tool(svc: Services, trip: Trip, name: str, raw_arguments: str
     try:
         args = model.model_validate(json.loads(raw_arguments or "{}"))
     except (ValueError, ValidationError) as exc:
-        detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else "arguments are not JSON"
-        return ToolResult(error=f"Invalid arguments for {name}: {detail}")
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            detail = f"{where}: {first.get('msg')}" if where else first.get("msg")
+        else:
+            detail = "the arguments are not JSON"
+        return ToolResult(error=f"Could not {READ_TOOL_ACTIONS[name]}: the request was incomplete.",
+                          detail=f"Invalid arguments for {name}: {detail}")
     try:
         return await _run(svc, trip, name, args, own_hosts)
     except AppError as exc:
@@ -227,8 +244,8 @@ async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple
     google = svc.google
     places_needed = name in ("placeSearch", "placeNearby", "placeDetail", "lodgingSearch")
     if places_needed and google is None:
-        return ToolResult(error="Place search is not set up on this server (no Google key). "
-                                "Say so and do not invent places.")
+        return ToolResult(error="Place search is not set up on this server.",
+                          detail="No Google key: say so and do not invent places.")
     if name == "placeSearch":
         lat, lng = _near(trip, args.lat, args.lng)
         found = await google.search_text(args.query, lat=lat, lng=lng, max_results=MAX_RESULTS)
@@ -250,7 +267,8 @@ async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple
             found = await google.search_nearby(lat, lng, radius_m=args.radiusM or 3000, types=["lodging"],
                                                max_results=MAX_RESULTS)
         else:
-            return ToolResult(error="Give a query or a point to search for lodging.")
+            return ToolResult(error="Could not search for places to stay: the trip has no destination yet.",
+                              detail="Give a query or a point to search for lodging.")
         return ToolResult({"lodging": [_place(p) for p in found]})
     if name == "routes":
         a, b = (args.fromLat, args.fromLng), (args.toLat, args.toLng)
@@ -268,12 +286,14 @@ async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple
         try:
             start = date.fromisoformat(args.startDate)
         except ValueError:
-            return ToolResult(error="startDate must be a real date (YYYY-MM-DD)")
+            return ToolResult(error="Could not check the weather: the date was not a real date.",
+                              detail="startDate must be a real date (YYYY-MM-DD)")
         return ToolResult({"days": await svc.weather.days(lat, lng, start, args.days)})
     if name == "readTripMedia":
         upload = await files.resolve(svc, trip.id, args.url, own_hosts, field="url")
         if upload.media_type not in files.SUPPORTED_TYPES:
-            return ToolResult(error=f"{upload.filename} is a {upload.media_type} file, which cannot be read.")
+            return ToolResult(error=f"{upload.filename} is a kind of file the AI cannot read.",
+                              detail=f"{upload.media_type} is not supported")
         content = await files.model_content(svc, upload)
         meta = {"url": upload.url, "filename": upload.filename, "mediaType": upload.media_type, "size": upload.size}
         if content["type"] == "input_text":

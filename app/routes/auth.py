@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 from .. import auth
 from ..errors import NotSignedIn
-from .common import body, ok, services, signed_in
+from .common import body, current_user, ok, services
 from .openapi import describe
 
 
@@ -70,9 +70,11 @@ async def signout(request: Request):
     return response
 
 
-@describe(summary="The signed-in user")
+@describe(summary="The signed-in user, or null when signed out (a probe, so never a 401)")
 async def me(request: Request):
-    user = await signed_in(request)
+    user = await current_user(request)
+    if user is None:
+        return ok({"user": None, "isAdmin": False})
     settings = services(request).settings
     return ok({"user": user, "isAdmin": user["username"] in settings.ai_admins})
 

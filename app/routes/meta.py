@@ -24,6 +24,8 @@ def public_config(settings) -> dict:
         "googleMapsBrowserKey": settings.google_maps_browser_key,
         "aiEnabled": settings.ai_enabled,
         "placesEnabled": settings.places_enabled,
+        "mapTilesUrl": settings.map_tiles_url,
+        "mapAttribution": settings.map_attribution,
         "limits": {
             "aiDailyCalls": settings.ai_daily_limit,
             "aiConcurrent": settings.ai_concurrent,

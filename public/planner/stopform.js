@@ -2,7 +2,7 @@
 // works), set time vs computed time, duration, meal, note with uploads.
 
 import { get } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, KIND_LABELS, MEALS, toast } from "./ui.js";
+import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, KIND_LABELS, MEALS, MEAL_MINUTES, toast } from "./ui.js";
 import { icon } from "./icons.js";
 
 const KIND_OPTIONS = Object.entries(KIND_LABELS);
@@ -45,6 +45,16 @@ export function openStopForm(store, { day, stop = null }) {
   const syncMeal = () => { mealField.hidden = kind.value !== "food"; };
   kind.addEventListener("change", syncMeal);
   syncMeal();
+  // A meal brings its usual length (dinner 75 min, lunch 60, breakfast 45…)
+  // unless someone chose a length themselves.
+  const usualLength = (m) => MEAL_MINUTES[m] || 60;
+  let lengthChosen = false;
+  let mealBefore = meal.value;
+  duration.addEventListener("input", () => { lengthChosen = true; });
+  meal.addEventListener("change", () => {
+    if (!lengthChosen && Number(duration.value) === usualLength(mealBefore)) duration.value = String(usualLength(meal.value));
+    mealBefore = meal.value;
+  });
 
   const search = store.app.session.config.placesEnabled ? placeSearch(store, (place) => {
     name.value = place.name || name.value;

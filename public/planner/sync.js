@@ -29,18 +29,17 @@ export function startSync(store) {
 
   async function loadHistory() {
     if (!config.aiEnabled) {
-      store.agent.unavailable = true;
+      store.setAgentStatus({ unavailable: true });
       return;
     }
     try {
       const data = await get(`${store.base}/agent/messages`);
       store.mergeMessages(data.messages);
       store.setSuggestions(data.suggestions);
-      store.agent.loaded = true;
-      store.agent.error = null;
+      store.setAgentStatus({ loaded: true, error: null });
     } catch (err) {
-      if (err.status === 404) store.agent.unavailable = true;
-      else store.agent.error = err;
+      if (err.status === 404) store.setAgentStatus({ unavailable: true });
+      else store.setAgentStatus({ error: err });
     }
     store.emit("agent");
   }
@@ -53,23 +52,22 @@ export function startSync(store) {
         const events = await get(`${store.base}/agent/events?after=${store.agent.latestSeq}`);
         store.mergeMessages(events.messages);
         const suggestionsChanged = store.setSuggestions(events.suggestions);
-        if (typeof events.latestSeq === "number" && events.latestSeq > store.agent.latestSeq) {
-          store.agent.latestSeq = events.latestSeq;
-        }
+        store.noteLatestSeq(events.latestSeq);
         if ((events.messages && events.messages.length) || suggestionsChanged) store.emit("agent");
       } else if (!store.agent.unavailable && !store.agent.loaded) {
         await loadHistory();
       }
       const changed = await getIfChanged(store.base, tripEtag);
       if (changed) {
-        const first = tripEtag === null;
+        // Even the first answer is taken: votes and comments may have changed
+        // since the page loaded without a new version. Unchanged parts of the
+        // page are left alone (keyed rendering), so this costs little.
         tripEtag = changed.etag;
-        // The first answer only learns the tag: the page already shows this trip.
-        if (!first || !store.trip || changed.data.version !== store.trip.version) store.setTrip(changed.data);
+        store.setTrip(changed.data);
       }
     } catch (err) {
       if (err.status === 404 && !store.agent.unavailable) {
-        store.agent.unavailable = true;
+        store.setAgentStatus({ unavailable: true });
         store.emit("agent");
       }
       // Other failures (offline, a restart) are retried on the next tick.
