@@ -149,7 +149,7 @@ async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previ
             await timeline.append_message(svc, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
                                           source=row["source"], actor_name=AGENT_NAME, turn_id=row["id"])
     except AppError as exc:
-        log.info("ambient reply to %s skipped: %s", row["id"], exc.code)
+        log.info("ambient reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:
         log.exception("ambient reply failed")
 
@@ -267,6 +267,6 @@ async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, 
                                   stop_id=stop_id, actor_name=AGENT_NAME, turn_id=row["id"])
             await insert_comment(tx, trip_id, stop_id, None, AGENT_NAME, reply[:4000])
     except AppError as exc:
-        log.info("stop comment reply skipped: %s", exc.code)
+        log.info("stop comment reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:
         log.exception("stop comment reply failed")
