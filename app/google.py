@@ -133,6 +133,9 @@ def _circle(lat: float, lng: float, radius_m: float) -> dict:
 
 
 class Google:
+    name = "google"
+    attribution = None  # Google's own terms: logos on maps, not per result here
+
     def __init__(self, settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float] | None = None):
         if not settings.google_maps_api_key:
             raise ValueError("Google needs GOOGLE_MAPS_API_KEY")

@@ -2,11 +2,12 @@
 
 The mode follows the trip's shared choices: never an avoided mode; walking
 only up to the longest walk when another mode works; otherwise the preferred
-transport. Durations are Google's when routes are available, else a labelled
+transport. Durations are the places provider's (Google or OpenStreetMap's
+OSRM) when it has a route, else a labelled
 estimate from straight-line distance and a per-mode speed.
 
-`day_legs` asks Google for every missing pair at once with concurrent
-computeRoutes calls (bounded inside app.google), not computeRouteMatrix: a
+`day_legs` asks the provider for every missing pair at once with concurrent
+route calls (bounded inside the provider), not a route matrix: a
 day's legs are the consecutive pairs only, each in its own mode, and the matrix
 is billed per element (origins x destinations) and takes one travel mode.
 """
@@ -34,7 +35,7 @@ class Leg:
     mode: str
     duration_s: int
     distance_m: int
-    source: str  # "google" or "estimate"
+    source: str  # the provider's name ("google", "osm") or "estimate"
 
     def to_json(self) -> dict:
         return {
@@ -75,20 +76,20 @@ def estimate(from_id: str, to_id: str, a: tuple[float, float], b: tuple[float, f
 async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
     """Legs between consecutive stops (objects with .id, .lat, .lng) that both
     have coordinates. The mode comes from `choose_mode` on the straight-line
-    distance; the duration is Google's (cached) when svc.google is set, else a
-    labelled estimate. A walk that turns out longer than the trip's longest
+    distance; the duration is the places provider's (cached: Google or OSM)
+    when it has a route, else a labelled estimate. A walk that turns out longer than the trip's longest
     walk is chosen again on its real length, so the limit holds on what is shown."""
     pairs = [(a, b) for a, b in zip(stops, stops[1:]) if _has_point(a) and _has_point(b)]
     if not pairs:
         return []
     modes = [choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs) for a, b in pairs]
-    google = getattr(svc, "google", None)
-    legs = await _measure(google, pairs, modes)
+    provider = getattr(svc, "places", None)
+    legs = await _measure(provider, pairs, modes)
     again = [i for i, leg in enumerate(legs)
              if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM
              and choose_mode(leg.distance_m, prefs) != "walk"]
     if again:
-        redone = await _measure(google, [pairs[i] for i in again],
+        redone = await _measure(provider, [pairs[i] for i in again],
                                 [choose_mode(legs[i].distance_m, prefs) for i in again])
         for i, leg in zip(again, redone):
             legs[i] = leg
@@ -99,11 +100,11 @@ def _has_point(stop: Any) -> bool:
     return getattr(stop, "lat", None) is not None and getattr(stop, "lng", None) is not None
 
 
-async def _measure(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
-    if google is None:
+async def _measure(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
+    if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
     answers = await asyncio.gather(
-        *(google.route((a.lat, a.lng), (b.lat, b.lng), mode) for (a, b), mode in zip(pairs, modes)),
+        *(provider.route((a.lat, a.lng), (b.lat, b.lng), mode) for (a, b), mode in zip(pairs, modes)),
         return_exceptions=True,
     )
     legs = []
@@ -114,9 +115,9 @@ async def _measure(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) 
                 raise answer
             legs.append(_estimate(a, b, mode))
         elif answer is None:
-            legs.append(_estimate(a, b, mode))  # Google has no route in this mode
+            legs.append(_estimate(a, b, mode))  # no route in this mode (or transit on OSM)
         else:
-            legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, "google"))
+            legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, provider.name))
     return legs
 
 

@@ -11,6 +11,7 @@ import httpx
 
 from .services import Services
 from .agent.timeline import Heads
+from .live.hub import LiveHub
 from .trips.dto import TripCache
 
 
@@ -20,11 +21,14 @@ async def start(svc: Services) -> None:
     # Caches follow the database's after-commit change signal.
     svc.trip_cache = TripCache(svc)
     svc.heads = Heads()
-    svc.db.on_change += [svc.trip_cache.changed, svc.heads.changed]
-    # Google only with a server key (else place routes answer 503); weather
-    # always (Open-Meteo needs no key). Both read the clock through svc so a
-    # test's injected clock applies; tests may inject either instance.
+    svc.live = LiveHub(svc)  # after the heads: it reads them fresh for the change it announces
+    svc.db.on_change += [svc.trip_cache.changed, svc.heads.changed, svc.live.changed]
+    # Google only with a server key; places and routes from the configured
+    # provider (Google, or OpenStreetMap with no key); weather always
+    # (Open-Meteo needs no key). All read the clock through svc so a test's
+    # injected clock applies; tests may inject any of them.
     from .google import Google
+    from .places import open_provider
     from .weather import Weather
 
     def clock() -> float:
@@ -32,6 +36,8 @@ async def start(svc: Services) -> None:
 
     if svc.google is None and svc.settings.google_maps_api_key:
         svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
+    if svc.places is None:
+        svc.places = open_provider(svc.settings, svc.http, svc.db, clock, svc.google)
     if svc.street_view is None and svc.settings.google_maps_api_key:
         from .streetview import StreetView
 
@@ -67,7 +73,16 @@ async def start(svc: Services) -> None:
         svc.op_listeners.append(Evaluator(svc))
 
 
+def begin_shutdown(svc: Services) -> None:
+    """Shutdown starts (app/serving.py calls this before uvicorn waits for open
+    responses): live streams end now, or the server would wait on them forever."""
+    if svc.live is not None:
+        svc.live.end_all()
+
+
 async def stop(svc: Services) -> None:
+    if svc.live is not None:
+        await svc.live.close()
     if svc.ai is not None and hasattr(svc.ai, "close"):
         await svc.ai.close()
     if svc.http is not None:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .aiusage import AIUsage
     from .google import Google
     from .streetview import StreetView
+    from .places import PlacesProvider
+    from .live.hub import LiveHub
     from .trips.dto import TripCache
     from .trips.service import OpEvent
     from .weather import Weather
@@ -76,14 +78,21 @@ class Services:
     http: httpx.AsyncClient | None = None   # shared by Google and weather
     google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
     street_view: StreetView | None = None   # None without GOOGLE_MAPS_API_KEY
+    places: PlacesProvider | None = None    # Google or OpenStreetMap (app/places.py)
     weather: Weather | None = None
     ai: AI | None = None                    # None without OPENAI_API_KEY
     aiusage: AIUsage | None = None
     trip_cache: TripCache | None = None
     heads: Heads | None = None              # the timeline poll's per-trip counters
     telemetry: Telemetry = field(default_factory=Telemetry)   # no-op unless OpenTelemetry is configured
+    live: LiveHub | None = None             # open live streams (app/live/)
     # Called after every committed op (the agent's evaluation hooks in here);
     # listeners must not block.
     op_listeners: list[Callable[[OpEvent], None]] = field(default_factory=list)
     # A burst of edits on one trip costs one agent evaluation after this quiet time.
     agent_debounce_s: float = 1.5
+    # Live streams: a comment line this often keeps proxies from closing a
+    # quiet stream (Fly's proxy closes after 60 s idle); the open-stream limits.
+    live_keepalive_s: float = 20.0
+    live_max_per_user: int = 8
+    live_max_streams: int = 2000

@@ -110,10 +110,6 @@ class Settings:
         return "google" if self.google_maps_api_key else "osm"
 
     @property
-    def places_enabled(self) -> bool:
-        return bool(self.google_maps_api_key)
-
-    @property
     def secure_cookies(self) -> bool:
         return bool(self.public_url and self.public_url.lower().startswith("https://"))
 

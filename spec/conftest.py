@@ -16,9 +16,16 @@ pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standin
                   "standins.osm_standin")
 
 
+# Without a Google key the app uses OpenStreetMap's public servers: tests that
+# bring no stand-in point them at a closed loopback port (refused at once).
+CLOSED = "http://127.0.0.1:9"
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"))
+    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
+                    nominatim_url=CLOSED, overpass_url=f"{CLOSED}/api/interpreter",
+                    osrm_url=f"{CLOSED}/routed-{{profile}}")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import uvicorn
 from starlette.testclient import TestClient
 
 from app.server import create_app
+from app.serving import Server
 from app.settings import Settings
 
 _names = itertools.count(1)
@@ -71,13 +72,14 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """The real app on uvicorn in a thread, for tests that need real sockets."""
+    """The real app on uvicorn in a thread, for tests that need real sockets
+    (the app's own server class: live streams end when it shuts down)."""
 
     def __init__(self, app):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
+        self.server = Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self):

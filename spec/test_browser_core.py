@@ -53,7 +53,7 @@ def test_core_flow_on_desktop(settings, weather_standin):
         assert page.locator("#side-panel.open").count() == 0
         page.get_by_role("button", name="AI help").first.click()
         page.locator("#side-panel").get_by_role("tab", name="Chat").click()
-        page.get_by_text("AI is turned off on this server").first.wait_for()
+        page.locator("#tabpanel-chat").get_by_text("AI is turned off on this server").wait_for()
         shot(page, "03b-ai-off-panel")
         page.get_by_role("button", name="Close AI help").click()
 

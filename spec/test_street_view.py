@@ -164,7 +164,7 @@ def test_failure_outcomes_carry_a_status_part(settings, openai_standin, google_s
 
 
 @pytest.mark.parametrize("break_google", ["metadata_500", "over_quota", "denied_key", "image_500", "places_down",
-                                          "no_google"])
+                                          "no_google_stop", "no_google_search"])
 def test_service_unavailable_when_google_fails(settings, openai_standin, google_standin, seen, break_google):
     configured = google_settings(settings, google_standin)
     place = "Castelo"                                   # a stop: no place search needed
@@ -180,8 +180,8 @@ def test_service_unavailable_when_google_fails(settings, openai_standin, google_
         google_standin.fail("/v1/places", 503)
         place = "Mercado da Ribeira"                    # not a stop: place search is needed, and down
     else:
-        configured = settings                           # no Google key at all
-        place = "Mercado da Ribeira"
+        configured = settings                           # no Google key: no imagery; places from OSM (down here)
+        place = "Castelo" if break_google == "no_google_stop" else "Mercado da Ribeira"
     with agent_client(configured, openai_standin) as client:
         trip = setup_trip(client)
         chunks, stored = ask(client, seen, trip["id"], f"street view of {place}")

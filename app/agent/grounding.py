@@ -5,7 +5,8 @@ application without a model call (seed 000, "Street view is not a model tool").
 of Torvehallerne", "show me Nyhavn in street view", "Nyhavn 的街景", with or
 without @agent); anything else is left to the agent as usual. `ground()`
 resolves the place against the trip's stops first (by name), then place
-search (`svc.google.search_text`), reads the panorama's metadata and fetches
+search (`svc.places.search_text`: Google or OpenStreetMap, whichever the
+server uses), reads the panorama's metadata and fetches
 the image (app/streetview.py). The outcome is exactly one of:
 
 - `found`: a panorama near the place; the reply carries one server-built
@@ -15,7 +16,7 @@ the image (app/streetview.py). The outcome is exactly one of:
 - `invalid_request`: the request names no usable place (nothing, or too long),
   or Google refused the request as invalid;
 - `service_unavailable`: no place search or street-view provider is
-  configured, or Google failed.
+  configured (street view needs GOOGLE_MAPS_API_KEY), or a provider failed.
 
 The reply's parts (`reply_parts`): `data-agent-grounding {kind, outcome,
 query, place}`, then fixed text in the request's language, then for a
@@ -151,9 +152,9 @@ async def _resolve(svc: Services, trip: Trip, query: str) -> dict | None:
     stop = match_stop(trip, query)
     if stop is not None:
         return {"name": stop.name, "source": "stop", "stopId": stop.id, "lat": stop.lat, "lng": stop.lng}
-    if svc.google is None:
+    if svc.places is None:
         raise _unavailable()
-    found = await svc.google.search_text(query, lat=trip.dest_lat, lng=trip.dest_lng, max_results=1)
+    found = await svc.places.search_text(query, lat=trip.dest_lat, lng=trip.dest_lng, max_results=1)
     place = next((p for p in found if p.get("lat") is not None and p.get("lng") is not None), None)
     if place is None:
         return None

@@ -9,6 +9,7 @@ from typing import Iterable
 
 from ..errors import NotFound, Unavailable
 from ..legs import Leg
+
 from ..review import ReviewResult, day_fingerprint, light_copy, review_day
 from ..services import Services
 from ..trips.model import Day, Trip
@@ -46,12 +47,12 @@ async def load_day(svc: Services, trip_id: str, day_id: str) -> DayContext:
 
 
 async def food_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
-    """Google's JSON for each food stop's place (cached by app.google); a place
-    Google cannot answer for is left out, so its hours stay unknown."""
-    if svc.google is None:
+    """The places provider's JSON for each food stop's place (cached); a place
+    it cannot answer for is left out, so its hours stay unknown."""
+    if svc.places is None:
         return None
     ids = sorted({s.place_id for s in stops if s.kind == "food" and s.place_id})
-    answers = await asyncio.gather(*(svc.google.place(pid) for pid in ids), return_exceptions=True)
+    answers = await asyncio.gather(*(svc.places.place(pid) for pid in ids), return_exceptions=True)
     places = {}
     for pid, answer in zip(ids, answers):
         if isinstance(answer, (Unavailable, NotFound)):
@@ -60,13 +61,6 @@ async def food_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
             raise answer
         places[pid] = answer["raw"]
     return places
-
-
-def require_google(svc: Services):
-    if svc.google is None:
-        raise Unavailable("Place search is off: this server has no Google Maps key (GOOGLE_MAPS_API_KEY).",
-                          code="places_unavailable")
-    return svc.google
 
 
 def require_ai(svc: Services):

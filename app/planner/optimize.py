@@ -149,7 +149,7 @@ def plan_types(prefs: EffectivePreferences) -> list[str]:
 async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
     """Up to 12 usable Google places near the day, taken in turn from each
     type's ranking so every chosen type is represented. Empty without Google."""
-    if svc.google is None:
+    if svc.places is None:
         return []
     anchor = centre(ctx.day.stops, ctx.trip)
     if anchor is None:
@@ -158,7 +158,7 @@ async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePre
                  default=0.0)
     radius = min(5000.0, max(1500.0, spread + 500))
     types = plan_types(prefs)
-    answers = await asyncio.gather(*(svc.google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=[t])
+    answers = await asyncio.gather(*(svc.places.search_nearby(anchor[0], anchor[1], radius_m=radius, types=[t])
                                      for t in types), return_exceptions=True)
     rankings = []
     for answer in answers:

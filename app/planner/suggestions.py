@@ -15,7 +15,8 @@ from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..services import Services
 from ..trips.model import Day, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_minutes
-from .context import DayContext, new_refs, require_google, simulate
+from ..places import require_places
+from .context import DayContext, new_refs, simulate
 from .drafts import store_draft
 from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, first_fitting_start,
                      interest_types, is_food, score, usable)
@@ -73,7 +74,7 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
                   meal: str | None = None, explore: bool = False) -> list[dict]:
     """Find places to eat (`meal`) or Explore nearby: ranked Google places,
     each stored as a one-stop draft. No model call."""
-    google = require_google(svc)
+    provider = require_places(svc)
     slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
     if explore:
         types = (interest_types(ctx.trip.prefs.interests) or DEFAULT_EXPLORE_TYPES)[:5]
@@ -89,7 +90,7 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
         raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
     ranked: list[dict] = []
     for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
-        found = await google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
+        found = await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
         ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
                         key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
         if ranked:

@@ -15,12 +15,20 @@ from starlette.routing import Route
 PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 
 
-def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipart: bool = False, stream: bool = False):
+def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipart: bool = False,
+             stream: bool | str = False):
     def mark(handler: Callable) -> Callable:
         handler.__api__ = {"body": body, "summary": summary, "multipart": multipart, "stream": stream}
         return handler
 
     return mark
+
+
+def _success(stream: bool | str | None) -> str:
+    """`stream=True` is the AI SDK UI message stream; a string describes another stream."""
+    if not stream:
+        return "Success: `{data: ...}`"
+    return "AI SDK UI message stream" if stream is True else stream
 
 
 def build_openapi(routes) -> dict:
@@ -55,7 +63,7 @@ def build_openapi(routes) -> dict:
                 }
             content_type = "text/event-stream" if meta.get("stream") else "application/json"
             op["responses"] = {
-                "200": {"description": "Success: `{data: ...}`" if not meta.get("stream") else "AI SDK UI message stream",
+                "200": {"description": _success(meta.get("stream")),
                         "content": {content_type: {}}},
                 "default": {"description": "`{error: {code, message}}`", "content": {"application/json": {}}},
             }
