@@ -16,6 +16,12 @@ contacted.
   `validate`, which runs while the usage row is still open.
 - `AI.stream(feature=..., ...)`: one streamed model round with function tools,
   as small normalized events (see its docstring) for the agent's tool loops.
+  With `reasoning=True` and `OPENAI_REASONING_SUMMARY` set it asks for
+  reasoning summaries, which arrive as ReasoningStart/Delta/End events.
+
+Both take an optional `turn_id` (the member message that started an agent
+turn): it is written on the usage row, logged and put on the model call's
+OpenTelemetry span, with the provider's response id.
 - `describe_ai_error(exc)`: plain (status, code, message) for any failure;
   `sanitize(text)`: redacts key-shaped text wherever provider text could
   leave the process.
@@ -50,6 +56,7 @@ from .ai_schema import strict_schema
 from .aiusage import AIUsage, UsageGuard
 from .errors import AppError
 from .settings import Settings
+from .telemetry import Span, Telemetry
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FORMAT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -207,6 +214,33 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningStart:
+    """A reasoning summary part begins. `id` names it until its ReasoningEnd
+    (the reasoning item's id and the part's index)."""
+
+    id: str
+    type: Literal["reasoning_start"] = "reasoning_start"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of a reasoning summary, in order."""
+
+    id: str
+    delta: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True)
+class ReasoningEnd:
+    """A reasoning summary part is complete; `text` is all of it."""
+
+    id: str
+    text: str
+    type: Literal["reasoning_end"] = "reasoning_end"
+
+
+@dataclass(frozen=True)
 class FunctionCall:
     """The model finished asking for one function call. `arguments` is the raw
     JSON string (validate it with the tool's pydantic model)."""
@@ -239,6 +273,7 @@ class Completed:
     incomplete_reason: str | None = None
     function_calls: tuple[FunctionCall, ...] = ()
     output_items: tuple[dict, ...] = field(default=(), repr=False)
+    response_id: str | None = None
     type: Literal["completed"] = "completed"
 
 
@@ -254,7 +289,7 @@ class StreamFailed:
     type: Literal["error"] = "error"
 
 
-StreamEvent = Union[TextDelta, FunctionCall, Completed, StreamFailed]
+StreamEvent = Union[TextDelta, ReasoningStart, ReasoningDelta, ReasoningEnd, FunctionCall, Completed, StreamFailed]
 
 
 def _failed(exc: BaseException) -> StreamFailed:
@@ -270,13 +305,14 @@ class AI:
     OPENAI_API_KEY is set), guarded by the app's `AIUsage`. Call `close()` on
     shutdown."""
 
-    def __init__(self, settings: Settings, usage: AIUsage):
+    def __init__(self, settings: Settings, usage: AIUsage, telemetry: Telemetry | None = None):
         if not settings.openai_api_key:
             raise ValueError("AI needs OPENAI_API_KEY")
         import openai  # here, not at module level: only a server with a key pays for the SDK
 
         self.settings = settings
         self.usage = usage
+        self.telemetry = telemetry or Telemetry()
         self.model = settings.openai_model
         self.timeout_s = settings.ai_timeout_ms / 1000
         self._client = openai.AsyncOpenAI(
@@ -289,13 +325,19 @@ class AI:
     async def close(self) -> None:
         await self._client.close()
 
-    def _guard(self, feature: str, user_id: str | None, trip_id: str | None, max_output_tokens: int):
+    def _guard(self, feature: str, user_id: str | None, trip_id: str | None, max_output_tokens: int,
+               turn_id: str | None):
         return self.usage.guard(user_id=user_id, trip_id=trip_id, feature=feature,
-                                max_output_tokens=max_output_tokens, model=self.model)
+                                max_output_tokens=max_output_tokens, model=self.model, turn_id=turn_id)
+
+    def _span(self, kind: str, feature: str, trip_id: str | None, turn_id: str | None) -> Span:
+        return self.telemetry.start(f"wayline.ai.{kind}", **{
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": self.model, "wayline.ai.feature": feature,
+            "wayline.trip_id": trip_id, "wayline.turn_id": turn_id})
 
     async def structured(self, *, feature: str, user_id: str | None, trip_id: str | None, name: str,
                          schema: type[M], instructions: str, input: list | str, max_output_tokens: int,
-                         validate: Callable[[M], Any] | None = None) -> Any:
+                         validate: Callable[[M], Any] | None = None, turn_id: str | None = None) -> Any:
         """One guarded Structured Outputs request; the validated answer.
 
         `name` is the `text.format.name` (a-z A-Z 0-9 _ -, at most 64; the
@@ -312,12 +354,23 @@ class AI:
             raise ValueError(f"invalid structured output name {name!r}")
         text_format = {"format": {"type": "json_schema", "name": name,
                                   "schema": strict_schema(schema), "strict": True}}
-        async with self._guard(feature, user_id, trip_id, max_output_tokens) as guard:
-            answer = await self._create_structured(guard, schema, text_format, instructions, input)
-            if validate is None:
-                return answer
-            checked = validate(answer)
-            return await checked if inspect.isawaitable(checked) else checked
+        span = self._span("structured", feature, trip_id, turn_id)
+        error: str | None = "failed"
+        try:
+            async with self._guard(feature, user_id, trip_id, max_output_tokens, turn_id) as guard:
+                try:
+                    answer = await self._create_structured(guard, schema, text_format, instructions, input)
+                    checked = answer if validate is None else validate(answer)
+                    result = await checked if inspect.isawaitable(checked) else checked
+                    error = None
+                    return result
+                finally:
+                    _span_usage(span, guard)
+        except AppError as exc:
+            error = exc.code
+            raise
+        finally:
+            span.end(error)
 
     async def _create_structured(self, guard: UsageGuard, schema: type[M], text_format: dict, instructions: str,
                                  input: list | str) -> M:
@@ -334,6 +387,7 @@ class AI:
             raise failure  # outside the except block: no __context__ holding the provider's text
         usage = _usage_from(getattr(response, "usage", None))
         guard.record(usage.input_tokens, usage.output_tokens)
+        guard.response_id = _response_id(response)
         text = _structured_text(response, usage)
         try:
             return schema.model_validate_json(text)
@@ -344,7 +398,8 @@ class AI:
             raise AIOutputError(OUTPUT_MESSAGES[reason], reason=reason, usage=usage) from None
 
     async def stream(self, *, feature: str, user_id: str | None, trip_id: str | None, instructions: str,
-                     input: list | str, tools: list[dict], max_output_tokens: int) -> AsyncIterator[StreamEvent]:
+                     input: list | str, tools: list[dict], max_output_tokens: int, turn_id: str | None = None,
+                     reasoning: bool = False) -> AsyncIterator[StreamEvent]:
         """One guarded, streamed model round with function tools, as normalized events.
 
         Iterate it inside `contextlib.aclosing(...)`, so a consumer that stops
@@ -356,6 +411,9 @@ class AI:
         `{"type": "function", "name", "description", "parameters": strict_schema(Args), "strict": True}`.
         Yields, in order:
           - `TextDelta(delta, item_id)`        visible text as it arrives;
+          - `ReasoningStart(id)`, `ReasoningDelta(id, delta)`, `ReasoningEnd(id, text)`
+            for each reasoning summary part the provider streams (asked for
+            only with `reasoning=True` and OPENAI_REASONING_SUMMARY set);
           - `FunctionCall(call_id, name, arguments, item_id)` when one call is
             complete (arguments: the JSON string, unvalidated);
           - exactly one terminal event, then the iterator ends:
@@ -371,22 +429,39 @@ class AI:
         items, each `FunctionCall.as_input_item()`, then its
         `function_call_output`; there is no server-side state (store=False)."""
         terminal: Completed | StreamFailed | None = None
-        async with self._guard(feature, user_id, trip_id, max_output_tokens) as guard:
-            async with aclosing(self._stream_round(instructions, input, tools, guard.max_output_tokens)) as events:
-                async for event in events:
-                    if isinstance(event, (Completed, StreamFailed)):
-                        terminal = event  # _stream_round always ends with exactly one
-                        break
-                    yield event
-            _settle(guard, terminal)
+        summary = self.settings.openai_reasoning_summary if reasoning else None
+        # Not the current span: this is an async generator (see app/telemetry.py).
+        span = self._span("stream", feature, trip_id, turn_id)
+        error: str | None = "failed"
+        try:
+            async with self._guard(feature, user_id, trip_id, max_output_tokens, turn_id) as guard:
+                try:
+                    async with aclosing(self._stream_round(instructions, input, tools, guard.max_output_tokens,
+                                                           summary)) as events:
+                        async for event in events:
+                            if isinstance(event, (Completed, StreamFailed)):
+                                terminal = event  # _stream_round always ends with exactly one
+                                break
+                            yield event
+                    _settle(guard, terminal)
+                    error = guard.failure
+                finally:
+                    _span_usage(span, guard)
+        except AppError as exc:  # a refused reservation
+            error = exc.code
+            raise
+        finally:
+            span.end(error)
         yield terminal
 
     async def _stream_round(self, instructions: str, input: list | str, tools: list[dict],
-                            max_output_tokens: int) -> AsyncIterator[StreamEvent]:
+                            max_output_tokens: int, summary: str | None) -> AsyncIterator[StreamEvent]:
         """The provider side of `stream` (unguarded: only `stream` calls it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+        if summary:
+            kwargs["reasoning"] = {"summary": summary}
         try:
             async with asyncio.timeout_at(deadline):
                 stream = await self._client.responses.create(
@@ -412,6 +487,12 @@ class AI:
                 kind = getattr(event, "type", "")
                 if kind == "response.output_text.delta":
                     yield TextDelta(delta=event.delta, item_id=event.item_id)
+                elif kind == "response.reasoning_summary_part.added":
+                    yield ReasoningStart(_summary_id(event))
+                elif kind == "response.reasoning_summary_text.delta":
+                    yield ReasoningDelta(_summary_id(event), event.delta)
+                elif kind == "response.reasoning_summary_part.done":
+                    yield ReasoningEnd(_summary_id(event), getattr(event.part, "text", "") or "")
                 elif kind == "response.output_item.done" and getattr(event.item, "type", "") == "function_call":
                     item = event.item
                     call = FunctionCall(call_id=item.call_id, name=item.name, arguments=item.arguments or "",
@@ -432,12 +513,28 @@ class AI:
             await stream.close()
 
 
+def _summary_id(event: Any) -> str:
+    return f"{event.item_id}:{event.summary_index}"
+
+
+def _response_id(response: Any) -> str | None:
+    value = getattr(response, "id", None)
+    return value if isinstance(value, str) else None
+
+
+def _span_usage(span: Span, guard: UsageGuard) -> None:
+    span.set(**{"gen_ai.response.id": guard.response_id, "gen_ai.usage.input_tokens": guard.input_tokens,
+                "gen_ai.usage.output_tokens": guard.output_tokens})
+
+
 def _settle(guard: UsageGuard, terminal: Completed | StreamFailed) -> None:
     """A streamed round's outcome on its usage row: real counts when known (a
     timeout leaves them unknown, so the reservation stays counted); failed for
     an error, a refusal or a cut-off round."""
     if terminal.usage is not None:
         guard.record(terminal.usage.input_tokens, terminal.usage.output_tokens)
+    if isinstance(terminal, Completed):
+        guard.response_id = terminal.response_id
     if isinstance(terminal, StreamFailed):
         guard.fail(terminal.code)
     elif terminal.refusal:
@@ -490,4 +587,5 @@ def _completed(response: Any, calls: list[FunctionCall]) -> Completed:
         incomplete_reason=getattr(details, "reason", None) if details else None,
         function_calls=tuple(calls),
         output_items=tuple(items),
+        response_id=_response_id(response),
     )

@@ -28,8 +28,9 @@ Only the gateway uses the guard; features call `svc.ai.structured(...)` /
         g.record(input_tokens, output_tokens)
 
 Logs are one JSON object per line on stdout (logger `wayline.ai`):
-AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids, feature,
-model, tokens, cost and duration; never the key, a prompt or an answer.
+AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids (the
+agent's turn id and the provider's response id among them), feature, model,
+tokens, cost and duration; never the key, a prompt or an answer.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class Reservation:
     reserved_output_tokens: int
     started_at: datetime
     lease_until: datetime
+    turn_id: str | None = None     # the member message that started an agent turn
 
 
 class UsageGuard:
@@ -139,6 +141,7 @@ class UsageGuard:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.failure: str | None = None
+        self.response_id: str | None = None   # the provider's id for the answer, when it gave one
 
     def record(self, input_tokens: int, output_tokens: int) -> None:
         """The provider's real counts for this call (replace the reservation)."""
@@ -159,7 +162,7 @@ class UsageGuard:
                 if spent is not None:
                     self.record(getattr(spent, "input_tokens", 0), getattr(spent, "output_tokens", 0))
         finishing = self._usage.finish(self.reservation, status, self.input_tokens, self.output_tokens,
-                                       error=error)
+                                       error=error, response_id=self.response_id)
         # Shielded so a cancelled request still closes its row (else it holds
         # a slot until the lease ends).
         try:
@@ -212,12 +215,13 @@ class AIUsage:
         return cap if requested is None else max(1, min(int(requested), cap))
 
     def guard(self, *, user_id: str | None, trip_id: str | None, feature: str,
-              max_output_tokens: int | None = None, model: str | None = None) -> "_GuardContext":
+              max_output_tokens: int | None = None, model: str | None = None,
+              turn_id: str | None = None) -> "_GuardContext":
         """`async with usage.guard(...) as g:` reserve, run, finish (see module doc)."""
-        return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model)
+        return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model, turn_id)
 
     async def reserve(self, user_id: str | None, trip_id: str | None, feature: str, model: str | None = None,
-                      max_output_tokens: int | None = None) -> Reservation:
+                      max_output_tokens: int | None = None, turn_id: str | None = None) -> Reservation:
         """Insert a running row, or raise Unavailable (503 ai_limit) / Busy (429)."""
         if feature not in FEATURES:
             raise ValueError(f"unknown AI feature {feature!r}")
@@ -228,7 +232,7 @@ class AIUsage:
         now_iso, day = iso(now), now.strftime("%Y-%m-%d")
         lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
-                                  now, lease_until)
+                                  now, lease_until, turn_id)
         refused: str | None = None
         async with self.db.write() as conn:
             abandoned = await conn.execute_fetchall(
@@ -249,14 +253,15 @@ class AIUsage:
             else:
                 await conn.execute(
                     "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
-                    "status, reserved_output_tokens, boot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                    "status, reserved_output_tokens, boot_id, turn_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                     (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
-                     reserve_tokens, self.boot_id))
+                     reserve_tokens, self.boot_id, turn_id))
         # Logged after the commit: the abandoned rows are closed either way.
         _log_abandoned(abandoned, "lease_expired")
         if refused is not None:
-            log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, feature=feature,
-                      model=model, callsToday=calls, tokensToday=tokens, running=running,
+            log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, turnId=turn_id,
+                      feature=feature, model=model, callsToday=calls, tokensToday=tokens, running=running,
                       limits=self.limits())
             if refused == "concurrent":
                 raise Busy(BUSY_MESSAGE, code="busy")
@@ -278,7 +283,8 @@ class AIUsage:
         return len(abandoned)
 
     async def finish(self, reservation: Reservation, status: str, input_tokens: int | None = None,
-                     output_tokens: int | None = None, *, error: str | None = None) -> dict[str, Any]:
+                     output_tokens: int | None = None, *, error: str | None = None,
+                     response_id: str | None = None) -> dict[str, Any]:
         """Close the row: real counts replace the reservation. With no counts
         (None, None) the reservation stays counted, since the provider may have
         worked on the call (a timeout). A row already closed as abandoned is
@@ -294,9 +300,10 @@ class AIUsage:
         cost = estimate_cost(self.settings, tokens_in, tokens_out + reserved)
         await self.db.execute_write(
             "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
-            "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ? WHERE id = ?",
-            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
+            "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ?, response_id = ? WHERE id = ?",
+            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, response_id, reservation.id))
         record = {"id": reservation.id, "userId": reservation.user_id, "tripId": reservation.trip_id,
+                  "turnId": reservation.turn_id, "responseId": response_id,
                   "feature": reservation.feature, "model": reservation.model, "status": status,
                   "inputTokens": tokens_in, "outputTokens": tokens_out, "reservedOutputTokens": reserved,
                   "costUsd": cost, "durationMs": duration_ms}
@@ -344,9 +351,9 @@ class _GuardContext:
     """Reserves on enter (so a refused call never runs its body) and finishes
     on exit: `completed`, or `failed` when the body raised or called g.fail()."""
 
-    def __init__(self, usage: AIUsage, user_id, trip_id, feature, max_output_tokens, model):
+    def __init__(self, usage: AIUsage, user_id, trip_id, feature, max_output_tokens, model, turn_id):
         self._usage = usage
-        self._args = (user_id, trip_id, feature, model, max_output_tokens)
+        self._args = (user_id, trip_id, feature, model, max_output_tokens, turn_id)
         self._guard: UsageGuard | None = None
 
     async def __aenter__(self) -> UsageGuard:

@@ -3,7 +3,9 @@ for one app. Called from the lifespan in server.py."""
 
 from __future__ import annotations
 
+import logging
 import time
+from pathlib import Path
 
 import httpx
 
@@ -36,8 +38,21 @@ async def start(svc: Services) -> None:
         svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
     if svc.places is None:
         svc.places = open_provider(svc.settings, svc.http, svc.db, clock, svc.google)
+    if svc.street_view is None and svc.settings.google_maps_api_key:
+        from .streetview import StreetView
+
+        # The Street View Static API takes the key in the query string, and
+        # httpx logs every request URL at INFO: keep that logger to warnings.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        cache = Path(svc.settings.db_path).resolve().parent / "street-view"
+        svc.street_view = StreetView(svc.settings, svc.http, cache, svc.secret)
     if svc.weather is None:
         svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
+    # OpenTelemetry spans only when an endpoint is configured (tests may inject one).
+    if not svc.telemetry.enabled:
+        from .telemetry import from_settings
+
+        svc.telemetry = from_settings(svc.settings)
     # AI: usage limits always (admin page, refusals); the client, which owns
     # every call's guard, only with a key (and only then is `openai` imported).
     # Tests may inject either through create_app(settings, ai=..., aiusage=...).
@@ -50,7 +65,7 @@ async def start(svc: Services) -> None:
     if svc.ai is None and svc.settings.ai_enabled:
         from .ai import AI
 
-        svc.ai = AI(svc.settings, svc.aiusage)
+        svc.ai = AI(svc.settings, svc.aiusage, svc.telemetry)
     # The trip agent evaluates members' edits (debounced, in the background),
     # and a periodic pass notices risks that come without an edit (the forecast).
     if svc.ai is not None:
@@ -78,3 +93,4 @@ async def stop(svc: Services) -> None:
         await svc.ai.close()
     if svc.http is not None:
         await svc.http.aclose()
+    svc.telemetry.shutdown()

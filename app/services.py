@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from .auth import SessionCache, SignInLimiter
 from .db import Database
 from .settings import Settings
+from .telemetry import Telemetry
 
 if TYPE_CHECKING:  # the parts' modules import this one; types only
     import httpx
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .ai import AI
     from .aiusage import AIUsage
     from .google import Google
+    from .streetview import StreetView
     from .places import PlacesProvider
     from .live.hub import LiveHub
     from .trips.dto import TripCache
@@ -88,12 +90,14 @@ class Services:
     # Filled in by the lifespan when their modules are configured.
     http: httpx.AsyncClient | None = None   # shared by Google and weather
     google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
+    street_view: StreetView | None = None   # None without GOOGLE_MAPS_API_KEY
     places: PlacesProvider | None = None    # Google or OpenStreetMap (app/places.py)
     weather: Weather | None = None
     ai: AI | None = None                    # None without OPENAI_API_KEY
     aiusage: AIUsage | None = None
     trip_cache: TripCache | None = None
     heads: Heads | None = None              # the timeline poll's per-trip counters
+    telemetry: Telemetry = field(default_factory=Telemetry)   # no-op unless OpenTelemetry is configured
     live: LiveHub | None = None             # open live streams (app/live/)
     # Called after every committed op (the agent's evaluation hooks in here);
     # listeners must not block.

@@ -36,6 +36,24 @@ def _read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+REASONING_SUMMARIES = ("auto", "concise", "detailed")
+
+
+def _reasoning_summary(raw: str | None) -> str | None:
+    if raw is None or raw.lower() in ("off", "none", "0", "false"):
+        return None
+    if raw.lower() not in REASONING_SUMMARIES:
+        raise SystemExit(f"OPENAI_REASONING_SUMMARY must be off, auto, concise or detailed, got {raw!r}")
+    return raw.lower()
+
+
+def _traces_endpoint(traces: str | None, base: str | None) -> str | None:
+    """The OTLP/HTTP traces URL: the signal's own variable, else the base + /v1/traces (as the SDK does)."""
+    if traces:
+        return traces
+    return base.rstrip("/") + "/v1/traces" if base else None
+
+
 @dataclass(frozen=True)
 class Settings:
     db_path: str = "data/wayline.db"
@@ -58,12 +76,18 @@ class Settings:
     ai_admins: tuple[str, ...] = field(default_factory=tuple)
     ai_proactive_threshold: float = 0.7
     ai_max_tool_steps: int = 16
+    # Reasoning summaries for the agent chat: off, or auto / concise / detailed. Only
+    # reasoning models accept it (others answer 400), hence off by default.
+    openai_reasoning_summary: str | None = None
 
     google_maps_api_key: str | None = None
     google_maps_browser_key: str | None = None
     google_places_base_url: str = "https://places.googleapis.com"
     google_routes_base_url: str = "https://routes.googleapis.com"
+    google_maps_base_url: str = "https://maps.googleapis.com"   # Street View Static API
     weather_base_url: str = "https://api.open-meteo.com"
+    # OpenTelemetry (optional extra): where spans go; None = no spans at all.
+    otel_traces_endpoint: str | None = None
     # WAYLINE_PLACES_PROVIDER as given; None: Google with a key, else OSM (see places_provider).
     places_provider_choice: str | None = None
     nominatim_url: str = "https://nominatim.openstreetmap.org"
@@ -145,11 +169,15 @@ class Settings:
             ai_admins=tuple(u.strip() for u in (text("WAYLINE_AI_ADMINS") or "").split(",") if u.strip()),
             ai_proactive_threshold=number("AI_PROACTIVE_THRESHOLD", float, d.ai_proactive_threshold),
             ai_max_tool_steps=number("AI_MAX_TOOL_STEPS", int, d.ai_max_tool_steps),
+            openai_reasoning_summary=_reasoning_summary(text("OPENAI_REASONING_SUMMARY")),
             google_maps_api_key=text("GOOGLE_MAPS_API_KEY"),
             google_maps_browser_key=text("GOOGLE_MAPS_BROWSER_KEY"),
             google_places_base_url=(text("GOOGLE_PLACES_BASE_URL") or d.google_places_base_url).rstrip("/"),
             google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
+            google_maps_base_url=(text("GOOGLE_MAPS_BASE_URL") or d.google_maps_base_url).rstrip("/"),
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+            otel_traces_endpoint=_traces_endpoint(text("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+                                                  text("OTEL_EXPORTER_OTLP_ENDPOINT")),
             places_provider_choice=provider,
             nominatim_url=(text("WAYLINE_NOMINATIM_URL") or d.nominatim_url).rstrip("/"),
             overpass_url=(text("WAYLINE_OVERPASS_URL") or d.overpass_url).rstrip("/"),

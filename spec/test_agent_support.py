@@ -23,7 +23,8 @@ def agent_client(settings, standin, **overrides):
     if settings.weather_base_url.startswith("https://"):
         settings = settings.with_(weather_base_url=UNROUTABLE)
     if settings.google_places_base_url.startswith("https://"):
-        settings = settings.with_(google_places_base_url=UNROUTABLE, google_routes_base_url=UNROUTABLE)
+        settings = settings.with_(google_places_base_url=UNROUTABLE, google_routes_base_url=UNROUTABLE,
+                                  google_maps_base_url=UNROUTABLE)
     return make_client(ai_settings(settings, standin), **overrides)
 
 

@@ -16,8 +16,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
-                    describe_ai_error, sanitize)
+from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, ReasoningDelta, ReasoningEnd,
+                    ReasoningStart, StreamFailed, TextDelta, describe_ai_error, sanitize)
 from app.ai_schema import strict_schema
 from app.aiusage import AIUsage
 from app.db import Database
@@ -340,6 +340,38 @@ async def test_streamed_turn_with_a_function_call(settings, openai_standin):
     assert body["tools"] == [SEARCH_TOOL] and body["max_output_tokens"] == 900
 
 
+async def test_reasoning_summaries_become_events_when_asked_for(settings, openai_standin):
+    openai_standin.reply_text("Go early.", reasoning=["Weighing the queue.", "Mornings are quieter."])
+    openai_standin.reply_text("Go early.", reasoning=["Summaries the provider sent unasked."])
+    async with gateway(settings, openai_standin, openai_reasoning_summary="concise") as ai:
+        events = await collect(ai, tools=[], reasoning=True, turn_id="turn-1")
+        unasked = await collect(ai, tools=[])
+        rows = [dict(r) for r in await ai.usage.db.fetchall("SELECT turn_id, response_id FROM ai_usage ORDER BY rowid")]
+    assert openai_standin.requests[0].body["reasoning"] == {"summary": "concise"}
+    assert "reasoning" not in openai_standin.requests[1].body
+    kinds = [type(e) for e in events]
+    assert kinds[0] is ReasoningStart and kinds[-1] is Completed
+    starts = [e.id for e in events if isinstance(e, ReasoningStart)]
+    ends = [e for e in events if isinstance(e, ReasoningEnd)]
+    assert len(starts) == 2 and [e.id for e in ends] == starts
+    assert [e.text for e in ends] == ["Weighing the queue.", "Mornings are quieter."]
+    assert "".join(e.delta for e in events if isinstance(e, ReasoningDelta) and e.id == starts[0]) == \
+        "Weighing the queue."
+    assert kinds.index(TextDelta) > max(i for i, k in enumerate(kinds) if k is ReasoningEnd)
+    assert events[-1].text == "Go early." and events[-1].response_id == rows[0]["response_id"]
+    assert [type(e) for e in unasked].count(ReasoningEnd) == 1   # passed on whenever the provider sends them
+    assert rows[0]["turn_id"] == "turn-1" and rows[1]["turn_id"] is None
+    assert rows[0]["response_id"].startswith("resp_") and rows[0]["response_id"] != rows[1]["response_id"]
+
+
+async def test_structured_calls_record_the_turn_and_the_response_id(settings, openai_standin):
+    openai_standin.reply_json(GOOD)
+    async with gateway(settings, openai_standin) as ai:
+        await ask(ai, turn_id="msg-7")
+        row = await ai.usage.db.fetchone("SELECT turn_id, response_id FROM ai_usage")
+    assert row["turn_id"] == "msg-7" and row["response_id"].startswith("resp_")
+
+
 async def test_streamed_turn_text_only_and_incomplete(settings, openai_standin):
     openai_standin.reply_text("Day two looks relaxed.")
     openai_standin.reply_incomplete("Day two looks", reason="max_output_tokens")
@@ -413,6 +445,7 @@ with TestClient(app.server.create_app(settings)) as client:
     assert client.get("/api/config").status_code == 200
     assert client.app.state.services.ai is None
 assert "openai" not in sys.modules, "imported by an app without a key"
+assert not any(name.startswith("opentelemetry") for name in sys.modules), "OpenTelemetry without an endpoint"
 with TestClient(app.server.create_app(settings.with_(openai_api_key="sk-test-cold-start-0000"))) as client:
     assert client.app.state.services.ai is not None
 assert "openai" in sys.modules

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from ..agent import ambient, chat, files, suggestions, timeline
+from ..agent import ambient, chat, debug, files, suggestions, timeline
 from ..agent.stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound, TooLarge
@@ -123,6 +123,14 @@ async def chat_turn(request: Request):
     return StreamingResponse(chat.stream(svc, turn), headers=HEADERS, media_type="text/event-stream")
 
 
+@describe(summary="Copy debug info: safe correlation ids of a message and its turn (never its text)")
+async def message_debug(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    return ok(await debug.debug_info(svc, trip_id, request.path_params["messageId"]))
+
+
 @describe(summary="Poll: messages with seq > after, active suggestions, the trip version")
 async def events(request: Request):
     svc = agent_services(request)
@@ -180,6 +188,7 @@ routes = [
     Route(f"{BASE}/events", events, methods=["GET"]),   # the hot path (polling): first
     Route(f"{BASE}/messages", list_messages, methods=["GET"]),
     Route(f"{BASE}/messages", post_message, methods=["POST"]),
+    Route(f"{BASE}/messages/{{messageId}}/debug", message_debug, methods=["GET"]),
     Route(f"{BASE}/chat", chat_turn, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/approve", approve, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/apply", apply, methods=["POST"]),

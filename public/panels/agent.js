@@ -4,9 +4,12 @@
 // (POST …/agent/chat). Write tools stop at an approval card; Approve/Deny
 // continues the chat with the approval response, as useChat does. The log
 // is reconciled by message id; runs of edits fold into one line; what is
-// being typed is a draft in the store.
+// being typed is a draft in the store. A card's button does one of two
+// things on a press: send its text to the AI as the member's next message,
+// or show a day (and stop) of the trip. Each AI message can copy its debug
+// info (ids only) to the clipboard.
 
-import { post, streamChunks } from "../api.js";
+import { get, post, streamChunks } from "../api.js";
 import { h, clear, errorBox, withBusy, attachUpload, toast, timeAgo } from "../planner/ui.js";
 import { reconcile, sig } from "../planner/keyed.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
@@ -17,7 +20,7 @@ import { icon } from "../planner/icons.js";
 const MAX_TEXT = 4000;
 const CONTEXT_MESSAGES = 30; // earlier chat messages sent along, as useChat sends its whole list
 
-export function mountAgent(el, store) {
+export function mountAgent(el, store, panel) {
   if (!store.app.session.config.aiEnabled) {
     el.append(aiOffNote("The AI in the group chat"));
     return {};
@@ -53,7 +56,52 @@ export function mountAgent(el, store) {
       return streamingId;
     },
     decide,
+    copyDebug,
+    cards: { onFollowUp: followUp, onFocus: focus },
   };
+
+  // A card's follow-up button: the text goes to the AI as this member's message.
+  async function followUp(value) {
+    if (streamingId) {
+      toast("Wait for the AI to finish its answer", "info");
+      return;
+    }
+    clear(status);
+    try {
+      await chatTurn(value, []);
+    } catch (err) {
+      status.append(errorBox(err));
+    }
+  }
+
+  // A card's focus button: show that day of the trip (and that stop on it).
+  function focus({ dayId, stopId }) {
+    if (!store.day(dayId)) {
+      toast("That day is no longer in the trip", "info");
+      return;
+    }
+    store.selectDay(dayId);
+    if (panel) panel.closeIfSheet(); // on phones the panel covers the day
+    if (!stopId) return;
+    requestAnimationFrame(() => {
+      const stop = document.querySelector(`.timeline .stop[data-stop-id="${CSS.escape(stopId)}"]`);
+      if (!stop) return;
+      stop.scrollIntoView({ block: "center", behavior: "smooth" });
+      stop.classList.add("focused");
+      setTimeout(() => stop.classList.remove("focused"), 2400);
+    });
+  }
+
+  // "Copy debug info": the server's correlation ids for the message (never its text).
+  async function copyDebug(msg) {
+    try {
+      const info = await get(`${store.base}/agent/messages/${encodeURIComponent(msg.id)}/debug`);
+      await navigator.clipboard.writeText(JSON.stringify(info, null, 2));
+      toast("Debug info copied", "success");
+    } catch (err) {
+      toast(err && err.name === "NotAllowedError" ? "The browser did not allow copying" : "Could not copy the debug info", "error");
+    }
+  }
 
   function visible() {
     return store.sortedMessages().filter((m) => m.source !== "stop_comment");
@@ -86,7 +134,7 @@ export function mountAgent(el, store) {
     reconcile(list, entries(), {
       key: (e) => (e.msg ? `m:${e.msg.id}` : e.edits ? `e:${e.edits[0].id}` : e.error ? "error" : "empty"),
       signature: (e) => {
-        if (e.msg) return sig(e.msg.parts, e.msg.actorName, timeAgo(e.msg.createdAt), streamingId === e.msg.id, store.canEdit);
+        if (e.msg) return sig(e.msg.parts, e.msg.actorName, e.msg.local, timeAgo(e.msg.createdAt), streamingId === e.msg.id, store.canEdit, store.trip && store.trip.members.length);
         if (e.edits) return sig(e.edits.map((m) => m.id), timeAgo(e.edits[e.edits.length - 1].createdAt), store.areEditsOpen(e.edits[0].id));
         return sig(e.error ? e.error.message : e.empty);
       },

@@ -1,10 +1,14 @@
-// Drawing the group's chat: member bubbles, AI replies with text, reasoning,
-// tool cards and approval cards, and the trip's edits as quiet lines (a run
-// of them folds into one "12 edits" line that opens). Everything on screen
-// is in words: tool names, field names and raw validation errors never show.
+// Drawing the group's chat: member bubbles, AI replies with text, reasoning
+// (collapsed), cards (the server's data-spec parts, drawn by cards.js), a
+// street-view answer's status, tool cards and approval cards, and the trip's
+// edits as quiet lines (a run of them folds into one "12 edits" line that
+// opens). Everything on screen is in words: tool names, field names and raw
+// validation errors never show. Avatars are keyed by the author's user id,
+// so two members with the same name stay apart.
 
 import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, MEALS } from "../planner/ui.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
+import { renderSpec, specOfPart } from "./cards.js";
 import { icon } from "../planner/icons.js";
 
 export const AI_NAME = "Wayline AI";
@@ -176,12 +180,32 @@ function toolCard(store, msg, part, handlers) {
   return card;
 }
 
+// A failed street-view answer: the server's fixed sentence, shown as a status
+// (the message's text says the same, so it is not repeated).
+function statusView(data) {
+  const message = data && typeof data.message === "string" ? data.message : null;
+  if (!message) return null;
+  const tone = data.tone === "error" ? "error" : "warning";
+  return h("p", { class: `agent-status-note tone-${tone}`, role: "status" }, icon("alert", { size: 15 }), h("span", null, message));
+}
+
 function partsView(store, msg, handlers) {
   const out = [];
+  const cards = handlers && handlers.cards ? handlers.cards : {};
+  const hasStatus = (msg.parts || []).some((p) => p.type === "data-agent-status");
   for (const part of msg.parts || []) {
-    if (part.type === "text" && part.text) out.push(renderMarkdown(part.text));
-    else if (part.type === "reasoning" && part.text) {
-      out.push(h("details", { class: "reasoning" }, h("summary", null, "How it thought about it"), h("p", null, part.text)));
+    if (part.type === "text" && part.text) {
+      if (!hasStatus) out.push(renderMarkdown(part.text));
+    } else if (part.type === "data-spec") {
+      const card = renderSpec(specOfPart(part), cards);
+      if (card) out.push(card);
+    } else if (part.type === "data-agent-status") {
+      out.push(statusView(part.data));
+    } else if (part.type === "reasoning" && part.text) {
+      // Summaries in a row (one per reasoning step) fold into one closed block.
+      const last = out[out.length - 1];
+      if (last && last.classList && last.classList.contains("reasoning")) last.append(h("p", null, part.text));
+      else out.push(h("details", { class: "reasoning" }, h("summary", null, "How it thought about it"), h("p", null, part.text)));
     } else if (part.type === "file") {
       const label = part.filename || part.url.split("/").pop();
       out.push(part.mediaType && part.mediaType.startsWith("image/") && part.url.startsWith("/api/uploads/")
@@ -218,6 +242,24 @@ function editLine(msg, { withTime = true } = {}) {
   return [h("span", { class: "op-dot", "aria-hidden": "true" }), h("span", null, editText(msg)), withTime ? [" ", when(msg)] : null];
 }
 
+// Who wrote a member message, by user id: the member's current name (with
+// their username when another member has the same name), else the name the
+// message was written under (a former member).
+export function authorName(store, userId, fallback) {
+  const member = userId ? store.member(userId) : null;
+  if (!member) return fallback || "A former member";
+  const name = member.displayName || member.username;
+  const twin = store.trip.members.some((m) => m.userId !== userId && (m.displayName || m.username) === name);
+  return twin ? `${name} (@${member.username})` : name;
+}
+
+// One of eight avatar colours, from the user id (the same person keeps it everywhere).
+export function avatarTone(userId) {
+  let hash = 0;
+  for (const ch of String(userId || "")) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return `tone-${hash % 8}`;
+}
+
 export function messageView(store, msg, handlers) {
   const me = store.app.session.me;
   if (isEdit(msg)) {
@@ -225,17 +267,20 @@ export function messageView(store, msg, handlers) {
   }
   if (msg.role === "user") {
     const mine = msg.actorUserId === me.id;
-    const name = mine ? "You" : msg.actorName || store.memberName(msg.actorUserId);
-    return h("li", { class: `msg from-member${mine ? " mine" : ""}`, "data-message-id": msg.id },
-      mine ? null : h("span", { class: "avatar sm", "aria-hidden": "true" }, initials(name)),
+    const name = mine ? "You" : authorName(store, msg.actorUserId, msg.actorName);
+    return h("li", { class: `msg from-member${mine ? " mine" : ""}`, "data-message-id": msg.id, "data-actor-id": msg.actorUserId || null },
+      mine ? null : h("span", { class: `avatar sm ${avatarTone(msg.actorUserId)}`, "aria-hidden": "true", "data-actor-id": msg.actorUserId || null }, initials(name)),
       h("div", { class: "bubble" }, h("p", { class: "msg-meta" }, h("strong", null, name), " ", when(msg)), partsView(store, msg, handlers)));
   }
   const quiet = msg.source === "threshold" && !(msg.parts || []).some(isToolPart) && msg.role !== "assistant";
   const streaming = handlers && handlers.streamingId === msg.id;
+  const debug = !streaming && !msg.local && handlers && handlers.copyDebug
+    ? h("button", { type: "button", class: "icon-btn msg-debug", "aria-label": "Copy debug info", title: "Copy debug info", "data-fkey": `debug:${msg.id}`, onclick: () => handlers.copyDebug(msg) }, icon("copy", { size: 13 }))
+    : null;
   return h("li", { class: `msg from-agent${quiet ? " quiet" : ""}${msg.source === "threshold" ? " observation" : ""}`, "data-message-id": msg.id, "aria-busy": streaming ? "true" : null },
     h("span", { class: "avatar sm agent", "aria-hidden": "true" }, icon("sparkle", { size: 14 })),
     h("div", { class: "bubble" },
-      h("p", { class: "msg-meta" }, h("strong", null, AI_NAME), " ", msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : null, " ", when(msg)),
+      h("p", { class: "msg-meta" }, h("strong", null, AI_NAME), " ", msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : null, " ", when(msg), debug),
       partsView(store, msg, handlers),
       streaming && !(msg.parts || []).some((p) => p.type === "text" && p.text) ? h("p", { class: "typing" }, h("span", { class: "spinner", "aria-hidden": "true" }), " Thinking…") : null));
 }

@@ -2,8 +2,13 @@
 // sections: Chat (the group's conversation, where @agent asks the AI), This
 // day (an AI review, ideas for food and sights, Optimize) and Preferences.
 // Sections mount on first use and stay mounted, so a running chat or a
-// draft survives switching.
+// draft survives switching. Whether the panel is open on a wide screen is
+// kept per account on the server (GET/PUT /api/users/preferences/agent-panel),
+// so it follows the member to another computer; this browser's last choice
+// only paints the first frame. On phones the panel is a sheet and starts
+// closed.
 
+import { get, api as request } from "../api.js";
 import { h, clear } from "../planner/ui.js";
 import { mountAgent } from "./agent.js";
 import { mountDayHelp } from "./dayhelp.js";
@@ -17,6 +22,7 @@ const SECTIONS = [
 ];
 const OPEN_KEY = "wayline.panelOpen";
 const TAB_KEY = "wayline.panelTab";
+const OPEN_URL = "/api/users/preferences/agent-panel";
 
 export function isPhone() {
   return window.matchMedia("(max-width: 760px)").matches;
@@ -29,6 +35,21 @@ export function mountPanel(side, store) {
   // Without AI the panel starts closed: most of it would say "off".
   const fallback = config.aiEnabled ? "chat" : config.placesEnabled ? "day" : "preferences";
   let open = isPhone() ? false : stored === null ? window.innerWidth >= 1100 && config.aiEnabled : stored === "1";
+  let touched = false; // the member opened or closed it before the server's answer came
+
+  // The account's choice, when it has made one, wins over this browser's.
+  get(OPEN_URL).then((saved) => {
+    if (touched || isPhone() || !saved || saved.updatedAt === null || saved.open === open) return;
+    localStorage.setItem(OPEN_KEY, saved.open ? "1" : "0");
+    if (saved.open) api.open(null, { save: false });
+    else api.close({ save: false });
+  }).catch(() => {}); // keep this browser's choice
+
+  function remember(value) {
+    touched = true;
+    localStorage.setItem(OPEN_KEY, value ? "1" : "0");
+    request(OPEN_URL, { method: "PUT", body: { open: value } }).catch(() => {}); // best effort: the panel still works
+  }
   let active = localStorage.getItem(TAB_KEY) || fallback;
   if (!SECTIONS.some(([id]) => id === active)) active = fallback;
   const mounted = new Map(); // section id -> {el, view}
@@ -91,19 +112,25 @@ export function mountPanel(side, store) {
     onChange(fn) {
       listeners.add(fn);
     },
-    open(section) {
+    open(section, { save = true } = {}) {
       if (section) active = section;
+      const changed = !open;
       open = true;
       localStorage.setItem(TAB_KEY, active);
-      if (!isPhone()) localStorage.setItem(OPEN_KEY, "1");
+      if (save && changed && !isPhone()) remember(true);
       show();
       listeners.forEach((fn) => fn(open));
     },
-    close() {
+    close({ save = true } = {}) {
+      const changed = open;
       open = false;
-      if (!isPhone()) localStorage.setItem(OPEN_KEY, "0");
+      if (save && changed && !isPhone()) remember(false);
       show();
       listeners.forEach((fn) => fn(open));
+    },
+    // On phones the panel is a sheet over the page: showing something on the page closes it.
+    closeIfSheet() {
+      if (open && isPhone()) api.close();
     },
     toggle() {
       if (open) api.close();

@@ -274,7 +274,8 @@ def offline(settings, **changes):
 
     dead = "http://127.0.0.1:9"
     real = Settings()
-    fixes = {name: dead for name in ("weather_base_url", "google_places_base_url", "google_routes_base_url")
+    fixes = {name: dead for name in ("weather_base_url", "google_places_base_url", "google_routes_base_url",
+                                     "google_maps_base_url")
              if getattr(settings, name) == getattr(real, name)}
     if settings.openai_base_url is None:
         fixes["openai_base_url"] = dead

@@ -190,6 +190,14 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
+    def send_bytes(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self._send_standin_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
     def start_event_stream(self) -> None:
         """A 200 `text/event-stream`, chunked; then `send_event`s, then `end_event_stream`."""
         self.send_response(200)

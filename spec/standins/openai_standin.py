@@ -48,8 +48,11 @@ nothing scripted gets a 500 "nothing scripted" error, and is still recorded):
     responder = fn(RecordedRequest) -> Reply   used when the script is empty
 
 Every reply method takes `usage=(input_tokens, output_tokens)` (default
-(100, 50)), `delay=` seconds before answering and `chunk_delay=` seconds
-between streamed events.
+(100, 50)), `delay=` seconds before answering, `chunk_delay=` seconds
+between streamed events, and `reasoning=[summary, ...]`: a reasoning item
+first in the output whose summary parts stream as
+response.reasoning_summary_part.added, response.reasoning_summary_text.delta...,
+response.reasoning_summary_text.done, response.reasoning_summary_part.done.
 """
 
 from __future__ import annotations
@@ -94,6 +97,11 @@ def message_item(text: str | None = None, refusal: str | None = None) -> dict:
     part = ({"type": "refusal", "refusal": refusal} if refusal is not None
             else {"type": "output_text", "text": text or "", "annotations": [], "logprobs": []})
     return {"id": _id("msg"), "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+
+
+def reasoning_item(summaries: list[str]) -> dict:
+    return {"id": _id("rs"), "type": "reasoning", "status": "completed",
+            "summary": [{"type": "summary_text", "text": text} for text in summaries]}
 
 
 def function_call_item(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
@@ -141,7 +149,9 @@ class OpenAIStandIn(LoopbackServer):
             self._script.append(reply)
         return reply
 
-    def _reply(self, output: list[dict], usage=None, delay=0.0, chunk_delay=0.0, **extra) -> Reply:
+    def _reply(self, output: list[dict], usage=None, delay=0.0, chunk_delay=0.0, reasoning=None, **extra) -> Reply:
+        if reasoning:
+            output = [reasoning_item(list(reasoning))] + output
         return self._push(Reply(output=output, usage=tuple(usage or DEFAULT_USAGE), delay=delay,
                                 chunk_delay=chunk_delay, **extra))
 
@@ -346,10 +356,21 @@ def stream_events(request_body: dict, reply: Reply) -> list[dict]:
         elif item["type"] == "function_call":
             emit("response.output_item.added", output_index=index,
                  item={**item, "arguments": "", "status": "in_progress"})
-            for piece in _pieces(item["arguments"]):
+            # Long arguments come in at most ~64 deltas (a 10,000-element card stays quick to serve).
+            for piece in _pieces(item["arguments"], max(8, len(item["arguments"]) // 64)):
                 emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                  arguments=item["arguments"], name=item["name"])
+            emit("response.output_item.done", output_index=index, item=item)
+        elif item["type"] == "reasoning":
+            emit("response.output_item.added", output_index=index, item={**item, "summary": [], "status": None})
+            for si, part in enumerate(item["summary"]):
+                common = {"item_id": item["id"], "output_index": index, "summary_index": si}
+                emit("response.reasoning_summary_part.added", **common, part={"type": "summary_text", "text": ""})
+                for piece in _pieces(part["text"]):
+                    emit("response.reasoning_summary_text.delta", **common, delta=piece)
+                emit("response.reasoning_summary_text.done", **common, text=part["text"])
+                emit("response.reasoning_summary_part.done", **common, part=part)
             emit("response.output_item.done", output_index=index, item=item)
         else:
             emit("response.output_item.added", output_index=index, item=item)
