@@ -1,5 +1,5 @@
 """Per-account UI state that follows a member across devices (table
-`user_ui_state`, migration 0007). Not a preference: never given to the model.
+`user_ui_state`, migration 0008). Not a preference: never given to the model.
 
 The agent panel's open state: `GET /api/users/preferences/agent-panel` ->
 `{open, updatedAt}` (closed until first saved), `PUT ... {open}` answers the
