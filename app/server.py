@@ -14,6 +14,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from .auth import same_origin, server_secret
+from .bodies import BodyLimitMiddleware
 from .db import Database
 from .errors import AppError
 from .services import Services
@@ -121,5 +122,6 @@ def create_app(settings: Settings, **overrides) -> Starlette:
         exception_handlers={AppError: app_error, HTTPException: http_error, Exception: unexpected_error},
     )
     app.add_middleware(SameOriginMiddleware)
+    app.add_middleware(BodyLimitMiddleware)   # outermost: nothing reads a body past its limit
     app.state.settings = settings
     return app
