@@ -15,8 +15,10 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for line in settings.key_report():
         print(line, flush=True)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=True,
-                forwarded_allow_ips="*" if settings.public_url else None, log_level="info")
+    # Forwarded headers are read by app/client_address.py, and only from
+    # WAYLINE_TRUSTED_PROXIES: uvicorn must not rewrite the peer from them.
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=False,
+                log_level="info")
 
 
 if __name__ == "__main__":

@@ -45,33 +45,77 @@ def token_hash(token: str) -> str:
 
 
 class SignInLimiter:
-    """Failed sign-ins per username and per client address, in a sliding window.
+    """Failed sign-ins in a sliding window, counted so that the limits slow
+    an attacker without locking the account's owner out.
+
+    - per (username, address): `pair_limit` failures refuse that address for
+      that username (429);
+    - per address, across usernames: `address_limit` failures refuse the
+      address (429);
+    - per username, across addresses: from `slow_after` failures on, every
+      attempt on the username waits first, twice as long for every further
+      `slow_after` failures (0.5 s, 1 s, 2 s ... at most `slow_max_s`). It is
+      never refused for this, so the right password from an address that has
+      not failed still signs in during a burst from many addresses.
 
     One process serves the app, so memory is the right place; a restart
     forgives, which is acceptable for a rate limit."""
 
-    def __init__(self, attempts: int = 10, window_s: float = 900, clock=time.monotonic):
-        self.attempts, self.window_s, self.clock = attempts, window_s, clock
-        self._failures: dict[str, deque[float]] = {}
+    def __init__(self, *, pair_limit: int = 5, address_limit: int = 20, slow_after: int = 10,
+                 slow_base_s: float = 0.5, slow_max_s: float = 8.0, window_s: float = 900,
+                 clock=time.monotonic, sleep=asyncio.sleep, max_keys: int = 100_000):
+        self.pair_limit, self.address_limit, self.slow_after = pair_limit, address_limit, slow_after
+        self.slow_base_s, self.slow_max_s, self.window_s = slow_base_s, slow_max_s, window_s
+        self.clock, self.sleep, self.max_keys = clock, sleep, max_keys
+        self._failures: dict[tuple, deque[float]] = {}
 
-    def _recent(self, key: str) -> deque[float]:
+    def _recent(self, key: tuple) -> deque[float]:
+        q = self._failures.get(key)
+        if q is None:
+            return deque()
         now = self.clock()
-        q = self._failures.setdefault(key, deque())
         while q and q[0] <= now - self.window_s:
             q.popleft()
+        if not q:
+            del self._failures[key]
         return q
 
-    def check(self, username: str, address: str) -> None:
-        for key in (f"u:{username}", f"a:{address}"):
-            if len(self._recent(key)) >= self.attempts:
-                raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited")
+    def _refuse_after(self, q: deque[float]) -> None:
+        wait = max(1, int(q[0] + self.window_s - self.clock()) + 1)
+        raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited", retryAfterS=wait)
+
+    def delay_s(self, username: str) -> float:
+        failures = len(self._recent(("user", username)))
+        if failures < self.slow_after:
+            return 0.0
+        return min(self.slow_max_s, self.slow_base_s * 2 ** ((failures - self.slow_after) // self.slow_after))
+
+    async def admit(self, username: str, address: str) -> None:
+        """Refuse (429) an address that failed too often; slow every attempt
+        on a username under attack."""
+        for key, limit in ((("pair", username, address), self.pair_limit), (("address", address), self.address_limit)):
+            q = self._recent(key)
+            if len(q) >= limit:
+                self._refuse_after(q)
+        delay = self.delay_s(username)
+        if delay:
+            await self.sleep(delay)
 
     def failed(self, username: str, address: str) -> None:
-        for key in (f"u:{username}", f"a:{address}"):
-            self._recent(key).append(self.clock())
+        if len(self._failures) > self.max_keys:
+            self._prune()
+        now = self.clock()
+        for key in (("pair", username, address), ("address", address), ("user", username)):
+            self._failures.setdefault(key, deque()).append(now)
 
-    def succeeded(self, username: str) -> None:
-        self._failures.pop(f"u:{username}", None)
+    def succeeded(self, username: str, address: str) -> None:
+        self._failures.pop(("pair", username, address), None)
+
+    def _prune(self) -> None:
+        for key in list(self._failures):
+            self._recent(key)
+        if len(self._failures) > self.max_keys:   # a flood of distinct names: forgive rather than grow
+            self._failures.clear()
 
 
 async def create_user(db: Database, username: str, password: str, display_name: str | None) -> dict:

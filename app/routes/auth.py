@@ -7,6 +7,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import auth
+from ..client_address import client_address
 from ..errors import NotSignedIn
 from .common import body, ok, services, signed_in
 from .openapi import describe
@@ -46,13 +47,13 @@ async def signin(request: Request):
     args = await body(request, SignIn)
     svc = services(request)
     username = args.username.strip().lower()
-    address = request.client.host if request.client else "unknown"
-    svc.limiter.check(username, address)
+    address = client_address(request.scope, svc.settings.trusted_proxies)
+    await svc.limiter.admit(username, address)
     user = await auth.authenticate(svc.db, username, args.password)
     if user is None:
         svc.limiter.failed(username, address)
         raise NotSignedIn("Wrong username or password", code="bad_credentials")
-    svc.limiter.succeeded(username)
+    svc.limiter.succeeded(username, address)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user})
     _set_cookie(request, response, token)
