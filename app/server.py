@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from .auth import same_origin, server_secret
 from .bodies import BodyLimitMiddleware
 from .db import Database
-from .errors import AppError
+from .errors import AppError, storage_fault
 from .services import Services
 from .settings import Settings
 
@@ -46,6 +47,14 @@ async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     # The traceback goes to our log only; the client gets a plain message.
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(500, "internal", "Something went wrong on our side. Please try again.")
+
+
+async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+    fault = storage_fault(exc)
+    if fault is None:
+        return await unexpected_error(request, exc)
+    log.error("storage unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse(fault.to_json(), status_code=fault.status)
 
 
 class SameOriginMiddleware:
@@ -119,7 +128,8 @@ def create_app(settings: Settings, **overrides) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={AppError: app_error, HTTPException: http_error, Exception: unexpected_error},
+        exception_handlers={AppError: app_error, HTTPException: http_error, sqlite3.DatabaseError: database_error,
+                            Exception: unexpected_error},
     )
     app.add_middleware(SameOriginMiddleware)
     app.add_middleware(BodyLimitMiddleware)   # outermost: nothing reads a body past its limit
