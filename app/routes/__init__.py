@@ -7,10 +7,10 @@ from starlette.routing import BaseRoute
 
 
 def build_routes() -> list[BaseRoute]:
-    from . import admin, agent, auth, media, members, meta, places, planner, preferences, social, trips
+    from . import account, admin, agent, auth, media, members, meta, places, planner, preferences, social, trips
 
     # The agent's events route is polled by every open page: matched first.
-    modules = [agent, meta, auth, trips, members, social, media, preferences, admin, places, planner]
+    modules = [agent, meta, auth, account, trips, members, social, media, preferences, admin, places, planner]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)
