@@ -1,17 +1,41 @@
-"""python -m app: settings from the environment, then uvicorn."""
+"""python -m app: settings from the environment, then uvicorn.
+python -m app backup PATH: a checked, consistent copy of the live database."""
 
 from __future__ import annotations
 
 import logging
+import sqlite3
+import sys
 
 import uvicorn
 
 from .server import create_app
 from .settings import Settings
 
+USAGE = "usage: python -m app            (serve)\n       python -m app backup PATH"
 
-def main() -> None:
+
+def run_backup(settings: Settings, dest: str) -> int:
+    from .backup import BackupFailed, backup
+
+    try:
+        done = backup(settings.db_path, dest)
+    except (BackupFailed, sqlite3.Error, OSError) as exc:
+        print(f"backup failed: {exc}", file=sys.stderr, flush=True)
+        return 1
+    print(f"backup: {done.path} ({done.size} bytes, {done.trips} trips, {done.users} accounts), integrity ok",
+          flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     settings = Settings.from_env()
+    if args:
+        if len(args) == 2 and args[0] == "backup":
+            return run_backup(settings, args[1])
+        print(USAGE, file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for line in settings.key_report():
         print(line, flush=True)
@@ -19,7 +43,8 @@ def main() -> None:
     # WAYLINE_TRUSTED_PROXIES: uvicorn must not rewrite the peer from them.
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=False,
                 log_level="info")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

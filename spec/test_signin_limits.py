@@ -119,7 +119,7 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     monkeypatch.setenv("WAYLINE_UPLOADS", settings.uploads_dir)
     monkeypatch.setenv("WAYLINE_PUBLIC_URL", "https://wayline.example")
     monkeypatch.chdir(settings.db_path.rsplit("/", 1)[0])   # no .env of the worktree
-    entry.main()
+    entry.main([])
     app = captured.pop("app")
     captured.update(host="127.0.0.1", port=free_port(), log_level="warning")
     server = uvicorn.Server(uvicorn.Config(app, **captured))
