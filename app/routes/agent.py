@@ -119,7 +119,13 @@ async def chat_turn(request: Request):
     return StreamingResponse(chat.stream(svc, turn), headers=HEADERS, media_type="text/event-stream")
 
 
-@describe(summary="Poll: messages with seq > after, active suggestions, the trip version")
+class EventsQuery(BaseModel):
+    """The poll's query (read by hand below: this route is hot); described for the API document."""
+
+    after: int = Field(default=0, ge=0, le=10**18 - 1)
+
+
+@describe(summary="Poll: messages with seq > after, active suggestions, the trip version", query=EventsQuery)
 async def events(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]

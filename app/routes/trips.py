@@ -13,7 +13,7 @@ from ..errors import BadRequest, Invalid
 from ..fields import LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..trips import service
 from ..trips.dto import tagged_trip_json, trip_json
-from ..trips.ops import MAX_DAYS, Destination, Title, UpdateTrip
+from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
 from .openapi import describe
 
@@ -99,7 +99,8 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     return echo(applied.summaries, trip_bytes)
 
 
-@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale")
+@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale",
+          variants=("op", {name: spec.args for name, spec in TRIP_OPS.items()}))
 async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
 
