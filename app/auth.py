@@ -68,6 +68,8 @@ class SignInLimiter:
         self.pair_limit, self.address_limit, self.slow_after = pair_limit, address_limit, slow_after
         self.slow_base_s, self.slow_max_s, self.window_s = slow_base_s, slow_max_s, window_s
         self.clock, self.sleep, self.max_keys = clock, sleep, max_keys
+        # Each count needs only its most recent failures up to where its answer stops changing.
+        self._keep = max(pair_limit, address_limit, slow_after * 6)
         self._failures: dict[tuple, deque[float]] = {}
 
     def _recent(self, key: tuple) -> deque[float]:
@@ -81,8 +83,9 @@ class SignInLimiter:
             del self._failures[key]
         return q
 
-    def _refuse_after(self, q: deque[float]) -> None:
-        wait = max(1, int(q[0] + self.window_s - self.clock()) + 1)
+    def _refuse(self, q: deque[float], limit: int) -> None:
+        # Refused until enough failures have left the window to fall below the limit.
+        wait = max(1, int(q[len(q) - limit] + self.window_s - self.clock()) + 1)
         raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited", retryAfterS=wait)
 
     def delay_s(self, username: str) -> float:
@@ -97,7 +100,7 @@ class SignInLimiter:
         for key, limit in ((("pair", username, address), self.pair_limit), (("address", address), self.address_limit)):
             q = self._recent(key)
             if len(q) >= limit:
-                self._refuse_after(q)
+                self._refuse(q, limit)
         delay = self.delay_s(username)
         if delay:
             await self.sleep(delay)
@@ -107,7 +110,7 @@ class SignInLimiter:
             self._prune()
         now = self.clock()
         for key in (("pair", username, address), ("address", address), ("user", username)):
-            self._failures.setdefault(key, deque()).append(now)
+            self._failures.setdefault(key, deque(maxlen=self._keep)).append(now)
 
     def succeeded(self, username: str, address: str) -> None:
         self._failures.pop(("pair", username, address), None)

@@ -139,3 +139,24 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def test_refusals_last_until_failures_leave_the_window_and_memory_stays_bounded():
+    import asyncio
+
+    now = [1000.0]
+    limiter = SignInLimiter(clock=lambda: now[0], sleep=RecordedSleep(), max_keys=50)
+    for _ in range(100):
+        limiter.failed("alice", "198.51.100.1")
+        now[0] += 1
+    with pytest.raises(Exception) as refused:
+        asyncio.run(limiter.admit("alice", "198.51.100.1"))
+    assert refused.value.status == 429
+    # The 5 most recent failures keep the pair refused; the oldest of them (at 1095)
+    # leaves the window at 1995, 895 s from now: rounded up.
+    assert refused.value.extra["retryAfterS"] == 896
+    now[0] += 900
+    asyncio.run(limiter.admit("alice", "198.51.100.1"))   # forgiven
+    for i in range(200):
+        limiter.failed(f"user{i}", f"203.0.113.{i % 250}")
+    assert len(limiter._failures) <= 50 + 3
