@@ -57,6 +57,17 @@ async def _connect(path: str) -> aiosqlite.Connection:
     return conn
 
 
+async def _rollback(conn: aiosqlite.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite ends it by itself on
+    some errors (a full disk, an I/O error), and a second error from
+    ROLLBACK must not hide the first."""
+    if conn.in_transaction:
+        try:
+            await conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("rollback failed")
+
+
 def migration_files() -> list[Path]:
     return sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
@@ -165,9 +176,13 @@ class Database:
                     raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
                                        "(tx.touch): refused so no page shows stale data")
             except BaseException:
-                await conn.execute("ROLLBACK")
+                await _rollback(conn)
                 raise
-            await conn.execute("COMMIT")
+            try:
+                await conn.execute("COMMIT")
+            except BaseException:   # e.g. a full disk at commit: never leave the writer inside a transaction
+                await _rollback(conn)
+                raise
             self._announce(tx.changes)
 
     def _announce(self, changes: dict[str, set[str]]) -> None:

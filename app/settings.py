@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
+from .client_address import parse_networks
+
 DEFAULT_MODEL = "gpt-6.1-sol"
 PLACES_PROVIDERS = ("google", "osm")
 
@@ -62,6 +64,8 @@ class Settings:
     port: int = 8000
     public_url: str | None = None
     secret: str | None = None
+    # Peers (IPs or CIDRs) whose forwarded headers name the client (app/client_address.py).
+    trusted_proxies: tuple[str, ...] = field(default_factory=tuple)
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -147,6 +151,10 @@ class Settings:
         if osrm_url is not None and "{profile}" not in osrm_url:
             raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
                              f"got {osrm_url!r}")
+        try:
+            trusted_proxies = parse_networks(text("WAYLINE_TRUSTED_PROXIES"))
+        except ValueError as exc:
+            raise SystemExit(f"WAYLINE_TRUSTED_PROXIES: {exc}") from None
 
         d = cls()
         return cls(
@@ -156,6 +164,7 @@ class Settings:
             port=number("PORT", int, d.port),
             public_url=text("WAYLINE_PUBLIC_URL"),
             secret=text("WAYLINE_SECRET"),
+            trusted_proxies=trusted_proxies,
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

@@ -7,10 +7,12 @@ from starlette.routing import BaseRoute
 
 
 def build_routes() -> list[BaseRoute]:
-    from . import admin, agent, auth, live, media, members, meta, places, planner, preferences, social, streetview, trips
+    from . import (account, admin, agent, auth, live, media, members, meta, places, planner, preferences, social,
+                   streetview, trips)
 
     # The agent's events route is polled by every open page: matched first.
-    modules = [agent, meta, auth, trips, members, social, media, streetview, preferences, admin, places, planner, live]
+    modules = [agent, meta, auth, account, trips, members, social, media, streetview, preferences, admin, places,
+               planner, live]
     routes: list[BaseRoute] = []
     for module in modules:
         routes.extend(module.routes)

@@ -52,7 +52,7 @@ async def _trip(request: Request, trip_id: str):
     return (await services(request).trip_cache.entry(trip_id)).trip
 
 
-@describe(summary="Text search for places, biased to the trip's destination")
+@describe(summary="Text search for places, biased to the trip's destination", query=SearchQuery)
 async def search_places(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
@@ -64,7 +64,7 @@ async def search_places(request: Request):
     return ok({"places": places})
 
 
-@describe(summary="Places near a point (default: the trip's destination), optionally of one type")
+@describe(summary="Places near a point (default: the trip's destination), optionally of one type", query=NearbyQuery)
 async def nearby_places(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)

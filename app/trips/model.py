@@ -101,8 +101,13 @@ class Trip:
                 return e
         raise NotFound(f"No expense {expense_id} in this trip", code="expense_not_found")
 
-    def day_date(self, day: Day) -> str:
-        return (date.fromisoformat(self.start_date) + timedelta(days=day.position)).isoformat()
+    def day_date(self, day: Day) -> str | None:
+        """The day's ISO date; None when it cannot be represented (a start date
+        stored before dates were bounded), so such a trip still loads."""
+        try:
+            return (date.fromisoformat(self.start_date) + timedelta(days=day.position)).isoformat()
+        except (OverflowError, ValueError):
+            return None
 
     def all_stops(self):
         for d in self.days:

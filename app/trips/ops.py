@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..ids import new_id
 from ..errors import Invalid
-from ..fields import HHMM, TimeZone
+from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
 
@@ -28,6 +28,8 @@ Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 MAX_DAYS = 30
 MAX_STOPS_PER_DAY = 40
+MAX_SHARE = 1_000_000     # one member's weight in a shares split
+MAX_AMOUNT_MINOR = 10**12
 
 
 class Args(BaseModel):
@@ -50,7 +52,7 @@ class Destination(Args):
 class UpdateTrip(Args):
     title: Title | None = None
     destination: Destination | None = None
-    startDate: date | None = Field(default=None, strict=False)
+    startDate: TripDate | None = Field(default=None, strict=False)
     timezone: TimeZone | None = None
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
 
@@ -131,7 +133,7 @@ class EqualSplit(Args):
 
 class SharesSplit(Args):
     kind: Literal["shares"]
-    shares: dict[str, int] = Field(min_length=1, max_length=50)
+    shares: dict[Id, Annotated[int, Field(ge=0, le=MAX_SHARE)]] = Field(min_length=1, max_length=50)
 
     @field_validator("shares")
     @classmethod
@@ -146,7 +148,7 @@ Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
 
 class AddExpense(Args):
     title: Title
-    amountMinor: int = Field(gt=0, le=10**12)
+    amountMinor: int = Field(gt=0, le=MAX_AMOUNT_MINOR)
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     paidBy: Id
     split: Split | None = None
@@ -158,7 +160,7 @@ class UpdateExpense(Args):
     clearable = ("split", "dayId", "stopId")
     expenseId: Id
     title: Title | None = None
-    amountMinor: int | None = Field(default=None, gt=0, le=10**12)
+    amountMinor: int | None = Field(default=None, gt=0, le=MAX_AMOUNT_MINOR)
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     paidBy: Id | None = None
     split: Split | None = None
@@ -251,6 +253,8 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         if changes.get(key) is not None:
             setattr(trip, key, changes[key])
     if changes.get("startDate") is not None:
+        if not last_day_fits(changes["startDate"], len(trip.days)):
+            raise Invalid(f"startDate: the trip's last day would fall after {LAST_DATE.isoformat()}", field="startDate")
         trip.start_date = changes["startDate"].isoformat()
     if a.destination is not None:
         trip.dest_name, trip.dest_lat, trip.dest_lng = a.destination.name, a.destination.lat, a.destination.lng
@@ -272,6 +276,8 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
     if len(trip.days) >= MAX_DAYS:
         raise Invalid(f"A trip has at most {MAX_DAYS} days", field="days")
+    if not last_day_fits(date.fromisoformat(trip.start_date), len(trip.days) + 1):
+        raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
     trip.days.append(day)
     return f"Added {_day_label(trip, day)}"

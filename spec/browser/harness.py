@@ -12,6 +12,7 @@ import os
 import re
 import struct
 import zlib
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -138,7 +139,25 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
     page.failed_requests = []
     page.on("response", lambda r: page.failed_requests.append(f"{r.status} {r.request.method} {urlsplit(r.url).path}")
             if r.status >= 400 else None)
+    page.wait_for_function = _polling_wait(page)
     return page
+
+
+def _polling_wait(page):
+    """page.wait_for_function with the same contract, CSP-safe: Playwright
+    compiles its predicate with `new Function` inside the page, which the
+    pages' Content-Security-Policy (no 'unsafe-eval') refuses; page.evaluate
+    goes through the DevTools protocol, which the policy does not govern."""
+
+    def wait(expression: str, *, arg=None, polling=None, timeout=None):
+        deadline = time.monotonic() + (10_000 if timeout is None else timeout) / 1000
+        while not (value := page.evaluate(expression, arg)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for: {expression}")
+            page.wait_for_timeout(polling if isinstance(polling, (int, float)) else 50)
+        return value
+
+    return wait
 
 
 def _with_csp(route):
