@@ -248,6 +248,27 @@ def test_closing_a_users_streams_for_account_deletion(settings):
         assert len(svc.live) == 0
 
 
+def test_deleting_the_account_or_signing_out_everywhere_ends_that_users_streams(settings):
+    async def test(server):
+        alice, bob, carol = [await member_client(server.url, name) for name in ("alice", "bob", "carol")]
+        trip = await a_trip(alice, (bob, "editor"), (carol, "editor"))
+        async with Feed(bob, trip["id"]) as bobs, Feed(carol, trip["id"]) as carols, Feed(alice, trip["id"]) as alices:
+            for feed in (bobs, carols, alices):
+                await feed.hello()
+            r = await bob.request("DELETE", "/api/users/me", json={"password": PASSWORD})
+            assert r.status_code == 200, r.text
+            assert (await bobs.next("gone"))["data"] == {"reason": "account"}
+            await bobs.until_ended()
+            assert (await carol.post("/api/auth/signout", json={"everywhere": True})).status_code == 200
+            await carols.next("gone")
+            await carols.until_ended()
+            await alices.next("members")   # the others only hear that the members changed
+        for c in (alice, bob, carol):
+            await c.aclose()
+
+    run(settings, test)
+
+
 async def _call(fn, *args):
     return fn(*args)
 

@@ -9,7 +9,7 @@ from starlette.routing import Route
 from .. import auth
 from ..client_address import client_address
 from ..errors import NotSignedIn
-from .common import body, current_user, ok, services, signed_in
+from .common import body, current_user, ok, services
 from .openapi import describe
 
 
@@ -73,6 +73,7 @@ async def signout(request: Request):
     user = await current_user(request) if args.everywhere else None
     if user is not None:
         await auth.end_sessions(svc.db, user["id"], svc.sessions)
+        svc.live.close_user(user["id"])
     elif token:
         await auth.delete_session(svc.db, token, svc.sessions)
     response = ok({"signedOut": True})
