@@ -25,10 +25,15 @@ from test_agent_support import agent_client
 EXAMPLES = int(os.environ.get("WAYLINE_FUZZ_EXAMPLES", "4"))
 # Last, so that what they end (the trip, the session) ends after everything else ran.
 DESTRUCTIVE = ("DELETE /api/trips/{tripId}", "POST /api/auth/signout", "DELETE /api/users/me")
+# A live stream never ends by itself, so a request to it would never return
+# here: its bad input (ids, Last-Event-ID) is covered by spec/test_live.py.
+NEVER_ENDS = ("GET /api/trips/{tripId}/live",)
 
 
 def ordered_operations(doc: dict) -> list:
     operations = [result.ok() for result in schemathesis.openapi.from_dict(doc).get_all_operations()]
+    assert set(NEVER_ENDS) <= {f"{o.method.upper()} {o.path}" for o in operations}
+    operations = [o for o in operations if f"{o.method.upper()} {o.path}" not in NEVER_ENDS]
     return sorted(operations, key=lambda o: f"{o.method.upper()} {o.path}" in DESTRUCTIVE)
 
 
@@ -93,7 +98,7 @@ def test_no_route_answers_500_to_a_member(world):
     assert len(operations) > 50
     for operation in operations:
         use(client, alice)
-        if client.get("/api/auth/me").status_code != 200:   # a fuzzed sign-out ended the session
+        if client.get("/api/auth/me").json()["data"]["user"] is None:   # a fuzzed sign-out ended the session
             r = client.post("/api/auth/signin", json={"username": "alice", "password": "correct horse"})
             assert r.status_code == 200, r.text
             alice = {**alice, "token": r.cookies["wayline_session"]}
@@ -109,4 +114,4 @@ def test_no_route_answers_500_to_anyone(world):
     doc = client.get("/api/openapi.json").json()
     for operation in ordered_operations(doc):   # path parameters generated too
         fuzz(client, operation, {}, max(1, EXAMPLES // 2))
-    assert client.get("/api/auth/me").status_code == 401
+    assert client.get("/api/auth/me").json()["data"]["user"] is None   # still anonymous
