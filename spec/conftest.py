@@ -17,7 +17,10 @@ pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standin
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"))
+    # A cheap scrypt cost (test-only, behind its flag): every test signs up members,
+    # and the production cost would spend most of the suite's CPU on hashing.
+    return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
+                    password_hash_n=2**4, allow_weak_password_hash_for_tests=True)
 
 
 @pytest.fixture
