@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
                     describe_ai_error, sanitize, strict_schema)
-from helpers import free_port
+from helpers import refused_port
 from standins.openai_standin import TEST_KEY, ai_settings
 
 pytestmark = pytest.mark.anyio
@@ -144,13 +144,13 @@ async def test_timeout_is_a_plain_message(settings, openai_standin):
 
 
 async def test_unreachable_provider_is_a_plain_message(settings):
-    closed = settings.with_(openai_api_key=TEST_KEY, openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
-    ai = AI(closed)
-    try:
-        with pytest.raises(AIError) as caught:
-            await ask(ai)
-    finally:
-        await ai.close()
+    with refused_port() as port:
+        ai = AI(settings.with_(openai_api_key=TEST_KEY, openai_base_url=f"http://127.0.0.1:{port}/v1"))
+        try:
+            with pytest.raises(AIError) as caught:
+                await ask(ai)
+        finally:
+            await ai.close()
     assert (caught.value.status, caught.value.code) == (503, "ai_unreachable")
 
 
