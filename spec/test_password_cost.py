@@ -65,7 +65,12 @@ def test_a_hash_made_at_another_cost_still_verifies(client, settings):
 def test_an_unknown_username_costs_a_check_at_the_configured_cost(settings, monkeypatch):
     checked = []
     real_verify = auth.verify_password
-    monkeypatch.setattr(auth, "verify_password", lambda password, stored: checked.append(stored) or real_verify(password, stored))
+
+    def recording_verify(password: str, stored: str) -> bool:
+        checked.append(stored)
+        return real_verify(password, stored)
+
+    monkeypatch.setattr(auth, "verify_password", recording_verify)
     for cost_settings in (settings, settings.with_(password_hash_n=PRODUCTION_N)):
         checked.clear()
         with make_client(cost_settings) as client:
