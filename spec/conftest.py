@@ -15,6 +15,12 @@ from helpers import LiveServer, make_client
 pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Browser tests take seconds each: run them first, so that under xdist
+    # (scripts/test) they spread over the workers instead of ending the run.
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     # A cheap scrypt cost (test-only, behind its flag): every test signs up members,
