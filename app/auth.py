@@ -15,27 +15,28 @@ from urllib.parse import urlsplit
 from .db import Database
 from .ids import iso, new_id, utcnow
 from .errors import Busy, Conflict, Invalid, NotSignedIn
+from .settings import PASSWORD_HASH_N
 
 COOKIE = "wayline_session"
 SESSION_DAYS = 30
 USERNAME_RE = re.compile(r"^[a-z0-9_.-]{3,32}$")
 MIN_PASSWORD = 8
 
-# scrypt: 16 MiB of memory per hash makes offline guessing expensive.
-SCRYPT = {"n": 2**14, "r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}
+# scrypt's other parameters; the cost n is Settings.password_hash_n and is
+# stored in each hash, so hashes made at another cost still verify.
+SCRYPT = {"r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}
 
 
-def hash_password(password: str) -> str:
+def hash_password(password: str, n: int = PASSWORD_HASH_N) -> str:
     salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, **SCRYPT)
-    return f"scrypt${SCRYPT['n']}${salt.hex()}${digest.hex()}"
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, **SCRYPT)
+    return f"scrypt${n}${salt.hex()}${digest.hex()}"
 
 
 def verify_password(password: str, stored: str) -> bool:
     try:
         scheme, n, salt, digest = stored.split("$")
-        params = {**SCRYPT, "n": int(n)}
-        candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), **params)
+        candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), n=int(n), **SCRYPT)
     except (ValueError, TypeError):
         return False
     return scheme == "scrypt" and hmac.compare_digest(candidate.hex(), digest)
@@ -122,11 +123,11 @@ class SignInLimiter:
             self._failures.clear()
 
 
-async def create_user(db: Database, username: str, password: str, display_name: str | None) -> dict:
+async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int) -> dict:
     if not USERNAME_RE.match(username):
         raise Invalid("Username must be 3-32 characters of a-z, 0-9, _ . -", field="username")
     require_new_password(password, "password")
-    password_hash = await asyncio.to_thread(hash_password, password)
+    password_hash = await asyncio.to_thread(hash_password, password, hash_n)
     user = {"id": new_id(), "username": username, "displayName": (display_name or username).strip()[:64] or username}
     async with db.write() as conn:
         taken = await conn.execute_fetchall("SELECT 1 FROM users WHERE username = ?", (username,))
@@ -139,13 +140,13 @@ async def create_user(db: Database, username: str, password: str, display_name: 
     return user
 
 
-async def authenticate(db: Database, username: str, password: str) -> dict | None:
+async def authenticate(db: Database, username: str, password: str, *, hash_n: int) -> dict | None:
     row = await db.fetchone(
         "SELECT id, username, display_name, password_hash FROM users WHERE username = ?", (username,)
     )
     if row is None:
-        # Spend the same time as a real check so timing does not reveal usernames.
-        await asyncio.to_thread(verify_password, password, "scrypt$16384$00$00")
+        # Spend the same time as a real check (at the configured cost) so timing does not reveal usernames.
+        await asyncio.to_thread(verify_password, password, f"scrypt${hash_n}$00$00")
         return None
     if not await asyncio.to_thread(verify_password, password, row["password_hash"]):
         return None
@@ -243,10 +244,10 @@ def require_new_password(password: str, field: str) -> None:
 
 
 async def change_password(db: Database, user_id: str, new_password: str, cache: SessionCache,
-                          keep_token: str | None) -> None:
+                          keep_token: str | None, *, hash_n: int) -> None:
     """Store the new password and end every other session of the user, in one transaction."""
     require_new_password(new_password, "newPassword")
-    password_hash = await asyncio.to_thread(hash_password, new_password)
+    password_hash = await asyncio.to_thread(hash_password, new_password, hash_n)
     keep = token_hash(keep_token) if keep_token else ""
     async with db.write() as tx:
         await tx.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))

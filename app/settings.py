@@ -16,6 +16,9 @@ from .client_address import parse_networks
 
 DEFAULT_MODEL = "gpt-6.1-sol"
 PLACES_PROVIDERS = ("google", "osm")
+# scrypt's cost (N) for new password hashes: 16 MiB of memory per hash makes
+# offline guessing expensive. Lower only in tests, behind a flag (see Settings).
+PASSWORD_HASH_N = 2**14
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -101,6 +104,16 @@ class Settings:
     # The day map's tiles (Leaflet URL template) and the attribution they require.
     map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+
+    # Test-only: neither is read from the environment, so no deployment can
+    # weaken its password hashes; a cost below PASSWORD_HASH_N needs the flag.
+    password_hash_n: int = PASSWORD_HASH_N
+    allow_weak_password_hash_for_tests: bool = False
+
+    def __post_init__(self) -> None:
+        if self.password_hash_n < PASSWORD_HASH_N and not self.allow_weak_password_hash_for_tests:
+            raise ValueError(f"password_hash_n below {PASSWORD_HASH_N} is for tests only "
+                             "(set allow_weak_password_hash_for_tests)")
 
     @property
     def ai_enabled(self) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import run_against_bare  # noqa: E402
+from _loadgen import run_against_bare
 
 TARGET = 0.8
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import run_against_bare  # noqa: E402
+from _loadgen import run_against_bare
 
 
 def build_trip(base: str) -> tuple[str, str, bytes]:

@@ -22,9 +22,18 @@ pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standin
 CLOSED = "http://127.0.0.1:9"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Browser tests take seconds each: run them first, so that under xdist
+    # (scripts/test) they spread over the workers instead of ending the run.
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
+    # A cheap scrypt cost (test-only, behind its flag): every test signs up members,
+    # and the production cost would spend most of the suite's CPU on hashing.
     return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
+                    password_hash_n=2**4, allow_weak_password_hash_for_tests=True,
                     nominatim_url=CLOSED, overpass_url=f"{CLOSED}/api/interpreter",
                     osrm_url=f"{CLOSED}/routed-{{profile}}",
                     weather_base_url=CLOSED)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
 from helpers import make_client, signup
 from standins.openai_standin import TEST_KEY, ai_settings
 
-NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
 
 
 class Decision(BaseModel):
@@ -74,8 +74,8 @@ def test_usage_works_without_an_ai_key(settings):
         signup(client, "ada")
         r = client.get("/api/admin/ai-usage")
     assert r.status_code == 200
-    assert r.json()["data"]["today"] == {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "calls": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": None,
-                                         "running": 0, "reservedOutputTokens": 0}
+    assert r.json()["data"]["today"] == {"date": datetime.now(UTC).strftime("%Y-%m-%d"), "calls": 0, "inputTokens": 0,
+                                         "outputTokens": 0, "costUsd": None, "running": 0, "reservedOutputTokens": 0}
     assert r.json()["data"]["days"] == []
 
 

@@ -4,7 +4,7 @@ signed approvals, read tools, against the OpenAI stand-in."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -353,7 +353,7 @@ def test_place_lodging_and_weather_tools_use_google_and_open_meteo(settings, ope
     configured = weather_settings(google_settings(settings, google_standin), weather_standin)
     with agent_client(configured, openai_standin) as client:
         signup(client, "alice")
-        today = datetime.now(timezone.utc).date().isoformat()
+        today = datetime.now(UTC).date().isoformat()
         trip = new_trip(client, startDate=today)
         openai_standin.reply_function_calls([
             ("placeSearch", {"query": "Pastéis de Belém", "lat": None, "lng": None}),

@@ -22,7 +22,7 @@ from app.ai_schema import strict_schema
 from app.aiusage import AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
-from helpers import free_port
+from helpers import refused_port
 from standins.openai_standin import TEST_KEY, ai_settings
 
 pytestmark = pytest.mark.anyio
@@ -172,10 +172,11 @@ async def test_timeout_is_a_plain_message(settings, openai_standin):
 
 
 async def test_unreachable_provider_is_a_plain_message(settings):
-    async with gateway(settings, openai_api_key=TEST_KEY,
-                       openai_base_url=f"http://127.0.0.1:{free_port()}/v1") as ai:
-        with pytest.raises(AIError) as caught:
-            await ask(ai)
+    with refused_port() as port:
+        async with gateway(settings, openai_api_key=TEST_KEY,
+                           openai_base_url=f"http://127.0.0.1:{port}/v1") as ai:
+            with pytest.raises(AIError) as caught:
+                await ask(ai)
     assert (caught.value.status, caught.value.code) == (503, "ai_unreachable")
 
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import multiprocessing
 import queue as queue_module
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 import pytest
@@ -14,13 +14,14 @@ from pydantic import BaseModel
 
 # The racing processes (spawn) import this module, so its top level stays
 # light: the app, the SDK and the helpers are imported inside the tests that use them.
+from app.ai import AIError
 from app.aiusage import LIMIT_MESSAGE, AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
 from app.settings import Settings
 from standins.openai_standin import TEST_KEY, ai_settings
 
-NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
 
 
 class FakeClock:
@@ -251,7 +252,7 @@ async def test_cost_is_null_without_both_prices(settings):
 
 @pytest.mark.anyio
 async def test_the_day_rolls_over_at_utc_midnight(settings):
-    clock = FakeClock(datetime(2026, 12, 10, 23, 59, 58, tzinfo=timezone.utc).timestamp())
+    clock = FakeClock(datetime(2026, 12, 10, 23, 59, 58, tzinfo=UTC).timestamp())
     usage = await open_usage(settings.with_(ai_daily_limit=1), clock)
     await spend(usage, 1)
     with pytest.raises(Unavailable):
@@ -344,7 +345,7 @@ async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin,
     openai_standin.reply_text("not json at all", usage=(90, 9))
     try:
         for _ in range(3):
-            with pytest.raises(Exception):
+            with pytest.raises(AIError):
                 await guarded_call(ai)
     finally:
         await ai.close()
@@ -368,7 +369,7 @@ async def test_logs_never_hold_the_key_prompt_or_answer(settings, openai_standin
     openai_standin.fail(401)
     try:
         await guarded_call(ai, question="SECRET-PROMPT-TEXT")
-        with pytest.raises(Exception):
+        with pytest.raises(AIError):
             await guarded_call(ai, question="SECRET-PROMPT-TEXT")
         with pytest.raises(Unavailable):
             await guarded_call(ai, question="SECRET-PROMPT-TEXT")

@@ -85,6 +85,10 @@ def assert_looks_like_wayline(page) -> None:
     assert brand.evaluate("a => getComputedStyle(a).textDecorationLine") == "none"
 
 
+def limit_card(page, key: str):
+    return page.locator(f".admin-limit[data-limit={key}]")
+
+
 def whole_page_shot(page, name: str) -> None:
     """The page top to bottom (the harness's shot() is the viewport only)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -135,15 +139,12 @@ def test_admin_page_limit_states_and_a_busy_month(settings):
             page.locator("#admin-table tfoot").get_by_text("Total").wait_for()
             assert_looks_like_wayline(page)
 
-            def card(key):
-                return page.locator(f".admin-limit[data-limit={key}]")
-
-            assert "is-near" in card("calls").get_attribute("class")
-            assert "Near the limit" in card("calls").inner_text()
+            assert "is-near" in limit_card(page, "calls").get_attribute("class")
+            assert "Near the limit" in limit_card(page, "calls").inner_text()
             tokens = page.get_by_role("meter", name="Tokens")
             assert "limit reached" in tokens.get_attribute("aria-valuetext")
-            assert "Limit reached" in card("tokens").inner_text()
-            assert "is-ok" in card("running").get_attribute("class")
+            assert "Limit reached" in limit_card(page, "tokens").inner_text()
+            assert "is-ok" in limit_card(page, "running").get_attribute("class")
             colours = page.evaluate("""() => [...document.querySelectorAll('.admin-meter-fill')]
                 .map((fill) => getComputedStyle(fill).backgroundColor)""")
             assert colours == ["rgb(245, 158, 11)", "rgb(220, 38, 38)", "rgb(15, 118, 110)"]  # amber, red, teal

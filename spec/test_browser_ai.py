@@ -8,7 +8,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip, ui_signup
+from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop,
+                             ui_create_trip, ui_signup)
 from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, ai_settings, message_item

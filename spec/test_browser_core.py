@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip,
-                             ui_signup)
+from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop,
+                             ui_create_trip, ui_signup)
 from standins.weather_standin import weather_settings
 
 pytestmark = pytest.mark.browser

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -101,7 +101,7 @@ async def test_concurrent_identical_requests_share_one_call(tmp_path, google_sta
 
 @pytest.mark.anyio
 async def test_dated_hours_are_kept_only_until_the_end_of_the_day(tmp_path, google_standin):
-    noon = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+    noon = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
     clock = Clock(noon)
     async with google_env(tmp_path, google_standin, clock) as google:
         await google.place("ChIJ_tasca_esquina")
@@ -120,7 +120,7 @@ async def test_dated_hours_are_kept_only_until_the_end_of_the_day(tmp_path, goog
 
 @pytest.mark.anyio
 async def test_normalized_place_feeds_the_hours_rule(tmp_path, google_standin):
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     google_standin.today = today
     async with google_env(tmp_path, google_standin) as google:
         bar = await google.place("ChIJ_pensao_amor")

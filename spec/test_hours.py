@@ -75,7 +75,8 @@ def test_meal_minutes():
     assert meal_minutes("afternoon_tea", None) == 45
     assert meal_minutes("breakfast", 20) == 20
     assert meal_minutes(None, 50) == 50
-    for meal, override in [(None, None), ("supper", None), ("lunch", 0), ("lunch", -5), ("lunch", True), ("lunch", 1.5)]:
+    bad = [(None, None), ("supper", None), ("lunch", 0), ("lunch", -5), ("lunch", True), ("lunch", 1.5)]
+    for meal, override in bad:
         with pytest.raises(ValueError):
             meal_minutes(meal, override)
 

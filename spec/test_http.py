@@ -11,7 +11,8 @@ from app.routes.openapi import PARAM
 
 
 def test_config_key_set_is_pinned_and_holds_no_secret(settings):
-    secret_settings = settings.with_(openai_api_key="sk-test-abcdefghijklmnopqrstuvwxyz", google_maps_api_key="AIzaServerKeyServerKeyServerKey12345",
+    secret_settings = settings.with_(openai_api_key="sk-test-abcdefghijklmnopqrstuvwxyz",
+                                     google_maps_api_key="AIzaServerKeyServerKeyServerKey12345",
                                      google_maps_browser_key="browser-key")
     with make_client(secret_settings) as client:
         r = client.get("/api/config")

@@ -422,7 +422,8 @@ def test_find_places_to_eat_and_apply_one(env, model, settings):
 def test_an_edited_time_that_fits_is_saved_as_a_set_time(env):
     signup(env)
     t = plan_trip(env)
-    pick = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"][0]
+    eat = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"})
+    pick = eat.json()["data"]["suggestions"][0]
     r = env.post(f"/api/trips/{t['id']}/drafts/{pick['draftId']}/apply", json={"startTime": "20:00", "durationMin": 90})
     assert r.status_code == 200, r.text
     added = next(s for s in r.json()["data"]["days"][0]["stops"] if s["placeId"] == pick["place"]["placeId"])
@@ -449,6 +450,7 @@ def test_a_place_already_on_the_day_is_never_a_candidate():
         Stop(id="a", day_id="d", position=0, kind="sight", name="Miradouro de Santa Luzia", lat=38.7117, lng=-9.1301),
         Stop(id="b", day_id="d", position=1, kind="food", name="Lunch", place_id="pl-1")])
     assert already_planned({"placeId": "pl-1", "name": "Somewhere", "lat": 38.0, "lng": -9.0}, day)
-    assert already_planned({"placeId": "pl-2", "name": "miradouro de santa luzia ", "lat": 38.7118, "lng": -9.1302}, day)
+    same_name_nearby = {"placeId": "pl-2", "name": "miradouro de santa luzia ", "lat": 38.7118, "lng": -9.1302}
+    assert already_planned(same_name_nearby, day)
     assert not already_planned({"placeId": "pl-3", "name": "Miradouro de Santa Luzia", "lat": 38.80, "lng": -9.20}, day)
     assert not already_planned({"placeId": "pl-4", "name": "Castelo", "lat": 38.7117, "lng": -9.1301}, day)

@@ -35,7 +35,8 @@ def test_every_op_bumps_the_version_once_and_logs_an_event(client, settings):
         version += 1
     assert client.get(f"/api/trips/{t}").json()["data"]["version"] == version
     with sqlite3.connect(settings.db_path) as conn:
-        events = conn.execute("SELECT op, source, role FROM agent_messages WHERE trip_id = ? ORDER BY seq", (t,)).fetchall()
+        events = conn.execute("SELECT op, source, role FROM agent_messages WHERE trip_id = ? ORDER BY seq",
+                              (t,)).fetchall()
     assert [e[0] for e in events] == [s[0] for s in steps]
     assert {e[1] for e in events} == {"operation"}
 
@@ -240,7 +241,8 @@ def test_trip_etag_changes_with_votes_and_answers_304_when_unchanged(client):
     signup(client)
     trip = new_trip(client)
     t = trip["id"]
-    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="A").json()["data"]["trip"]["days"][0]["stops"][0]
+    r = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="A")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]
     first = client.get(f"/api/trips/{t}")
     etag = first.headers["etag"]
     again = client.get(f"/api/trips/{t}", headers={"If-None-Match": etag})

@@ -45,7 +45,8 @@ async def change_password(request: Request):
     args = await body(request, PasswordChange)
     await confirm_password(request, user, args.currentPassword, "currentPassword")
     svc = services(request)
-    await auth.change_password(svc.db, user["id"], args.newPassword, svc.sessions, keep_token=session_token(request.scope))
+    await auth.change_password(svc.db, user["id"], args.newPassword, svc.sessions,
+                               keep_token=session_token(request.scope), hash_n=svc.settings.password_hash_n)
     return ok({"changed": True})
 
 

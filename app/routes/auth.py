@@ -40,7 +40,8 @@ def _set_cookie(request: Request, response, token: str) -> None:
 async def signup(request: Request):
     args = await body(request, SignUp)
     svc = services(request)
-    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName)
+    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName,
+                                  hash_n=svc.settings.password_hash_n)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user}, status=201)
     _set_cookie(request, response, token)
@@ -54,7 +55,7 @@ async def signin(request: Request):
     username = args.username.strip().lower()
     address = client_address(request.scope, svc.settings.trusted_proxies)
     await svc.limiter.admit(username, address)
-    user = await auth.authenticate(svc.db, username, args.password)
+    user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
     if user is None:
         svc.limiter.failed(username, address)
         raise NotSignedIn("Wrong username or password", code="bad_credentials")

@@ -233,7 +233,8 @@ def ui_signin(page, username: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
-def ui_create_trip(page, title: str, destination: str = "Lisbon", start: str = "2026-12-10", end: str = "2026-12-11") -> str:
+def ui_create_trip(page, title: str, destination: str = "Lisbon", start: str = "2026-12-10",
+                   end: str = "2026-12-11") -> str:
     page.get_by_role("button", name="New trip").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Trip name").fill(title)

@@ -53,7 +53,7 @@ import math
 import secrets
 import unicodedata
 import zlib
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
@@ -156,10 +156,12 @@ def default_places() -> dict[str, dict]:
                    rating=4.1, count=300, hours=always_open()),
         place_json("ChIJ_miradouro_luzia", "Miradouro de Santa Luzia", 38.7117, -9.1301,
                    ["tourist_attraction", "scenic_spot"], rating=4.7, count=30000),
-        place_json("ChIJ_museu_azulejo", "Museu Nacional do Azulejo", 38.7247, -9.1135, ["museum", "tourist_attraction"],
-                   rating=4.6, count=15000, hours=weekly(TUE_SUN, ("10:00", "18:00"))),
+        place_json("ChIJ_museu_azulejo", "Museu Nacional do Azulejo", 38.7247, -9.1135,
+                   ["museum", "tourist_attraction"], rating=4.6, count=15000,
+                   hours=weekly(TUE_SUN, ("10:00", "18:00"))),
         place_json("ChIJ_pasteis_belem", "Pastéis de Belém", 38.6975, -9.2032, ["bakery", "cafe", "food"],
-                   rating=4.6, count=70000, price="PRICE_LEVEL_INEXPENSIVE", hours=weekly(EVERY_DAY, ("08:00", "23:00"))),
+                   rating=4.6, count=70000, price="PRICE_LEVEL_INEXPENSIVE",
+                   hours=weekly(EVERY_DAY, ("08:00", "23:00"))),
         place_json("ChIJ_cervejaria_ramiro", "Cervejaria Ramiro", 38.7207, -9.1357,
                    ["seafood_restaurant", "restaurant", "food"], rating=4.5, count=25000, price="PRICE_LEVEL_EXPENSIVE",
                    hours=weekly(TUE_SUN, ("12:00", "00:30")), kitchen=weekly(TUE_SUN, ("12:00", "00:00"))),
@@ -167,9 +169,11 @@ def default_places() -> dict[str, dict]:
                    ["tourist_attraction", "historical_landmark"], rating=4.5, count=80000,
                    hours=weekly(EVERY_DAY, ("09:00", "21:00"))),
         place_json("ChIJ_a_brasileira", "A Brasileira", 38.7107, -9.1424, ["cafe", "coffee_shop", "food"],
-                   rating=4.0, count=11000, price="PRICE_LEVEL_INEXPENSIVE", hours=weekly(EVERY_DAY, ("08:00", "02:00"))),
+                   rating=4.0, count=11000, price="PRICE_LEVEL_INEXPENSIVE",
+                   hours=weekly(EVERY_DAY, ("08:00", "02:00"))),
         place_json("ChIJ_mosteiro_jeronimos", "Mosteiro dos Jerónimos", 38.6979, -9.2068,
-                   ["tourist_attraction", "church"], rating=4.7, count=60000, hours=weekly(TUE_SUN, ("09:30", "18:00"))),
+                   ["tourist_attraction", "church"], rating=4.7, count=60000,
+                   hours=weekly(TUE_SUN, ("09:30", "18:00"))),
         place_json("ChIJ_lx_factory", "LX Factory", 38.7036, -9.1784, ["shopping_mall", "tourist_attraction"],
                    rating=4.5, count=40000, hours=weekly(EVERY_DAY, ("09:00", "00:00"))),
         place_json("ChIJ_oceanario", "Oceanário de Lisboa", 38.7635, -9.0937, ["aquarium", "tourist_attraction"],
@@ -291,7 +295,7 @@ class GoogleStandIn(PathScriptedServer):
         """The place as Google would answer today (dated hours added)."""
         place = copy.deepcopy(self.places[pid])
         special = place.pop("_special", None)
-        today = self.today or datetime.now(timezone.utc).date()
+        today = self.today or datetime.now(UTC).date()
         if "regularOpeningHours" in place:
             place["currentOpeningHours"] = dated(place["regularOpeningHours"], today, special)
         if "regularSecondaryOpeningHours" in place:

@@ -62,8 +62,9 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -113,7 +114,8 @@ def function_call_item(name: str, arguments: dict | str, call_id: str | None = N
 ERRORS = {
     400: ("invalid_request_error", None, "Invalid request."),
     401: ("invalid_request_error", "invalid_api_key", None),  # message echoes the key, like the real API
-    403: ("invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported"),
+    403: ("invalid_request_error", "unsupported_country_region_territory",
+          "Country, region, or territory not supported"),
     404: ("invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 20s."),
     500: ("server_error", None, "The server had an error while processing your request. Sorry about that!"),

@@ -23,7 +23,7 @@ Scripting (`loopback.PathScriptedServer`, as for Google): `url`; `today`;
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -81,7 +81,7 @@ class WeatherStandIn(PathScriptedServer):
             lat, lng = float(params["latitude"]), float(params["longitude"])
         except (KeyError, ValueError):
             raise WeatherError("Parameter 'latitude' and 'longitude' must be set") from None
-        today = self.today or datetime.now(timezone.utc).date()
+        today = self.today or datetime.now(UTC).date()
         try:
             start = date.fromisoformat(params["start_date"]) if "start_date" in params else None
             end = date.fromisoformat(params["end_date"]) if "end_date" in params else None
