@@ -48,7 +48,8 @@ import inspect
 import re
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar
+from collections.abc import AsyncIterator, Callable
 
 from pydantic import BaseModel, ValidationError
 
@@ -74,7 +75,7 @@ class AIError(AppError):
     status, code = 503, "ai_error"
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 usage: "Usage | None" = None):
+                 usage: Usage | None = None):
         super().__init__(message, code=code)
         if status is not None:
             self.status = status
@@ -88,7 +89,7 @@ class AIOutputError(AIError):
 
     status, code = 502, "ai_bad_output"
 
-    def __init__(self, message: str, *, reason: str, usage: "Usage | None" = None):
+    def __init__(self, message: str, *, reason: str, usage: Usage | None = None):
         super().__init__(message, usage=usage)
         self.reason = reason
 
@@ -289,7 +290,7 @@ class StreamFailed:
     type: Literal["error"] = "error"
 
 
-StreamEvent = Union[TextDelta, ReasoningStart, ReasoningDelta, ReasoningEnd, FunctionCall, Completed, StreamFailed]
+StreamEvent = TextDelta | ReasoningStart | ReasoningDelta | ReasoningEnd | FunctionCall | Completed | StreamFailed
 
 
 def _failed(exc: BaseException) -> StreamFailed:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 

@@ -42,8 +42,9 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import datetime, timedelta, UTC
+from typing import Any
+from collections.abc import Callable
 
 from .db import Database
 from .errors import Busy, Unavailable
@@ -97,8 +98,8 @@ def log_event(event: str, **fields: Any) -> None:
 
 def _moment(clock_value: Any) -> datetime:
     if isinstance(clock_value, datetime):
-        return clock_value.astimezone(timezone.utc)
-    return datetime.fromtimestamp(float(clock_value), timezone.utc)
+        return clock_value.astimezone(UTC)
+    return datetime.fromtimestamp(float(clock_value), UTC)
 
 
 # -- cost ---------------------------------------------------------------------
@@ -133,7 +134,7 @@ class UsageGuard:
     """What `AIUsage.guard()` yields: the reservation, the output-token cap to
     pass to the model, and `record()` for the provider's real counts."""
 
-    def __init__(self, usage: "AIUsage", reservation: Reservation):
+    def __init__(self, usage: AIUsage, reservation: Reservation):
         self._usage = usage
         self.reservation = reservation
         self.max_output_tokens = reservation.reserved_output_tokens
@@ -216,7 +217,7 @@ class AIUsage:
 
     def guard(self, *, user_id: str | None, trip_id: str | None, feature: str,
               max_output_tokens: int | None = None, model: str | None = None,
-              turn_id: str | None = None) -> "_GuardContext":
+              turn_id: str | None = None) -> _GuardContext:
         """`async with usage.guard(...) as g:` reserve, run, finish (see module doc)."""
         return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model, turn_id)
 

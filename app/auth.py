@@ -9,7 +9,7 @@ import re
 import secrets
 import time
 from collections import deque
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from urllib.parse import urlsplit
 
 from .db import Database
@@ -155,7 +155,7 @@ async def authenticate(db: Database, username: str, password: str, *, hash_n: in
 
 async def create_session(db: Database, user_id: str) -> str:
     token = secrets.token_urlsafe(32)
-    expires = datetime.now(timezone.utc) + timedelta(days=SESSION_DAYS)
+    expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
     await db.execute_write(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
         (token_hash(token), user_id, utcnow(), iso(expires)),

@@ -26,6 +26,7 @@ from .ids import utcnow
 from .planner.context import DayContext, require_ai
 from .review import ReviewResult
 from .services import Services
+from .legs import by_pair
 from .trips.schedule import clock_label, day_schedule
 
 log = logging.getLogger("wayline.copilot")
@@ -73,7 +74,7 @@ def _note(text: str | None) -> str | None:
 
 def day_facts(ctx: DayContext, review: ReviewResult) -> dict:
     """What the model may rely on; also the cache key's content."""
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
     stops = []
     for stop, slot in list(zip(ctx.day.stops, slots))[:MAX_STOPS]:
         stops.append({k: v for k, v in {
@@ -85,8 +86,7 @@ def day_facts(ctx: DayContext, review: ReviewResult) -> dict:
         "trip": ctx.trip.title, "date": ctx.date, "dayTitle": ctx.day.title or None, "dayNote": _note(ctx.day.note),
         "dayStart": ctx.day.start_time or "09:00", "stops": stops,
         "omittedStops": max(0, len(ctx.day.stops) - MAX_STOPS),
-        "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
-                  "meters": l.distance_m, "source": l.source} for l in ctx.legs],
+        "legs": [leg.for_model() for leg in ctx.legs],
         "review": {"status": review.status, "findings": [
             {"id": f.id, "kind": f.kind, "severity": f.severity, "message": f.message, "stopIds": list(f.stop_ids),
              "fixes": [{"id": x.id, "label": x.label} for x in f.fixes]} for f in review.findings]},

@@ -23,7 +23,8 @@ import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import aiosqlite
 
@@ -126,7 +127,7 @@ class Database:
         self.on_change: list[ChangeListener] = []
 
     @classmethod
-    async def open(cls, path: str, *, readers: int = READERS) -> "Database":
+    async def open(cls, path: str, *, readers: int = READERS) -> Database:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = cls(path)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from .errors import Unavailable
 from .preferences import MODES, TripPreferences
@@ -42,6 +43,16 @@ class Leg:
             "fromStopId": self.from_stop_id, "toStopId": self.to_stop_id, "mode": self.mode,
             "durationS": self.duration_s, "distanceM": self.distance_m, "source": self.source,
         }
+
+    def for_model(self) -> dict:
+        """The leg as a model reads it (whole minutes, metres, where the figure came from)."""
+        return {"from": self.from_stop_id, "to": self.to_stop_id, "mode": self.mode,
+                "minutes": round(self.duration_s / 60), "meters": self.distance_m, "source": self.source}
+
+
+def by_pair(legs: Iterable[Leg]) -> dict[tuple[str, str], Leg]:
+    """Legs keyed by (from stop id, to stop id), as the schedule reads them."""
+    return {(leg.from_stop_id, leg.to_stop_id): leg for leg in legs}
 
 
 def haversine_m(lat1: float, lng1: float, lat2: float, lng2: float) -> float:

@@ -44,7 +44,7 @@ async def start(svc: Services) -> None:
         # The Street View Static API takes the key in the query string, and
         # httpx logs every request URL at INFO: keep that logger to warnings.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        cache = Path(svc.settings.db_path).resolve().parent / "street-view"
+        cache = Path(svc.settings.db_path).parent / "street-view"
         svc.street_view = StreetView(svc.settings, svc.http, cache, svc.secret)
     if svc.weather is None:
         svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)

@@ -34,7 +34,8 @@ import re
 import time
 from contextlib import asynccontextmanager
 from importlib import metadata
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import calendar
 from datetime import date, timedelta
-from typing import Callable
+from collections.abc import Callable
 
 # A day test answers "does this selector pick `day`?"; it may ask `holiday`
 # whether a day is a public ("PH") or school ("SH") holiday.
@@ -216,8 +216,8 @@ class Selectors:
             elif start.kind == "date":
                 at = self.day_list(p, at, start, kind)
             elif start.kind == "event":
-                day = start
-                self.tests[kind].append(lambda d, h: d == day.first(day.year or d.year))
+                # Bound now: a list of events ("easter,easter +1 day") makes one test each.
+                self.tests[kind].append(lambda d, h, day=start: d == day.first(day.year or d.year))
                 at = start.after
             elif start.kind == "nth":  # "Aug Su[-1]": the month here, the weekday later
                 at = self.months(p, at, into_monthdays=False)

@@ -9,7 +9,8 @@ key, else osm)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
 
 from . import osm
 from .errors import Unavailable

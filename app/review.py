@@ -28,10 +28,11 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .errors import AppError
-from .legs import Leg, choose_mode, estimate, haversine_m
+from .legs import Leg, by_pair, choose_mode, estimate, haversine_m
 from .preferences import PACE_STOPS, TripPreferences
 from .review_hours import MOVE_SLACK_MIN, closed, meal_time
 from .review_issues import NOT_VISITS, DayFacts, Elsewhere, Issue, PlaceBook, has_point, issue_key, quote
@@ -239,8 +240,8 @@ class _Simulator:
         self._left: dict[str, set[tuple] | None] = {}   # stop id -> this day's keys without it
 
     def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> dict:
-        known = {} if estimate_all else self.known if day.id == self.day_id else {
-            (l.from_stop_id, l.to_stop_id): l for l in self.trip_legs.get(day.id, [])}
+        known = {} if estimate_all else self.known if day.id == self.day_id else by_pair(
+            self.trip_legs.get(day.id, []))
         return legs_for(day, known, prefs)
 
     def _keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False) -> tuple[set, dict]:
@@ -289,7 +290,7 @@ class _Simulator:
         prefs = trip.prefs if changed_prefs else self.prefs
         keys, legs = self._keys(trip, trip.day(self.day_id), prefs, changed_prefs)
         other_fine = other is None or self._keys(trip, trip.day(other), prefs)[0] <= self.keys_before(other)
-        return keys, sum(l.distance_m for l in legs.values()), other_fine
+        return keys, sum(leg.distance_m for leg in legs.values()), other_fine
 
     def _without(self, stop_id: str) -> set[tuple] | None:
         """The reviewed day's keys once `stop_id` has left it: the same for
@@ -423,7 +424,7 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     or typical; None: the weather rule is silent); `trip_legs` are the other
     days' shown legs (day id -> legs) for fixes that move a stop there
     (estimated when missing). `book` may carry hours already computed."""
-    known = {(l.from_stop_id, l.to_stop_id): l for l in legs}
+    known = by_pair(legs)
     book = book or PlaceBook(places)
     current = legs_for(day, known, prefs)
     issues = _detect(trip, day, current, prefs, book, weather)

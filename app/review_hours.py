@@ -67,7 +67,7 @@ def closed(facts: DayFacts) -> list[Issue]:
                                      {"stopId": stop.id, "setTime": to_hhmm(best)}))
         # Within the day: only where its hours could allow it (each try is a full simulation).
         issue.movers = [(stop.id, facts.positions_where(
-            stop, lambda start: facts.book.fits_around(stop, date, start, MOVE_SLACK_MIN)))]
+            stop, lambda start, stop=stop: facts.book.fits_around(stop, date, start, MOVE_SLACK_MIN)))]
         issue.elsewhere = [Elsewhere(stop.id, other_days_nearest_first(facts))]
     return issues
 
@@ -105,5 +105,5 @@ def meal_time(facts: DayFacts) -> list[Issue]:
                                      {"stopId": stop.id, "setTime": to_hhmm(start)}))
         if not stop.set_time:
             issue.movers = [(stop.id, facts.positions_where(
-                stop, lambda start: lo - MOVE_SLACK_MIN <= start <= hi + MOVE_SLACK_MIN))]
+                stop, lambda start, lo=lo, hi=hi: lo - MOVE_SLACK_MIN <= start <= hi + MOVE_SLACK_MIN))]
     return issues

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date as Date
-from typing import Iterable
+from collections.abc import Iterable
 
 from .hours import DayHours, HoursCheck, buffer_for, first_start, fit, hours_on, on_date
 from .preferences import TripPreferences

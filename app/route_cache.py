@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from .provider_cache import ProviderCache
 

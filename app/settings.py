@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from .client_address import parse_networks
 
@@ -130,11 +130,11 @@ class Settings:
     def secure_cookies(self) -> bool:
         return bool(self.public_url and self.public_url.lower().startswith("https://"))
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **changes)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> Settings:
         values: dict[str, str] = {}
         if dotenv is not None:
             values.update(_read_dotenv(Path(dotenv)))

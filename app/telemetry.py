@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager, nullcontext
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 log = logging.getLogger("wayline")
 
@@ -79,7 +80,7 @@ class Telemetry:
             self._provider.shutdown()
 
     @classmethod
-    def with_exporter(cls, exporter: Any) -> "Telemetry":
+    def with_exporter(cls, exporter: Any) -> Telemetry:
         """Spans exported synchronously to `exporter` (tests: InMemorySpanExporter)."""
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor

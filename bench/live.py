@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import ROOT, free_port  # noqa: E402
+from _loadgen import ROOT, free_port
 
 PASSWORD = "correct horse"
 PER_USER = 8

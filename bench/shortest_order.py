@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.planner.shortest_order import DayStop, shortest_order  # noqa: E402
+from app.planner.shortest_order import DayStop, shortest_order
 
 TARGET_P50_MS = 50.0
 BUFFER = 30

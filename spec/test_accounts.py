@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from app.ids import iso
 from helpers import join, new_trip, op, signup, use
@@ -72,7 +72,7 @@ def test_sign_out_everywhere_ends_every_session_at_once(client):
 
 def test_an_expired_session_is_refused_at_once_even_when_cached(client, settings):
     alice = signup(client, "alice")
-    soon = iso(datetime.now(timezone.utc) + timedelta(seconds=1))
+    soon = iso(datetime.now(UTC) + timedelta(seconds=1))
     with sqlite3.connect(settings.db_path) as conn:
         conn.execute("UPDATE sessions SET expires_at = ?", (soon,))
     client.app.state.services.sessions.drop_user(alice["id"])   # as if first seen now

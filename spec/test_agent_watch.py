@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 
 from app.agent.watch import NO_EDIT
 from helpers import new_trip, op, signup
@@ -20,7 +20,7 @@ from standins.google_standin import google_settings
 from standins.weather_standin import weather_settings
 from test_agent_support import FAST_DEBOUNCE_S, agent_client, eventually, events, pick_first_fix
 
-START = datetime(2026, 12, 1, 12, tzinfo=timezone.utc).timestamp()
+START = datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp()
 RAIN_DAY = date(2026, 12, 10)
 DRY = {"weather_code": 1, "precipitation_sum": 0.0, "precipitation_probability_max": 10}
 HOUR = 3600

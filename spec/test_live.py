@@ -37,7 +37,7 @@ class Feed:
         self.ended = False
         self._seen = 0
 
-    async def __aenter__(self) -> "Feed":
+    async def __aenter__(self) -> Feed:
         self._cm = self.client.stream("GET", f"/api/trips/{self.trip_id}/live{self.query}", headers=self.headers)
         self.response = await self._cm.__aenter__()
         self._task = asyncio.get_running_loop().create_task(self._read()) if self.response.status_code == 200 else None

@@ -5,7 +5,7 @@ clean day, and every fix it offers applies cleanly through the ops endpoint
 from __future__ import annotations
 
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 
 import pytest
 
@@ -265,7 +265,7 @@ def test_the_review_reads_the_forecast_and_every_stops_hours(settings, google_st
     forecasts rain (70 %) for 2026-12-10 and dry days (10 %) after it."""
     today = date(2026, 12, 1)
     weather_standin.today = google_standin.today = today
-    clock = lambda: datetime(2026, 12, 1, 12, tzinfo=timezone.utc).timestamp()  # noqa: E731
+    clock = lambda: datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp()  # noqa: E731
     with make_client(weather_settings(google_settings(settings, google_standin), weather_standin),
                      clock=clock) as client:
         signup(client)

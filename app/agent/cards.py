@@ -139,7 +139,7 @@ class BudgetEstimateProps(Props):
     note: Note | None = None
 
     @model_validator(mode="after")
-    def _total_is_the_sum(self) -> "BudgetEstimateProps":
+    def _total_is_the_sum(self) -> BudgetEstimateProps:
         if self.totalMinor != sum(line.amountMinor for line in self.lines):
             raise ValueError("totalMinor must be the sum of the lines")
         return self

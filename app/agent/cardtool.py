@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model
 
@@ -41,7 +41,7 @@ def _element_model(name: str) -> type[ElementBase]:
                         type=(Literal[name], ...), props=(component.props, ...))
 
 
-CardElement = Annotated[Union[tuple(_element_model(name) for name in MODEL_COMPONENTS)], Field(discriminator="type")]
+CardElement = Annotated[tuple(_element_model(name) for name in MODEL_COMPONENTS), Field(discriminator="type")]
 
 
 class ShowCard(Props):

@@ -32,7 +32,8 @@ import json
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 from ..ids import new_id
 from ..errors import AppError, Conflict, Forbidden, Invalid

@@ -17,7 +17,7 @@ import json
 import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ..errors import NotFound
@@ -32,7 +32,7 @@ CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def now_dt(svc: Services) -> datetime:
     """Now on the services clock (tests inject one to expire suggestions)."""
-    return datetime.fromtimestamp((svc.clock or time.time)(), timezone.utc)
+    return datetime.fromtimestamp((svc.clock or time.time)(), UTC)
 
 
 # -- DTOs ---------------------------------------------------------------------

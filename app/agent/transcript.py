@@ -43,7 +43,7 @@ class UIPartIn(BaseModel):
     state: str | None = None
 
     @model_validator(mode="after")
-    def _text_is_text(self) -> "UIPartIn":
+    def _text_is_text(self) -> UIPartIn:
         if self.type in ("text", "reasoning") and self.text is None:
             raise ValueError(f"a {self.type} part needs its text as a string")
         return self

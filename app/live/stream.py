@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 MAX_QUEUED = 64
 RETRY_MS = 3000          # EventSource's reconnect delay after the stream ends

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import date as Date
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import NotFound, Unavailable
 from ..legs import Leg
@@ -20,10 +20,11 @@ from ..review import ReviewResult, day_fingerprint, light_copy, review_day
 from ..services import Services
 from ..trips.model import Day, Trip
 
-log = logging.getLogger("wayline.planner")
-WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
 from ..trips.ops import TRIP_OPS, OpContext
 from ..trips.service import validate_args
+
+log = logging.getLogger("wayline.planner")
+WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
 
 
 @dataclass
@@ -91,7 +92,7 @@ async def trip_weather(svc: Services, trip: Trip) -> dict[str, dict] | None:
         days = await asyncio.wait_for(svc.weather.days(trip.dest_lat, trip.dest_lng,
                                                        Date.fromisoformat(trip.start_date), len(trip.days)),
                                       WEATHER_WAIT_S)
-    except (Unavailable, asyncio.TimeoutError):
+    except (TimeoutError, Unavailable):
         log.info("review without weather: the weather service is unavailable")
         return None
     return {d["date"]: d for d in days}

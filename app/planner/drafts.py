@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from ..errors import Conflict, Invalid, NotFound
 from ..hours import check_at
@@ -28,7 +28,7 @@ def new_draft_id() -> str:
 
 async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
                       preview: dict, place_raw: dict | None = None) -> str:
-    draft_id, now = new_draft_id(), datetime.now(timezone.utc)
+    draft_id, now = new_draft_id(), datetime.now(UTC)
     async with svc.db.write() as conn:
         await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
         await conn.execute(

@@ -31,7 +31,7 @@ from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours import MEAL_MINUTES, check_at
-from ..legs import Leg, haversine_m
+from ..legs import Leg, by_pair, haversine_m
 from .context import DayContext, new_refs, require_ai, simulate
 from .drafts import store_draft
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
@@ -97,7 +97,7 @@ class CheckedPlan(PlanDay):
     """A plan_day answer validated against the ids the server gave (context)."""
 
     @model_validator(mode="after")
-    def _against_facts(self, info: ValidationInfo) -> "CheckedPlan":
+    def _against_facts(self, info: ValidationInfo) -> CheckedPlan:
         facts = info.context
         if not isinstance(facts, PlanFacts):
             raise _refuse("there were no facts to check it against")
@@ -195,7 +195,7 @@ def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
 def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePreferences) -> str:
     """The facts as the model reads them. Preferences come from for_model(),
     which carries only whether the person has allergies, never the text."""
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
     pace = ctx.trip.prefs.pace
 
     def point(x):
@@ -208,8 +208,7 @@ def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePrefere
                    "start": clock_label(slot.start), "end": clock_label(slot.end), "durationMin": s.duration_min,
                    "meal": s.meal, "lat": point(s.lat), "lng": point(s.lng)} for s, slot in zip(ctx.day.stops, slots)],
         "freeStopIds": [s.id for s in ctx.day.stops if not s.set_time],
-        "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
-                  "meters": l.distance_m, "source": l.source} for l in ctx.legs],
+        "legs": [leg.for_model() for leg in ctx.legs],
         "candidates": [{k: v for k, v in {
             "placeId": p["placeId"], "name": p["name"], "kind": "food" if is_food(p) else "sight",
             "types": (p.get("types") or [])[:4], "rating": p.get("rating"), "userRatingCount": p.get("userRatingCount"),
@@ -267,7 +266,7 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     trip = simulate(ctx.trip, edits, [ctx.day.id])
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)   # the legs the TripDto will show
-    pairs = {(l.from_stop_id, l.to_stop_id): l for l in legs}
+    pairs = by_pair(legs)
     refs = new_refs(ctx.day, day)
     # A meal's length depends on when it starts, and a start only on what comes
     # before it: fix the added restaurants in day order.
@@ -298,7 +297,7 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
 
 
 def _minutes(legs: list[Leg]) -> int:
-    return round(sum(l.duration_s for l in legs) / 60)
+    return round(sum(leg.duration_s for leg in legs) / 60)
 
 
 def _side(stop, slot, date: str, places: dict) -> dict:
@@ -315,7 +314,7 @@ def _side(stop, slot, date: str, places: dict) -> dict:
 
 def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
              trip) -> dict:
-    before_day = {s.stop_id: s for s in day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})}
+    before_day = {s.stop_id: s for s in day_schedule(ctx.day, by_pair(ctx.legs))}
     was_stop = {s.id: s for s in ctx.day.stops}
     ref = lambda sid: refs.get(sid, sid)  # noqa: E731
     stops = []
@@ -329,7 +328,7 @@ def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict
     findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
     return {
         "summary": summary, "date": ctx.date, "stops": stops,
-        "legs": [{**l.to_json(), "fromStopId": ref(l.from_stop_id), "toStopId": ref(l.to_stop_id)} for l in legs],
+        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)} for leg in legs],
         "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
     }
 

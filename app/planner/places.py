@@ -3,7 +3,7 @@ and whether the day has one already. Pure functions, no I/O."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..legs import haversine_m
 from ..preferences import EffectivePreferences

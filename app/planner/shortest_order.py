@@ -32,7 +32,7 @@ never worse than the current order when that is possible (`exact=False`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 EXACT_LIMIT = 12
 MAX_STOPS = 48           # bit masks of the free stops live in int64 arrays with room for the rest of the key

@@ -13,7 +13,7 @@ from typing import Any
 from .. import legs as legs_mod
 from ..errors import Invalid
 from ..hours import CLOSING_BUFFER_MIN, MEAL_MINUTES, check_at, first_start, hours_on
-from ..legs import Leg, haversine_m
+from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..services import Services
 from ..trips.model import Day, Stop, Trip
@@ -69,7 +69,7 @@ async def timed_insert(svc: Services, ctx: DayContext, args: dict,
     trip = simulate(ctx.trip, _edits(args, replaces), [ctx.day.id])
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
-    slots = day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})
+    slots = day_schedule(day, by_pair(legs))
     ref = next(iter(new_refs(ctx.day, day)))
     slot = next(s for s in slots if s.stop_id == ref)
     return trip, day, {"start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
@@ -91,7 +91,7 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
     """Find places to eat (`meal`) or Explore nearby: ranked Google places,
     each stored as a draft. No model call."""
     provider = require_places(svc)
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
     replaced = None
     if explore:
         types = (interest_types(ctx.trip.prefs.interests) or DEFAULT_EXPLORE_TYPES)[:5]

@@ -7,7 +7,7 @@ moment it is added."""
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import BaseModel
 from starlette.routing import Route

@@ -137,7 +137,7 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
     days = []
     for day in trip.days:
         legs = entry.legs.get(day.id, [])
-        slots = {s.stop_id: s for s in day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})}
+        slots = {s.stop_id: s for s in day_schedule(day, legs_mod.by_pair(legs))}
         stops = []
         for s in day.stops:
             slot = slots[s.id]

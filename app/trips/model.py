@@ -77,7 +77,7 @@ class Trip:
     member_ids: list[str] = field(default_factory=list)
     prefs: TripPreferences = field(default_factory=TripPreferences)
 
-    def snapshot(self) -> "Trip":
+    def snapshot(self) -> Trip:
         return copy.deepcopy(self)
 
     # -- lookups ------------------------------------------------------------

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Callable, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 

@@ -12,7 +12,8 @@ import logging
 import shutil
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
