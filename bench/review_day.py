@@ -117,7 +117,8 @@ def main() -> None:
         # The legs the TripDto shows (here: estimates; Google's when it has them).
         shown = {d.id: list(legs_for(d, {}, trip.prefs).values()) for d in trip.days}
 
-        def review():
+        # Bind this case's values, not the loop variables, into the timed call.
+        def review(trip=trip, day=day, shown=shown, places=places):
             return review_day(trip, day, shown[day.id], trip.prefs, places, weather=WEATHER, trip_legs=shown)
 
         result = review()

@@ -89,7 +89,8 @@ def test_every_op_is_seen_by_the_next_read(client, trip):
     trip_id = trip["id"]
     for name in OP_ORDER:
         args, check = _op_case(name, read(client, trip_id)[2])
-        fresh_after(client, trip_id, lambda: op(client, trip_id, name, **args).raise_for_status(), check)
+        fresh_after(client, trip_id, lambda name=name, args=args: op(client, trip_id, name, **args).raise_for_status(),
+                    check)
 
 
 def test_social_member_and_preference_routes_are_seen_by_the_next_read(client, trip):
