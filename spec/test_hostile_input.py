@@ -84,7 +84,8 @@ def test_json_bodies_over_their_limit_are_413_before_parsing(client):
     # An op may be larger than small JSON (the longest note, each character an
     # escaped surrogate pair, and generous whitespace), up to its own limit.
     note = "\\ud83d\\ude00" * 4000
-    raw = ('{"dayId": "%s", "name": "x",%s"note": "%s"}' % (day, " " * 20_000, note)).encode()
+    gap = " " * 20_000
+    raw = f'{{"dayId": "{day}", "name": "x",{gap}"note": "{note}"}}'.encode()
     assert bodies.SMALL_JSON < len(raw) < bodies.OP_BODY
     assert client.post(f"/api/trips/{trip['id']}/ops/insert_stop", content=raw, headers=JSON).status_code == 200
     r = client.post(f"/api/trips/{trip['id']}/ops/insert_stop", content=b" " * (bodies.OP_BODY + 1), headers=JSON)
