@@ -46,7 +46,8 @@ async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions:
                                  (trip_id, others[0][0]))
             await tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
             await tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-        for (trip_id,) in await tx.execute_fetchall("SELECT DISTINCT trip_id FROM comments WHERE user_id = ?", (user_id,)):
+        for (trip_id,) in await tx.execute_fetchall(
+                "SELECT DISTINCT trip_id FROM comments WHERE user_id = ?", (user_id,)):
             tx.touch(trip_id, "social")
         await tx.execute("UPDATE comments SET author = ? WHERE user_id = ?", (DELETED_NAME, user_id))
         for (trip_id,) in await tx.execute_fetchall(

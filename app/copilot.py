@@ -128,7 +128,8 @@ async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: Copilot
     answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
     async with svc.db.write() as conn:
         await conn.execute(
-            "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
             (key, ctx.trip.id, ctx.day.id, json.dumps(answer, ensure_ascii=False), utcnow()))
         # Keep the newest answers per day; older facts will not come back often.
         await conn.execute(

@@ -104,7 +104,8 @@ class DaySummaryProps(Props):
     dayId: RefId
     date: IsoDate | None = Field(default=None, description="the day's date; must match the trip")
     title: Title
-    stops: list[Line] = Field(default_factory=list, max_length=8, description="at most 8 short lines, e.g. '10:00 Castelo'")
+    stops: list[Line] = Field(default_factory=list, max_length=8,
+                              description="at most 8 short lines, e.g. '10:00 Castelo'")
 
 
 class StopSummaryProps(Props):

@@ -55,7 +55,8 @@ _PATTERNS = [
     ("en", re.compile(rf"^{_POLITE}(?:show|open|get|see|view|look\s+at)\s+(?:me\s+|us\s+)?(?P<place>.+?)\s+"
                       rf"(?:in|on|with|via)\s+(?:the\s+)?{_SV}{_END}", re.IGNORECASE)),
     ("en", re.compile(rf"^{_POLITE}(?:show\s+(?:me|us)\s+)?(?:the\s+|a\s+)?{_SV}(?P<place>){_END}", re.IGNORECASE)),
-    ("zh", re.compile(r"^(?:请|麻烦)?(?:给我|帮我)?(?:看看|看一下|显示|打开)?(?P<place>.*?)的?街景(?:图)?(?:吧|呢)?[?。？！!]*$")),
+    ("zh", re.compile(r"^(?:请|麻烦)?(?:给我|帮我)?(?:看看|看一下|显示|打开)?"
+                      r"(?P<place>.*?)的?街景(?:图)?(?:吧|呢)?[?。？！!]*$")),
     ("zh", re.compile(r"^(?:请|麻烦)?(?:给我|帮我)?(?:看看|看一下|显示|打开)?街景[\s:：]*(?P<place>.*?)[?。？！!]*$")),
     ("de", re.compile(rf"^(?:zeig(?:e)?\s+(?:mir\s+)?)?(?:die\s+)?(?:street\s?view|straßenansicht)\s+(?:von|vom|für)\s+"
                       rf"(?P<place>.+?){_END}", re.IGNORECASE)),

@@ -53,7 +53,8 @@ class PlaceNearby(ToolArgs):
     lng: float = Field(ge=-180, le=180)
     radiusM: int | None = Field(default=None, ge=50, le=50_000, description="Search radius in metres; null: 1500")
     types: list[str] | None = Field(default=None,
-                                    description="Place types (Google Places Table A names), e.g. ['restaurant', 'museum']")
+                                    description="Place types (Google Places Table A names), "
+                                                "e.g. ['restaurant', 'museum']")
 
 
 class PlaceDetail(ToolArgs):

@@ -48,7 +48,8 @@ PLAN_MAX_ADDITIONS = 4
 PLAN_MAX_OUTPUT_TOKENS = 2500
 DEFAULT_PLAN_TYPES = ["tourist_attraction", "restaurant"]
 
-PLAN_INSTRUCTIONS = """You help plan one day of a trip in Wayline. The facts are verified by the server; you only choose ids.
+PLAN_INSTRUCTIONS = """You help plan one day of a trip in Wayline. \
+The facts are verified by the server; you only choose ids.
 Return JSON with:
 - order: every id in freeStopIds exactly once, in the order to visit them. Stops with a set time are pinned:
   never list them; they keep their place and their time.
@@ -328,7 +329,8 @@ def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict
     findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
     return {
         "summary": summary, "date": ctx.date, "stops": stops,
-        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)} for leg in legs],
+        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)}
+                 for leg in legs],
         "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
     }
 

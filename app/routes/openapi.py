@@ -15,8 +15,9 @@ from starlette.routing import Route
 PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 
 
-def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipart: bool = False, stream: bool | str = False,
-             query: type[BaseModel] | None = None, variants: tuple[str, dict[str, type[BaseModel]]] | None = None):
+def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipart: bool = False,
+             stream: bool | str = False, query: type[BaseModel] | None = None,
+             variants: tuple[str, dict[str, type[BaseModel]]] | None = None):
     """`query`: a model of the query parameters. `variants`: (path parameter,
     {value: body model}) for a route whose body depends on a path segment
     (the ops endpoint); each value is also described as its own path."""

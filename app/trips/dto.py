@@ -66,7 +66,8 @@ class TripCache:
                 and time.monotonic() - entry.checked_at < REVALIDATE_S):
             return entry.role_of(user_id), entry.version
         row = await self.svc.db.fetchone(
-            "SELECT m.role, t.version FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.trip_id = ? AND m.user_id = ?",
+            "SELECT m.role, t.version FROM members m JOIN trips t ON t.id = m.trip_id "
+            "WHERE m.trip_id = ? AND m.user_id = ?",
             (trip_id, user_id))
         if row is None:
             return None, None
@@ -105,7 +106,8 @@ class TripCache:
                     "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))
             ]
             votes: dict[str, dict[str, int]] = {}
-            for r in await conn.execute_fetchall("SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?", (trip_id,)):
+            for r in await conn.execute_fetchall(
+                    "SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?", (trip_id,)):
                 votes.setdefault(r[0], {})[r[1]] = r[2]
             comment_counts = {r[0]: r[1] for r in await conn.execute_fetchall(
                 "SELECT stop_id, COUNT(*) FROM comments WHERE trip_id = ? GROUP BY stop_id", (trip_id,))}
@@ -148,7 +150,8 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
                 "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
                 "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
                 "startMinutes": slot.start, "endMinutes": slot.end,
-                "votes": {"up": sum(1 for v in votes.values() if v > 0), "down": sum(1 for v in votes.values() if v < 0),
+                "votes": {"up": sum(1 for v in votes.values() if v > 0),
+                          "down": sum(1 for v in votes.values() if v < 0),
                           "mine": votes.get(user_id, 0)},
                 "commentCount": entry.comment_counts.get(s.id, 0),
                 "createdBy": s.created_by,
@@ -159,7 +162,8 @@ def build_dto(entry: Entry, user_id: str, role: str) -> dict:
         })
     return {
         "id": trip.id, "title": trip.title,
-        "destination": None if trip.dest_name is None else {"name": trip.dest_name, "lat": trip.dest_lat, "lng": trip.dest_lng},
+        "destination": (None if trip.dest_name is None
+                        else {"name": trip.dest_name, "lat": trip.dest_lat, "lng": trip.dest_lng}),
         "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
         "role": role, "members": entry.members, "days": days,
         "expenses": [{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,

@@ -266,7 +266,8 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         when = _date(changes["startDate"])
         phrases.append((f"moved the trip to start on {when}", f"moved it to start on {when}"))
     if a.destination is not None:
-        phrases.append((f"set the trip's destination to {a.destination.name}", f"set its destination to {a.destination.name}"))
+        phrases.append((f"set the trip's destination to {a.destination.name}",
+                        f"set its destination to {a.destination.name}"))
     if changes.get("timezone") is not None:
         phrases.append((f"set the trip's time zone to {a.timezone}", f"set its time zone to {a.timezone}"))
     if changes.get("currency") is not None:
@@ -515,20 +516,30 @@ class OpSpec:
 TRIP_OPS: dict[str, OpSpec] = {
     spec.name: spec
     for spec in [
-        OpSpec("update_trip", UpdateTrip, "editor", update_trip, "Change the trip's title, destination, start date, time zone or currency."),
+        OpSpec("update_trip", UpdateTrip, "editor", update_trip,
+               "Change the trip's title, destination, start date, time zone or currency."),
         OpSpec("add_day", AddDay, "editor", add_day, "Add a day at the end of the trip."),
-        OpSpec("update_day", UpdateDay, "editor", update_day, "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
-        OpSpec("reorder_days", ReorderDays, "editor", reorder_days, "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
+        OpSpec("update_day", UpdateDay, "editor", update_day,
+               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
+        OpSpec("reorder_days", ReorderDays, "editor", reorder_days,
+               "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
         OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
-        OpSpec("insert_stop", InsertStop, "editor", insert_stop, "Add a stop to a day, after afterStopId or at the end. setTime (HH:MM) fixes its time; otherwise it is computed."),
-        OpSpec("update_stop", UpdateStop, "editor", update_stop, "Change fields of a stop; setTime null clears a set time."),
-        OpSpec("move_stop", MoveStop, "editor", move_stop, "Move a stop to a day (possibly the same) at a 0-based position."),
-        OpSpec("swap_stops", SwapStops, "editor", swap_stops, "Swap two stops: each takes the other's day and position."),
+        OpSpec("insert_stop", InsertStop, "editor", insert_stop,
+               "Add a stop to a day, after afterStopId or at the end. "
+               "setTime (HH:MM) fixes its time; otherwise it is computed."),
+        OpSpec("update_stop", UpdateStop, "editor", update_stop,
+               "Change fields of a stop; setTime null clears a set time."),
+        OpSpec("move_stop", MoveStop, "editor", move_stop,
+               "Move a stop to a day (possibly the same) at a 0-based position."),
+        OpSpec("swap_stops", SwapStops, "editor", swap_stops,
+               "Swap two stops: each takes the other's day and position."),
         OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
-        OpSpec("add_expense", AddExpense, "editor", add_expense, "Record an expense in integer minor units, paid by a member, split equally or by shares."),
+        OpSpec("add_expense", AddExpense, "editor", add_expense,
+               "Record an expense in integer minor units, paid by a member, split equally or by shares."),
         OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),
         OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense."),
-        OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences, "Set the trip's shared travel choices.", agent=False),
+        OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences,
+               "Set the trip's shared travel choices.", agent=False),
     ]
 }
 

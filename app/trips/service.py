@@ -98,7 +98,8 @@ async def apply_ops(
         before = await store.load(tx, trip_id)
         if base_version is not None and base_version != before.version:
             raise Conflict(
-                f"The trip changed since you loaded it (version {before.version}, you had {base_version}). Reload and try again.",
+                f"The trip changed since you loaded it (version {before.version}, you had {base_version}). "
+                "Reload and try again.",
                 code="stale", currentVersion=before.version)
         if precondition is not None:
             precondition(before)
@@ -110,8 +111,9 @@ async def apply_ops(
             await store.append_message(
                 tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                 op=name, parts=[{"type": "text", "text": summary},
-                                {"type": "data-operation", "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
-                                                                     "version": trip.version, "via": source}}])
+                                {"type": "data-operation",
+                                 "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
+                                          "version": trip.version, "via": source}}])
     event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
     for listener in svc.op_listeners:
         try:
@@ -135,7 +137,8 @@ async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: d
         await tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
             "created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
-            (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(), timezone, currency, owner_id, now, now))
+            (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(),
+             timezone, currency, owner_id, now, now))
         await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
                          (trip_id, owner_id, now))
         await tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",

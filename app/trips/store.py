@@ -113,7 +113,8 @@ async def append_message(conn: Transaction, trip_id: str, *, role: str, parts: l
                          stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
     conn.touch(trip_id, "timeline")
-    seq_rows = await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,))
+    seq_rows = await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?",
+                                           (trip_id,))
     row = {
         "id": message_id or new_id(), "trip_id": trip_id, "seq": seq_rows[0][0], "role": role,
         "parts_json": json.dumps(parts, ensure_ascii=False), "actor_user_id": actor_user_id,
