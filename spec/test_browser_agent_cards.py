@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from app.agent.cardtool import SHOW_CARD
-from browser.harness import api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page, shot
+from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page,
+                             shot)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, function_call_item, message_item, reasoning_item

@@ -50,7 +50,8 @@ def test_gallery_draws_every_component_and_presses_only_call_back(settings):
         page = open_gallery(browser, server, phone=False)
         for name in CATALOG:
             assert page.locator(f".gen-card [data-card-type={name}]").count() >= 1, name
-        assert page.locator("[data-card-type=StreetViewImage] img").get_attribute("alt") == "Street view of Torvehallerne"
+        street_view = page.locator("[data-card-type=StreetViewImage] img")
+        assert street_view.get_attribute("alt") == "Street view of Torvehallerne"
         assert page.locator(".gc-img-missing").count() == 0
 
         # Accessible structure: titles are headings, buttons are buttons, money is a table.
@@ -116,7 +117,8 @@ def test_renderer_draws_nothing_outside_the_catalog_even_without_the_server(sett
         drawn = page.evaluate("""async (spec) => {
             const { renderSpec } = await import("/panels/cards.js");
             const node = renderSpec(spec, {});
-            const cycle = renderSpec({root: "a", elements: {a: {type: "TripPlanCard", props: {title: "A"}, children: ["a"]}}});
+            const cycle = renderSpec({root: "a",
+                                      elements: {a: {type: "TripPlanCard", props: {title: "A"}, children: ["a"]}}});
             return {
               types: [...node.querySelectorAll("[data-card-type]")].map((e) => e.dataset.cardType),
               tags: [...node.querySelectorAll("*")].map((e) => e.tagName.toLowerCase()),

@@ -68,7 +68,8 @@ def test_second_member_sees_edit_and_chat_within_one_poll(settings, openai_stand
         alice.locator(".msg.mine", has_text="Shall we start at the viewpoint?").wait_for()
         waited = seen_within(bob, ".msg.from-member", "Shall we start at the viewpoint?", ONE_POLL_S)
         assert waited <= ONE_POLL_S
-        assert bob.locator(".agent-log .op-event", has_text="Alice added “Miradouro de Santa Luzia” to Day 1").count() == 1
+        assert bob.locator(".agent-log .op-event",
+                           has_text="Alice added “Miradouro de Santa Luzia” to Day 1").count() == 1
 
         # Bob answers; Alice sees it the same way.
         bob.get_by_label("Message", exact=True).fill("Yes, before it gets busy.")

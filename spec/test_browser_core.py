@@ -73,7 +73,8 @@ def test_core_flow_on_desktop(settings, weather_standin):
         dialog.locator("input[type=file]").set_input_files(
             files=[{"name": "tickets.png", "mimeType": "image/png", "buffer": TINY_PNG}])
         dialog.get_by_label("Note").wait_for()
-        page.wait_for_function("() => document.querySelector('dialog textarea[name=note]').value.includes('/api/uploads/')")
+        page.wait_for_function("() => document.querySelector('dialog textarea[name=note]')"
+                               ".value.includes('/api/uploads/')")
         dialog.get_by_role("button", name="Save changes").click()
         page.locator(".stop .md img.note-img[alt='tickets.png']").wait_for()
 

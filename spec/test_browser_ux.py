@@ -105,7 +105,8 @@ def test_drag_and_drop_reorders_and_moves_a_stop_and_the_other_member_sees_it(se
         assert names_on_screen(page) == expected
         assert names_on_server(alice, trip["id"]) == expected
         other.wait_for_function("(want) => [...document.querySelectorAll('.timeline .stop .stop-name')]"
-                                ".map(x => x.textContent).join('|') === want", arg="|".join(expected), timeout=ONE_POLL_MS)
+                                ".map(x => x.textContent).join('|') === want",
+                                arg="|".join(expected), timeout=ONE_POLL_MS)
 
         # The market onto day 2 in the rail: it moves to that day.
         stop_card(page, MARKET["name"]).locator(".drag-handle").drag_to(page.locator(".rail .day-btn").nth(1))
@@ -133,8 +134,8 @@ def test_a_finger_drags_a_stop_on_a_phone(settings):
             target.scrollIntoView({ block: 'center' });
             const handle = stop(from).querySelector('.drag-handle');
             const box = target.getBoundingClientRect();
-            const at = (x, y) => ({ pointerId: 9, pointerType: 'touch', isPrimary: true, bubbles: true, cancelable: true,
-                                    clientX: x, clientY: y });
+            const at = (x, y) => ({ pointerId: 9, pointerType: 'touch', isPrimary: true, bubbles: true,
+                                    cancelable: true, clientX: x, clientY: y });
             const x = box.left + box.width / 2, y = box.bottom - 8;
             handle.dispatchEvent(new PointerEvent('pointerdown', at(x, box.top)));
             window.dispatchEvent(new PointerEvent('pointermove', at(x, y)));
@@ -196,8 +197,10 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         answer = panel.locator(".msg.from-agent", has_text="Noted.")
         answer.wait_for()
 
-        edits = [("update_stop", {"stopId": castle, "setTime": "10:30"}), ("update_stop", {"stopId": castle, "setTime": None}),
-                 ("update_stop", {"stopId": market, "durationMin": 75}), ("update_day", {"dayId": trip["days"][0]["id"], "title": "Old town"}),
+        edits = [("update_stop", {"stopId": castle, "setTime": "10:30"}),
+                 ("update_stop", {"stopId": castle, "setTime": None}),
+                 ("update_stop", {"stopId": market, "durationMin": 75}),
+                 ("update_day", {"dayId": trip["days"][0]["id"], "title": "Old town"}),
                  ("move_stop", {"stopId": market, "toDayId": trip["days"][0]["id"], "position": 0}),
                  ("add_expense", {"title": "Tram", "amountMinor": 640, "currency": "EUR", "paidBy": bob.user["id"]})]
         for name, args in edits:
@@ -207,7 +210,8 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         # The answer is right above the one line, and still on screen.
         last_two = panel.locator(".agent-log > li").evaluate_all("(items) => items.slice(-2).map((li) => li.className)")
         assert "from-agent" in last_two[0] and "op-group" in last_two[1]
-        assert answer.evaluate("(el) => { const box = el.getBoundingClientRect(), view = el.closest('.agent-scroll').getBoundingClientRect();"
+        assert answer.evaluate("(el) => { const box = el.getBoundingClientRect(),"
+                               " view = el.closest('.agent-scroll').getBoundingClientRect();"
                                " return box.top >= view.top && box.bottom <= view.bottom; }")
         shot(page, "ux-chat-edits-folded")
 

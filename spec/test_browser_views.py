@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page, shot,
-                             stop_card)
+from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page,
+                             shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings
@@ -33,12 +33,14 @@ def make_world(server) -> dict:
     bob = api_user(server, "bob", "Bob")
     carol = api_user(server, "carol", "Carolina Fernández de la Vega")
     dave = api_user(server, "dave", "Dave")
-    trip = api_trip(alice, bob, carol, title="Lisbon with the whole extended family, autumn edition", start=soon(1), days=3)
+    trip = api_trip(alice, bob, carol, title="Lisbon with the whole extended family, autumn edition",
+                    start=soon(1), days=3)
     t, day = trip["id"], trip["days"][0]["id"]
     for stop in [
         {"name": LONG_STOP, "setTime": "10:00", "durationMin": 120, "lat": 38.7247, "lng": -9.1135},
         {"name": "Oceanário de Lisboa", "setTime": "10:30", "durationMin": 90, "lat": 38.7635, "lng": -9.0937},
-        {"name": "Pastéis de Belém", "kind": "food", "meal": "afternoon_tea", "durationMin": 45, "lat": 38.6975, "lng": -9.2032},
+        {"name": "Pastéis de Belém", "kind": "food", "meal": "afternoon_tea", "durationMin": 45,
+         "lat": 38.6975, "lng": -9.2032},
         {"name": "A walk with no place yet", "kind": "activity", "durationMin": 60},
     ]:
         api_op(alice, t, "insert_stop", dayId=day, **stop)
@@ -65,7 +67,8 @@ def check(page, width: int, name: str) -> None:
 
 def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, google_standin, weather_standin):
     openai_standin.responder = quiet_responder
-    app_settings = offline(weather_settings(google_settings(ai_settings(settings, openai_standin), google_standin), weather_standin))
+    app_settings = offline(weather_settings(google_settings(ai_settings(settings, openai_standin), google_standin),
+                                            weather_standin))
     with live(app_settings) as server, chromium() as browser:
         world = make_world(server)
         t = world["trip"]["id"]
@@ -131,7 +134,8 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
 
             panel = page.locator("#side-panel")
             if not panel.evaluate("(el) => el.classList.contains('open')"):
-                (page.locator(".mobile-tabs") if phone else page.locator(".topbar")).get_by_role("button", name="AI help").click()
+                bar = page.locator(".mobile-tabs") if phone else page.locator(".topbar")
+                bar.get_by_role("button", name="AI help").click()
             panel.get_by_role("tab", name="Chat").click()
             panel.locator(".msg.from-member", has_text="Shall we start").wait_for()
             panel.locator(".op-group").last.wait_for()

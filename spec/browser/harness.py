@@ -43,7 +43,8 @@ IGNORED_CONSOLE = re.compile(r"Failed to load resource|the server responded with
 # page, so any violation is a console error and fails the test.
 TILE_HOST = "https://tile.openstreetmap.org"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: " + TILE_HOST + "; "
-       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "frame-ancestors 'none'; form-action 'self'")
 PAGE_PATHS = re.compile(r"^/(index\.html|invite/.*)?$")
 # Tiles never come from the network in tests: a plain land-coloured PNG
 # stands in (or the request fails, to see the schematic fallback).
@@ -121,7 +122,8 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
     if tiles == "fail":
         context.route(f"{TILE_HOST}/**", lambda route: route.abort())
     else:
-        context.route(f"{TILE_HOST}/**", lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_TILE))
+        context.route(f"{TILE_HOST}/**",
+                      lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_TILE))
     script = ""
     if poll_ms is not None:
         script += f"localStorage.setItem('wayline.pollMs', '{int(poll_ms)}');"
@@ -205,7 +207,8 @@ def no_sideways_scroll(page) -> int:
     against the viewport asked for: a phone browser widens innerWidth to fit
     content that overflows."""
     width = page.viewport_size["width"]
-    return page.evaluate("(width) => Math.max(0, document.documentElement.scrollWidth - width, window.innerWidth - width)", width)
+    return page.evaluate("(width) => Math.max(0, document.documentElement.scrollWidth - width,"
+                         " window.innerWidth - width)", width)
 
 
 def shot(page, name: str) -> Path:

@@ -100,6 +100,7 @@ def recommending_responder(request) -> Reply:
     body = request.body or {}
     name = ((body.get("text") or {}).get("format") or {}).get("name")
     if name == "copilot_answer":
-        fixes = [x["id"] for f in _copilot_facts(body).get("review", {}).get("findings", []) for x in f.get("fixes", [])]
+        findings = _copilot_facts(body).get("review", {}).get("findings", [])
+        fixes = [x["id"] for f in findings for x in f.get("fixes", [])]
         return _json({"answer": "Two set times clash; clearing one fixes it.", "recommendedFixIds": fixes[:1]})
     return quiet_responder(request)
