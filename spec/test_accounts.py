@@ -92,13 +92,15 @@ def test_deleting_an_account(client, settings):
     join(client, alice, shared["id"], bob, role="editor")
     use(client, alice)
     day = shared["days"][0]["id"]
-    stop = op(client, shared["id"], "insert_stop", dayId=day, name="Museum").json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+    r = op(client, shared["id"], "insert_stop", dayId=day, name="Museum")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
     assert client.post(f"/api/trips/{shared['id']}/stops/{stop}/comments", json={"body": "Let's go"}).status_code == 201
     assert client.put(f"/api/trips/{shared['id']}/stops/{stop}/vote", json={"value": 1}).status_code == 200
     assert client.put("/api/users/preferences", json={"allergies": "peanuts"}).status_code == 200
     with sqlite3.connect(settings.db_path) as conn:   # a usage row of alice's
-        conn.execute("INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, status, "
-                     "input_tokens, output_tokens) VALUES ('u1', '2026-01-01', 'x', 'x', ?, ?, 'copilot', 'm', 'completed', 10, 20)",
+        conn.execute("INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
+                     "status, input_tokens, output_tokens) "
+                     "VALUES ('u1', '2026-01-01', 'x', 'x', ?, ?, 'copilot', 'm', 'completed', 10, 20)",
                      (alice["id"], shared["id"]))
     other = second_session(client, "alice")
     use(client, bob)
@@ -115,7 +117,8 @@ def test_deleting_an_account(client, settings):
     assert me_with(client, alice["token"]) == 401 and me_with(client, other) == 401
     client.cookies.clear()
     assert client.post("/api/auth/signin", json={"username": "alice", "password": PASSWORD}).status_code == 401
-    assert client.post("/api/auth/signin", json={"username": f"deleted:{alice['id']}", "password": "!"}).status_code == 401
+    assert client.post("/api/auth/signin",
+                       json={"username": f"deleted:{alice['id']}", "password": "!"}).status_code == 401
 
     use(client, bob)
     assert client.get(f"/api/trips/{alone['id']}").status_code == 404
@@ -128,12 +131,15 @@ def test_deleting_an_account(client, settings):
     assert [(c["author"], c["body"], c["byAgent"]) for c in comments] == [("Deleted member", "Let's go", False)]
     assert "alice" not in client.get(f"/api/trips/{shared['id']}/members").text
     with sqlite3.connect(settings.db_path) as conn:
-        names = {r[0] for r in conn.execute("SELECT actor_name FROM agent_messages WHERE actor_user_id = ?", (alice["id"],))}
+        names = {r[0] for r in conn.execute("SELECT actor_name FROM agent_messages WHERE actor_user_id = ?",
+                                            (alice["id"],))}
         assert names == {"Deleted member"}   # her edits stay on the timeline, unnamed
         assert conn.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (alice["id"],)).fetchone()[0] == 0
-        assert conn.execute("SELECT COUNT(*) FROM user_preferences WHERE user_id = ?", (alice["id"],)).fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM user_preferences WHERE user_id = ?",
+                            (alice["id"],)).fetchone()[0] == 0
         assert conn.execute("SELECT user_id, input_tokens, output_tokens FROM ai_usage").fetchall() == [(None, 10, 20)]
-        assert conn.execute("SELECT COUNT(*) FROM users WHERE username = 'alice' OR display_name = 'alice'").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM users "
+                            "WHERE username = 'alice' OR display_name = 'alice'").fetchone()[0] == 0
     # The name is free again.
     assert client.post("/api/auth/signup", json={"username": "alice", "password": PASSWORD}).status_code == 201
 
@@ -153,5 +159,6 @@ def test_a_last_owner_without_editors_hands_the_trip_to_the_longest_standing_vie
 
 def test_deleting_needs_a_signed_in_caller(client):
     assert client.request("DELETE", "/api/users/me", json={"password": PASSWORD}).status_code == 401
-    assert client.post("/api/auth/password", json={"currentPassword": "a", "newPassword": "bbbbbbbb"}).status_code == 401
+    assert client.post("/api/auth/password",
+                       json={"currentPassword": "a", "newPassword": "bbbbbbbb"}).status_code == 401
     assert client.post("/api/auth/signout", json={"everywhere": True}).status_code == 200

@@ -125,7 +125,7 @@ def test_hostile_specs_are_refused_or_reduced_to_the_catalog(settings, openai_st
         elements = kept["data"]["spec"]["elements"]
         assert set(elements) == {"plan", "day", "go", "xss"}
         assert elements["plan"]["children"] == ["day", "go", "xss"]
-        assert elements["xss"]["props"]["text"] == "<script>fetch('/api/admin')</script>"  # plain text, rendered as such
+        assert elements["xss"]["props"]["text"] == "<script>fetch('/api/admin')</script>"  # plain text, shown as such
         assert "evil.example" not in json.dumps(kept)
         # The model is told what was dropped, so it gets a second round to fix it.
         assert openai_standin.request_count == 2

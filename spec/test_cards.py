@@ -233,7 +233,8 @@ def test_street_view_cards_come_only_from_the_server():
     assert sanitize_spec(card("i", i=image), trip=TRIP)["elements"].keys() == {"r"}
     assert sanitize_spec(built, trip=TRIP, allow_server_only=True) == built
     for url in ("https://evil.example/x.jpg", "javascript:alert(1)", "/api/trips/othertrip/street-view/abc",
-                f"/api/trips/{TRIP.id}/street-view/../../uploads/x", f"//evil.example/api/trips/{TRIP.id}/street-view/a",
+                f"/api/trips/{TRIP.id}/street-view/../../uploads/x",
+                f"//evil.example/api/trips/{TRIP.id}/street-view/a",
                 f"/api/trips/{TRIP.id}/street-view/a b"):
         with pytest.raises(ValueError):
             street_view_card("x", url, trip=TRIP)

@@ -81,7 +81,8 @@ def _op_case(name, t):
 
 
 OP_ORDER = ["update_trip", "add_day", "update_day", "reorder_days", "insert_stop", "update_stop", "move_stop",
-            "swap_stops", "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop", "delete_day"]
+            "swap_stops", "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop",
+            "delete_day"]
 
 
 def test_every_op_is_seen_by_the_next_read(client, trip):
@@ -121,7 +122,8 @@ def test_social_member_and_preference_routes_are_seen_by_the_next_read(client, t
     assert status == 200 and _stop(seen)["votes"] == {"up": 1, "down": 1, "mine": 1}
 
     fresh_after(client, trip_id, lambda: client.patch(f"{base}/members/{bob['id']}", json={"role": "viewer"})
-                .raise_for_status(), lambda x: next(m for m in x["members"] if m["userId"] == bob["id"])["role"] == "viewer")
+                .raise_for_status(),
+                lambda x: next(m for m in x["members"] if m["userId"] == bob["id"])["role"] == "viewer")
     fresh_after(client, trip_id, lambda: client.delete(f"{base}/members/{bob['id']}").raise_for_status(),
                 lambda x: _stop(x)["votes"]["down"] == 0 and all(m["userId"] != bob["id"] for m in x["members"]))
     use(client, bob)

@@ -80,7 +80,8 @@ def world(settings, openai_standin):
         alice = signup(client, "alice")
         trip = new_trip(client, days=2)
         day = trip["days"][0]["id"]
-        stop = op(client, trip["id"], "insert_stop", dayId=day, name="Museum").json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+        r = op(client, trip["id"], "insert_stop", dayId=day, name="Museum")
+        stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
         bob = signup(client, "bob")
         join(client, alice, trip["id"], bob)
         use(client, alice)

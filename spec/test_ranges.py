@@ -66,11 +66,13 @@ def edges(sub: dict) -> tuple[list, list]:
     if "minimum" in sub:
         low_in, low_out = sub["minimum"], below(sub["minimum"])
     else:
-        low_in, low_out = above(sub["exclusiveMinimum"]) if integer else math.nextafter(sub["exclusiveMinimum"], math.inf), sub["exclusiveMinimum"]
+        low = sub["exclusiveMinimum"]
+        low_in, low_out = above(low) if integer else math.nextafter(low, math.inf), low
     if "maximum" in sub:
         high_in, high_out = sub["maximum"], above(sub["maximum"])
     else:
-        high_in, high_out = below(sub["exclusiveMaximum"]) if integer else math.nextafter(sub["exclusiveMaximum"], -math.inf), sub["exclusiveMaximum"]
+        high = sub["exclusiveMaximum"]
+        high_in, high_out = below(high) if integer else math.nextafter(high, -math.inf), high
     return [low_in, high_in], [low_out, high_out]
 
 
@@ -82,7 +84,8 @@ def world(client):
     join(client, me, trip["id"], bob)
     use(client, me)
     day = trip["days"][0]["id"]
-    stop = op(client, trip["id"], "insert_stop", dayId=day, name="Museum").json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+    r = op(client, trip["id"], "insert_stop", dayId=day, name="Museum")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
     expense = op(client, trip["id"], "add_expense", title="Lunch", amountMinor=1200, currency="EUR",
                  paidBy=me["id"]).json()["data"]["trip"]["expenses"][0]["id"]
     base = {
@@ -109,7 +112,9 @@ def place(args: dict, path: tuple, value, member_id: str) -> dict:
     return args
 
 
-@pytest.mark.parametrize("op_name,path,sub", op_numbers(), ids=lambda v: ".".join(map(str, v)) if isinstance(v, tuple) else (v if isinstance(v, str) else ""))
+@pytest.mark.parametrize("op_name,path,sub", op_numbers(),
+                         ids=lambda v: (".".join(map(str, v)) if isinstance(v, tuple)
+                                        else (v if isinstance(v, str) else "")))
 def test_each_op_number_accepts_its_bounds_and_refuses_just_outside(world, op_name, path, sub):
     client, trip, base, me = world
     if op_name == "delete_day":
@@ -136,7 +141,8 @@ def test_trip_dates_stay_within_1900_to_2199(client):
         assert r.status_code == 422, (start, r.text)
         assert r.json()["error"]["field"] == ("days" if start == "2199-12-31" else "startDate")
     assert client.get("/api/trips").json()["data"]["trips"] == []   # nothing was created
-    for start, days in ((FIRST_DATE.isoformat(), 1), ("2199-12-31", 1), ((LAST_DATE - timedelta(days=29)).isoformat(), 30)):
+    for start, days in ((FIRST_DATE.isoformat(), 1), ("2199-12-31", 1),
+                        ((LAST_DATE - timedelta(days=29)).isoformat(), 30)):
         r = client.post("/api/trips", json={"title": "Edge", "startDate": start, "days": days})
         assert r.status_code == 201, r.text
         assert r.json()["data"]["days"][-1]["date"] <= LAST_DATE.isoformat()

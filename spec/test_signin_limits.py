@@ -83,7 +83,8 @@ def make_limited(settings) -> TestClient:
 @pytest.mark.parametrize("peer,headers,trusted,expected", [
     ("198.51.100.1", [(b"x-forwarded-for", b"203.0.113.5")], (), "198.51.100.1"),
     ("198.51.100.1", [(b"fly-client-ip", b"203.0.113.5")], ("10.0.0.0/8",), "198.51.100.1"),
-    ("10.0.0.2", [(b"fly-client-ip", b"203.0.113.5"), (b"x-forwarded-for", b"1.1.1.1")], ("10.0.0.0/8",), "203.0.113.5"),
+    ("10.0.0.2", [(b"fly-client-ip", b"203.0.113.5"), (b"x-forwarded-for", b"1.1.1.1")], ("10.0.0.0/8",),
+     "203.0.113.5"),
     ("10.0.0.2", [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.5, 10.0.0.9")], ("10.0.0.0/8",), "203.0.113.5"),
     ("10.0.0.2", [(b"x-forwarded-for", b"garbage, 10.0.0.9")], ("10.0.0.0/8",), "10.0.0.2"),
     ("10.0.0.2", [(b"x-forwarded-for", b"10.0.0.7")], ("10.0.0.0/8",), "10.0.0.2"),
@@ -130,7 +131,8 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.02)
         refused = 0
-        with httpx.Client(base_url=f"http://127.0.0.1:{captured['port']}", headers={"Origin": "https://wayline.example"}) as http:
+        with httpx.Client(base_url=f"http://127.0.0.1:{captured['port']}",
+                          headers={"Origin": "https://wayline.example"}) as http:
             for i in range(25):
                 r = http.post("/api/auth/signin", json={"username": f"u{i}", "password": "x"},
                               headers={"X-Forwarded-For": f"203.0.113.{i}", "Host": "wayline.example"})

@@ -4,7 +4,8 @@ from helpers import signup
 def test_healthz_and_config(client):
     assert client.get("/healthz").json() == {"ok": True}
     data = client.get("/api/config").json()["data"]
-    assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl", "mapAttribution", "limits"}
+    assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
+                         "mapAttribution", "limits"}
 
 
 def test_signup_me_signout(client):
