@@ -12,14 +12,17 @@ and a refused stream falls back to polling without a word on screen."""
 
 from __future__ import annotations
 
+import json
 import re
+from contextlib import ExitStack, contextmanager
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from browser.harness import (FAST_POLL_MS, PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium,
-                             drag_stop_before, live, names_on_screen, offline, open_page, shot, stop_card)
+                             drag_stop_before, live, names_on_screen, no_sideways_scroll, offline, open_page, shot,
+                             stop_card)
 
 pytestmark = pytest.mark.browser
 
@@ -264,7 +267,7 @@ def test_a_refused_stream_falls_back_to_polling_and_says_nothing(settings, refus
         assert page.evaluate("() => document.documentElement.dataset.sync") == "poll"
         # Nothing on screen about it: no toast, no alert, no status code.
         assert page.locator(".toast, [role=alert]").count() == 0
-        assert not re.search(r"500|stream|live|connect", page.locator("main").inner_text(), re.I)
+        assert not re.search(r"\b(500|stream|live|connect\w*|offline)\b", page.locator("main").inner_text(), re.I)
         page.errors.check()
 
 
@@ -287,3 +290,53 @@ def test_a_removed_member_and_a_deleted_trip_land_on_the_trips_list_told_why(set
         c.get_by_role("heading", name="Your trips").wait_for()
         b.errors.check()
         c.errors.check()
+
+
+@contextmanager
+def looking_at(client: httpx.Client, trip_id: str, day_id: str | None):
+    """A member's open page as the server sees it: a held stream and its presence."""
+    with client.stream("GET", f"/api/trips/{trip_id}/live", headers={"Accept": "text/event-stream"}) as r:
+        assert r.status_code == 200
+        lines = r.iter_lines()  # held: dropping the iterator would close the response
+        hello = next(line for line in lines if line.startswith("data:"))
+        connection = json.loads(hello[5:])["connectionId"]
+        api(client, "PUT", f"/api/trips/{trip_id}/presence", {"connectionId": connection, "dayId": day_id})
+        yield
+        lines.close()
+
+
+def test_presence_avatars_keep_members_apart_on_the_rail_and_the_phone_day_strip(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        names = ["Bob", "Carol", "Sam", "Sam", "Dave", "Erin", "Frank", "Gina", "Hal"]
+        alice = api_user(server, "alice", "Alice")
+        others = [api_user(server, f"{n.lower()}{i}", n) for i, n in enumerate(names)]
+        trip = api_trip(alice, *others, days=3)
+        add_stops(alice, trip, CASTLE, MARKET)
+        day = [d["id"] for d in trip["days"]]
+        where = [day[0], day[0], day[1], day[1], day[2], day[2], day[2], day[2], None]
+        with ExitStack() as held:
+            for client, day_id in zip(others, where):
+                held.enter_context(looking_at(client, trip["id"], day_id))
+            held.enter_context(looking_at(alice, trip["id"], day[0]))  # Alice's other tab: not shown to her
+            for width, page in (("1366", open_trip(browser, server, alice, trip, viewport={"width": 1366, "height": 850})),
+                                ("390", open_trip(browser, server, alice, trip, phone=True))):
+                rail = page.locator(".rail")
+                avatar(day_item(page, 0), "Carol").wait_for(timeout=LIVE_MS)
+                assert day_item(page, 0).get_by_role("img").evaluate_all("els => els.map(e => e.ariaLabel)") == [
+                    "Bob is looking at this day", "Carol is looking at this day"]
+                # Two members called Sam: two avatars, one per member.
+                sams = day_item(page, 1).locator(".presence-avatar")
+                assert sorted(sams.evaluate_all("els => els.map(e => [e.ariaLabel, e.dataset.userId])")) == sorted([
+                    ["Sam is looking at this day", others[2].user["id"]],
+                    ["Sam is looking at this day", others[3].user["id"]]])
+                # Four on one day: two faces and "+2".
+                assert day_item(page, 2).get_by_role("img").evaluate_all("els => els.map(e => e.ariaLabel)") == [
+                    "Dave is looking at this day", "Erin is looking at this day", "2 more are looking at this day"]
+                assert rail.get_by_role("img", name=re.compile("Alice")).count() == 0
+                if width == "1366":
+                    avatar(page.locator(".rail-head"), "Hal", "has this trip open").wait_for()
+                else:
+                    assert day_item(page, 2).locator(".presence").is_visible()
+                shot(page, f"live-rail-{width}")
+                assert no_sideways_scroll(page) == 0, width
+                page.errors.check()

@@ -33,7 +33,8 @@ export function presenceAvatars(store, dayId) {
     rest ? h("span", {
       class: "avatar presence-avatar presence-more", role: "img", title: `${rest} more`,
       "aria-label": `${rest} more ${many}`,
-    }, `+${rest}`) : null);
+    }, `+${rest}`) : null,
+    dayId === null ? h("span", { class: "presence-caption", "aria-hidden": "true" }, "also on this trip") : null);
 }
 
 function nameOf(store, person) {
