@@ -189,9 +189,11 @@ def test_another_members_drag_shows_live_with_their_avatar_on_the_day_they_look_
         avatar(a.locator(".rail-head"), "Bob", "has this trip open").wait_for(timeout=LIVE_MS)
         assert a.locator(".day-item .presence-avatar").count() == 0
 
-        # Bob closes the page: he is gone from Alice's rail.
-        b.context.close()
+        # Bob leaves the planner for his trips list: his stream ends, and he is gone from Alice's rail.
+        b.get_by_role("link", name="Trips", exact=True).click()
+        b.get_by_role("heading", name="Your trips").wait_for()
         a.locator(".presence-avatar").first.wait_for(state="detached", timeout=LIVE_MS)
+        b.errors.check()
         a.errors.check()
 
 
