@@ -23,6 +23,7 @@ import pytest
 from browser.harness import (FAST_POLL_MS, PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium,
                              drag_stop_before, live, names_on_screen, no_sideways_scroll, offline, open_page, shot,
                              stop_card)
+from standins.weather_standin import weather_settings
 
 pytestmark = pytest.mark.browser
 
@@ -307,8 +308,9 @@ def looking_at(client: httpx.Client, trip_id: str, day_id: str | None):
         lines.close()
 
 
-def test_presence_avatars_keep_members_apart_on_the_rail_and_the_phone_day_strip(settings):
-    with live(offline(settings)) as server, chromium() as browser:
+def test_presence_avatars_keep_members_apart_on_the_rail_and_the_phone_day_strip(settings, weather_standin):
+    # With the weather on, so the rail's days are as full as they get.
+    with live(offline(weather_settings(settings, weather_standin))) as server, chromium() as browser:
         names = ["Bob", "Carol", "Sam", "Sam", "Dave", "Erin", "Frank", "Gina", "Hal"]
         alice = api_user(server, "alice", "Alice")
         others = [api_user(server, f"{n.lower()}{i}", n) for i, n in enumerate(names)]
@@ -324,6 +326,7 @@ def test_presence_avatars_keep_members_apart_on_the_rail_and_the_phone_day_strip
                                 ("390", open_trip(browser, server, alice, trip, phone=True))):
                 rail = page.locator(".rail")
                 avatar(day_item(page, 0), "Carol").wait_for(timeout=LIVE_MS)
+                day_item(page, 2).locator(".day-weather").wait_for()
                 assert day_item(page, 0).get_by_role("img").evaluate_all("els => els.map(e => e.ariaLabel)") == [
                     "Bob is looking at this day", "Carol is looking at this day"]
                 # Two members called Sam: two avatars, one per member.
