@@ -176,11 +176,16 @@ def test_another_members_drag_shows_live_with_their_avatar_on_the_day_they_look_
         assert a.locator(".presence-avatar").count() == 1 and b.locator(".presence-avatar").count() == 1
 
         # Bob drags Belém to the top; Alice's page shows it without a reload.
+        trip_reads = []
+        a.on("request", lambda r: trip_reads.append(r.url) if urlsplit(r.url).path == f"/api/trips/{trip['id']}" else None)
         drag_stop_before(b, BELEM["name"], CASTLE["name"])
         expected = [BELEM["name"], CASTLE["name"], MARKET["name"]]
         a.wait_for_function(STOPS_SHOWN, arg="|".join(expected), timeout=LIVE_MS)
         assert names_on_screen(a) == expected
         assert a.evaluate("() => window.sameDocument") is True
+        # One change, one read of the trip.
+        a.wait_for_timeout(300)
+        assert len(trip_reads) == 1, trip_reads
 
         # Bob looks at day 2, then at the expenses: his avatar follows him.
         day_item(b, 1).locator(".day-btn").click()

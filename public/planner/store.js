@@ -74,7 +74,6 @@ export function createStore(app, tripId) {
     get view() { return state.view; },
     get weather() { return state.weather; },
     get agent() { return state.agent; },
-    get presence() { return state.presence; },
     get sync() { return state.sync; },
     get destroyed() { return state.destroyed; },
 
@@ -317,9 +316,10 @@ export function createStore(app, tripId) {
     },
 
     // Who is looking at a day (null: at the trip, but at no day of it).
+    // A day deleted under someone counts as no day.
     presentOn(dayId) {
-      const known = (id) => id !== null && Boolean(store.day(id));
-      return state.presence.filter((p) => (dayId === null ? !known(p.dayId ?? null) : p.dayId === dayId));
+      const onDay = (p) => Boolean(p.dayId && store.day(p.dayId));
+      return state.presence.filter((p) => (dayId === null ? !onDay(p) : p.dayId === dayId));
     },
 
     // -- life cycle ------------------------------------------------------------------

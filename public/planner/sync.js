@@ -36,7 +36,7 @@ export function startSync(store, { onGone = () => {} } = {}) {
   const config = store.app.session.config;
   const interval = pollInterval(config);
   const root = document.documentElement;
-  const wanted = { trip: false, events: false };
+  const wanted = { trip: false, events: false, version: 0 }; // version: read the trip if ours is older
   let runTimer = null;
   let pollTimer = null;
   let running = false;
@@ -114,8 +114,10 @@ export function startSync(store, { onGone = () => {} } = {}) {
     runTimer = null;
     if (stopped || store.destroyed) return;
     running = true;
-    const now = { ...wanted };
+    // A `trip` event may beat our own op's answer; by now that answer may be here.
+    const now = { events: wanted.events, trip: wanted.trip || wanted.version > store.trip.version };
     wanted.trip = wanted.events = false;
+    wanted.version = 0;
     let failed = false;
     for (const [kind, read] of [["events", readEvents], ["trip", readTrip]]) {
       if (!now[kind] || stopped) continue;
@@ -127,7 +129,7 @@ export function startSync(store, { onGone = () => {} } = {}) {
       }
     }
     running = false;
-    if (wanted.trip || wanted.events) schedule(failed ? RETRY_MS : COALESCE_MS);
+    if (wanted.trip || wanted.events || wanted.version) schedule(failed ? RETRY_MS : COALESCE_MS);
   }
 
   // -- the poll, while the stream is not working --------------------------------
@@ -162,8 +164,9 @@ export function startSync(store, { onGone = () => {} } = {}) {
         if (!d.resumed) want("events", "trip"); // anything may have changed while we were not connected
         break;
       case "trip":
-        // Our own ops' echoes are already here.
-        if (!store.trip || !(d.version <= store.trip.version)) want("trip");
+        // Read unless we have that version by then (our own op's answer).
+        wanted.version = Math.max(wanted.version, typeof d.version === "number" ? d.version : Infinity);
+        want();
         break;
       case "social":
       case "members":
