@@ -34,6 +34,8 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         dialog = page.get_by_role("dialog")
         dialog.get_by_role("searchbox").fill("Castelo")
         dialog.get_by_role("button", name="Search", exact=True).click()
+        dialog.locator(".place-pick", has_text="Castelo de São Jorge").wait_for()
+        assert dialog.locator(".osm-credit").count() == 0  # Google answered: no OpenStreetMap credit
         dialog.locator(".place-pick", has_text="Castelo de São Jorge").click()
         assert dialog.get_by_label("Name").input_value() == "Castelo de São Jorge"
         dialog.get_by_label("Set time (optional)").fill("10:00")
@@ -53,6 +55,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         first.wait_for()
         name = first.locator("h4").inner_text()
         assert "check" in first.inner_text().lower()  # every food suggestion says to check allergies/diets
+        assert panel.locator(".osm-credit").count() == 0
         shot(page, "11-assistant-eat")
         first.get_by_role("button", name="Add to day").click()
         first.get_by_text("Added").wait_for()

@@ -1,6 +1,7 @@
-"""The page keeps what you are doing while others edit, drags stops, draws a
-real map, and folds the trip's edits under the chat. Members are made over
-HTTP (api_user, api_trip) so each test starts at the screen it is about."""
+"""The page drags stops, draws a real map, and folds the trip's edits under
+the chat (what you type surviving others' edits is in test_browser_live).
+Members are made over HTTP (api_user, api_trip) so each test starts at the
+screen it is about."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import re
 
 import pytest
 
-from browser.harness import (FAST_POLL_MS, api, api_op, api_trip, api_user, chromium, live, offline, open_page, shot,
-                             stop_card)
+from browser.harness import (FAST_POLL_MS, add_stops, api, api_op, api_trip, api_user, chromium, drag_stop_before, live,
+                             names_on_screen, offline, open_page, shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -21,68 +22,9 @@ MARKET = {"name": "Time Out Market", "kind": "food", "meal": "lunch", "lat": 38.
 BELEM = {"name": "Belém Tower", "lat": 38.6916, "lng": -9.2160}
 
 
-def add_stops(client, trip: dict, *stops: dict, day: int = 0) -> list[str]:
-    """Adds stops to a day over HTTP; their ids, in order."""
-    day_id = trip["days"][day]["id"]
-    ids = []
-    for stop in stops:
-        res = api_op(client, trip["id"], "insert_stop", dayId=day_id, **stop)
-        ids.append(res["trip"]["days"][day]["stops"][-1]["id"])
-    return ids
-
-
-def names_on_screen(page) -> list[str]:
-    return page.locator(".timeline .stop .stop-name").all_inner_texts()
-
-
 def names_on_server(client, trip_id: str, day: int = 0) -> list[str]:
     trip = api(client, "GET", f"/api/trips/{trip_id}")
     return [s["name"] for s in trip["days"][day]["stops"]]
-
-
-def test_a_comment_being_typed_survives_other_members_changes(settings):
-    with live(offline(settings)) as server, chromium() as browser:
-        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
-        trip = api_trip(alice, bob)
-        castle, _ = add_stops(alice, trip, {**CASTLE, "setTime": "10:00"}, MARKET)
-        page = open_page(browser, server, session=alice.token)
-        page.goto(f"/#/trips/{trip['id']}")
-        card = stop_card(page, CASTLE["name"])
-        card.get_by_role("button", name="0 comments").click()
-        box = card.get_by_label(f"Comment on {CASTLE['name']}")
-        box.click()
-        box.press_sequentially("Go early, the queue gets lo")
-        page.evaluate("() => { window.typingIn = document.activeElement; }")
-
-        def still_typing():
-            assert box.input_value() == "Go early, the queue gets lo"
-            assert page.evaluate("() => document.activeElement === window.typingIn && window.typingIn.isConnected")
-            assert page.evaluate("() => window.typingIn.selectionStart") == len("Go early, the queue gets lo")
-
-        # Bob's vote arrives with a poll (the trip's votes, no new version).
-        api(bob, "PUT", f"/api/trips/{trip['id']}/stops/{castle}/vote", {"value": 1})
-        page.get_by_role("button", name=f"Vote for {CASTLE['name']} (1)").wait_for(timeout=ONE_POLL_MS)
-        still_typing()
-        # Bob changes the very stop being commented on (a new version: its card is patched).
-        api_op(bob, trip["id"], "update_stop", stopId=castle, durationMin=120)
-        card.locator(".t-end", has_text="12:00").wait_for(timeout=ONE_POLL_MS)
-        still_typing()
-        # Bob comments: his comment shows up in the open thread, the draft stays.
-        api(bob, "POST", f"/api/trips/{trip['id']}/stops/{castle}/comments", {"body": "Tickets online are cheaper."})
-        card.locator(".comment", has_text="Tickets online are cheaper.").wait_for(timeout=ONE_POLL_MS)
-        still_typing()
-        shot(page, "ux-comment-kept")
-
-        # Another day and back: the thread is drawn again with the draft from the store.
-        page.locator(".day-btn").nth(1).click()
-        page.locator(".timeline-empty").wait_for()
-        page.locator(".day-btn").nth(0).click()
-        assert card.get_by_label(f"Comment on {CASTLE['name']}").input_value() == "Go early, the queue gets lo"
-        box.press_sequentially("ng.")
-        box.press("Control+Enter")
-        card.locator(".comment", has_text="Go early, the queue gets long.").wait_for()
-        assert box.input_value() == ""
-        page.errors.check()
 
 
 def test_drag_and_drop_reorders_and_moves_a_stop_and_the_other_member_sees_it(settings):
@@ -97,9 +39,7 @@ def test_drag_and_drop_reorders_and_moves_a_stop_and_the_other_member_sees_it(se
             p.locator(".timeline .stop").nth(2).wait_for()
 
         # Belém onto the top half of the castle: it goes first. One op, one summary.
-        handle = stop_card(page, BELEM["name"]).locator(".drag-handle")
-        castle = stop_card(page, CASTLE["name"])
-        handle.drag_to(castle, target_position={"x": 120, "y": 6})
+        drag_stop_before(page, BELEM["name"], CASTLE["name"])
         page.get_by_text(f"Moved “{BELEM['name']}” to the start of Day 1").wait_for()
         expected = [BELEM["name"], CASTLE["name"], MARKET["name"]]
         assert names_on_screen(page) == expected

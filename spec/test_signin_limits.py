@@ -115,7 +115,8 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     from helpers import free_port
 
     captured = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: captured.update(app=app, **kwargs))
+    # python -m app serves with app/serving.py's run (uvicorn's server that ends live streams at shutdown)
+    monkeypatch.setattr(entry, "run", lambda app, **kwargs: captured.update(app=app, **kwargs))
     monkeypatch.setenv("WAYLINE_DB", settings.db_path)
     monkeypatch.setenv("WAYLINE_UPLOADS", settings.uploads_dir)
     monkeypatch.setenv("WAYLINE_PUBLIC_URL", "https://wayline.example")

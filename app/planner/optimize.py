@@ -34,6 +34,7 @@ from ..hours import MEAL_MINUTES, check_at
 from ..legs import Leg, by_pair, haversine_m
 from .context import DayContext, new_refs, require_ai, simulate
 from .drafts import store_draft
+from .shortest import SAVING_WORTH_MIN, order_edits, solve, summary_of
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..review import review_day
@@ -281,7 +282,6 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     if not _pinned_in_place(ctx.day, day):  # by construction never; checked because it is a hard rule
         raise PlanRejected("The plan would move a stop with a set time; nothing was changed.")
     slots = {s.stop_id: s for s in day_schedule(day, pairs)}
-    places = {**(ctx.places or {}), **{c["placeId"]: c["raw"] for c in candidates.values()}}
     for sid in refs:
         stop = next(s for s in day.stops if s.id == sid)
         if stop.kind != "food":
@@ -292,7 +292,24 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
             raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {clock_label(start)}, when it is "
                                f"not open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please "
                                f"try again.")
-    preview = _preview(ctx, day, legs, slots, refs, places, plan.summary, trip)
+    return await preview_draft(svc, ctx, edits, plan.summary, candidate_places(candidates))
+
+
+def candidate_places(candidates: dict) -> dict:
+    return {c["placeId"]: c["raw"] for c in candidates.values()}
+
+
+async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
+                        more_places: dict | None = None) -> dict:
+    """The draft of `edits` as applying them will show it: the preview (times
+    from the legs the TripDto will compute, hours badges, review findings) and
+    the travel before and after."""
+    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
+    places = {**(ctx.places or {}), **(more_places or {})}
+    preview = _preview(ctx, day, legs, slots, new_refs(ctx.day, day), places, summary, trip)
     travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
     return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
 
@@ -364,6 +381,41 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
                                     schema=plan_schema(facts), instructions=PLAN_INSTRUCTIONS,
                                     input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
                                     max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
-    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
-                                 {"preview": draft["preview"], "travel": draft["travel"]})
-    return {"id": draft_id, **draft}
+    shortest = await shortest_alternative(svc, ctx, draft, candidate_places(facts.candidates))
+    draft["travel"]["optimalMin"] = shortest["travel"]["afterMin"] if shortest else None
+    out = {"draft": {"id": await store_plan(svc, ctx, user_id, draft), **draft}}
+    if shortest and draft["travel"]["afterMin"] - shortest["travel"]["afterMin"] >= SAVING_WORTH_MIN:
+        out["shortestDraft"] = {"id": await store_plan(svc, ctx, user_id, shortest), **shortest}
+    return out
+
+
+async def store_plan(svc: Services, ctx: DayContext, user_id: str, draft: dict) -> str:
+    return await store_draft(svc, ctx, user_id, "plan", draft["edits"],
+                             {"preview": draft["preview"], "travel": draft["travel"]})
+
+
+async def shortest_alternative(svc: Services, ctx: DayContext, draft: dict, more_places: dict) -> dict | None:
+    """The model's plan (its order and its additions) in the exact shortest
+    order, as a draft of its own; None when no order fits, or when an added
+    place would have to come first (an addition is inserted after a stop)."""
+    edits = [(e["op"], e["args"]) for e in draft["edits"]]
+    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    result, matrix = await solve(svc, ctx, day, {**(ctx.places or {}), **more_places})
+    if not result.feasible:
+        return None
+    existing = {s.id for s in ctx.day.stops}
+    by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}   # one per place
+    added = {s.id: by_place[s.place_id] for s in day.stops if s.id not in existing}
+    target = list(result.order)
+    if target[0] in added:
+        return None
+    moves = order_edits(ctx.day, [sid for sid in target if sid in existing])
+    inserts, anchor = [], None
+    for sid in target:
+        if sid in existing:
+            anchor = sid
+        else:
+            inserts.append(("insert_stop", {**added[sid], "afterStopId": anchor}))
+    # Several places after one stop keep the target's order: insert the last first.
+    return await preview_draft(svc, ctx, moves + inserts[::-1], summary_of(result, matrix), more_places)

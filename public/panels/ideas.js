@@ -1,10 +1,10 @@
 // Ideas for the selected day: places to eat and things to see nearby (Google
-// search ranked in code, no AI cost). Each suggestion is added on its own,
+// or OpenStreetMap places ranked in code, no AI cost; OSM's are credited). Each suggestion is added on its own,
 // with its start time and length adjustable and opening hours shown; a 409
 // says why it does not fit.
 
 import { post } from "../api.js";
-import { h, clear, errorBox, progressLine, withBusy, field, select, toast, MEALS, MEAL_MINUTES } from "../planner/ui.js";
+import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, MEALS, MEAL_MINUTES } from "../planner/ui.js";
 import { checkHours } from "../hours.js";
 import { icon } from "../planner/icons.js";
 
@@ -40,6 +40,8 @@ export function mountIdeas(el, store) {
       }
       results.append(h("h4", null, kind === "eat" ? "Places to eat" : "Nearby ideas"));
       for (const s of list) results.append(suggestionCard(day, s, body.meal));
+      const credit = osmCredit(config);
+      if (credit) results.append(credit);
     } catch (err) {
       clear(results).append(errorBox(err));
     }

@@ -1,9 +1,11 @@
 // The trip rail: trip name and dates, the section switcher, and the list of
-// days (select, add, reorder, rename and delete live here and in the day view).
+// days (select, add, reorder, rename and delete live here and in the day view),
+// with the other members' presence avatars beside the day each is looking at.
 
 import { h, fmtDay, showError, withBusy, openDialog, dialogForm, field, confirmDialog } from "./ui.js";
 import { patch, reconcile, sig } from "./keyed.js";
 import { icon, weatherIconName } from "./icons.js";
+import { presenceAvatars, presenceKey } from "./presence.js";
 
 export function weatherIcon(w) {
   return icon(weatherIconName(w), { size: 16 });
@@ -36,9 +38,10 @@ export function createRail(rail, store, views) {
 
   function render() {
     const trip = store.trip;
-    patch(head, sig(trip.title, trip.destination && trip.destination.name), () => [
+    patch(head, sig(trip.title, trip.destination && trip.destination.name, presenceKey(store, null)), () => [
       h("h1", { class: "rail-title" }, trip.title),
       h("p", { class: "muted rail-sub" }, trip.destination ? trip.destination.name : "No destination yet"),
+      presenceAvatars(store, null),
     ]);
     patch(nav, sig(store.view), () => views.map(([view, label, iconName]) =>
       h("button", {
@@ -49,7 +52,7 @@ export function createRail(rail, store, views) {
     reconcile(list, trip.days, {
       key: (day) => day.id,
       signature: (day) => sig(day.position, day.date, day.title, day.stops.length, count, store.canEdit,
-        store.dayId === day.id && store.view === "plan", weatherOf(store, day)),
+        store.dayId === day.id && store.view === "plan", weatherOf(store, day), presenceKey(store, day.id)),
       create: (day) => dayItem(store, day),
     });
     add.hidden = !store.canEdit;
@@ -78,7 +81,8 @@ function dayItem(store, day) {
       h("span", { class: "day-title" }, day.title || `${day.stops.length} stop${day.stops.length === 1 ? "" : "s"}`)),
     w ? h("span", { class: "day-weather", title: w.summary || "" }, weatherIcon(w)) : null,
   );
-  const item = h("li", { class: `day-item${active ? " active" : ""}`, "data-drop-day": day.id }, select);
+  const item = h("li", { class: `day-item${active ? " active" : ""}`, "data-drop-day": day.id }, select,
+    presenceAvatars(store, day.id));
   if (store.canEdit && trip.days.length > 1) {
     const move = async (delta) => {
       const ids = store.trip.days.map((d) => d.id);

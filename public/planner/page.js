@@ -3,8 +3,11 @@
 // sheet on phones). Every region is built once and re-rendered only for the
 // store events that concern it (see store.js); inside, lists are keyed by id
 // (keyed.js), so what someone is typing survives other members' changes.
+// Other members' changes arrive through sync.js (the live stream, or the poll
+// when the stream does not work); this page tells the stream which day it
+// shows, for the others' presence avatars.
 
-import { h, clear, errorBox, fmtDate, addDays } from "./ui.js";
+import { h, clear, errorBox, fmtDate, addDays, toast } from "./ui.js";
 import { patch, sig } from "./keyed.js";
 import { createStore } from "./store.js";
 import { startSync } from "./sync.js";
@@ -53,9 +56,14 @@ export function mountPlanner(main, app, tripId, params) {
   const views = new Map(); // view name -> {el, render(reason)}, built on first use
   let shownKey = null; // which view (and day) the centre shows, for its scroll position
   let cards = null;
+  let shownDay; // the day last announced to the others (null: none), undefined before the first
 
   const unsubscribe = store.on((reason) => {
     if (reason === "agent") return; // the panel and the suggestion cards listen for these
+    if (reason === "presence") {
+      if (store.trip) rail.render(); // the avatars live on the rail only
+      return;
+    }
     if (reason === "trip") store.loadWeather(); // refetches only when dates or destination changed
     render(reason);
   });
@@ -66,7 +74,7 @@ export function mountPlanner(main, app, tripId, params) {
     .then(() => {
       loading.remove();
       main.append(shell, mobileTabs);
-      store.attachSync(startSync(store));
+      store.attachSync(startSync(store, { onGone: tripGone }));
       cards = mountSuggestionCards(document.body, store, panel);
       store.loadWeather();
       render("trip");
@@ -99,6 +107,27 @@ export function mountPlanner(main, app, tripId, params) {
     restoreScroll();
     renderMobileTabs();
     syncHash();
+    announceDay();
+  }
+
+  // The others see which day this page shows (none outside the itinerary).
+  function announceDay() {
+    const day = store.view === "plan" ? store.dayId : null;
+    if (!store.sync || day === shownDay) return;
+    shownDay = day;
+    store.sync.showDay(day);
+  }
+
+  // The trip was deleted, or this member was removed (or the account): say
+  // so plainly on the trips list.
+  function tripGone(reason) {
+    const title = store.trip ? `“${store.trip.title}”` : "This trip";
+    const message = {
+      deleted: `${title} was deleted.`,
+      removed: `You are no longer a member of ${title}.`,
+      account: "Your account was deleted.",
+    }[reason] || `${title} is no longer available to you.`;
+    app.navigate("#/", { replace: true }).then(() => toast(message, "info", 8000));
   }
 
   function scroller() {

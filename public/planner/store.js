@@ -7,11 +7,13 @@
 //   "weather"  the forecast arrived
 //   "agent"    messages or suggestions changed
 //   "ui"       a thread or a group of edits was opened or closed
+//   "presence" who else has the trip open, and on which day, changed
 // Drafts (what someone is typing) are kept here too, so no poll, push or
 // re-render can lose them; typing does not emit (nothing needs redrawing).
 
 import { get, post } from "../api.js";
 import { toast } from "./ui.js";
+import { sig } from "./keyed.js";
 
 function initialState() {
   return {
@@ -40,6 +42,7 @@ function initialState() {
       openEdits: new Set(), // first message id of each expanded group of edits
       scroll: new Map(), // "plan:<dayId>" | "expenses" | "members" -> scroll offset
     },
+    presence: [], // the other members with the trip open: [{userId, displayName, dayId}]
     sync: null,
     destroyed: false,
   };
@@ -299,6 +302,24 @@ export function createStore(app, tripId) {
 
     sortedMessages() {
       return [...state.agent.messages.values()].sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+    },
+
+    // -- presence ------------------------------------------------------------------
+
+    // The live stream's whole list; my own pages are left out (others only).
+    setPresence(people) {
+      const me = app.session.me && app.session.me.id;
+      const others = (Array.isArray(people) ? people : []).filter((p) => p && p.userId && p.userId !== me);
+      if (sig(others) === sig(state.presence)) return;
+      state.presence = others;
+      emit("presence");
+    },
+
+    // Who is looking at a day (null: at the trip, but at no day of it).
+    // A day deleted under someone counts as no day.
+    presentOn(dayId) {
+      const onDay = (p) => Boolean(p.dayId && store.day(p.dayId));
+      return state.presence.filter((p) => (dayId === null ? !onDay(p) : p.dayId === dayId));
     },
 
     // -- life cycle ------------------------------------------------------------------

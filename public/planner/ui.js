@@ -401,3 +401,11 @@ export function initials(name) {
     .map((p) => p[0].toUpperCase())
     .join("");
 }
+
+// OpenStreetMap's data licence asks for this wherever its place data shows
+// (the map credits its tiles itself); nothing when Google answers.
+export function osmCredit(config) {
+  if (!config || config.placesProvider !== "osm") return null;
+  return h("p", { class: "osm-credit" },
+    h("a", { href: "https://www.openstreetmap.org/copyright", target: "_blank", rel: "noopener" }, "© OpenStreetMap contributors"));
+}

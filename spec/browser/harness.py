@@ -202,6 +202,20 @@ def api_op(client: httpx.Client, trip_id: str, op_name: str, **args) -> dict:
     return api(client, "POST", f"/api/trips/{trip_id}/ops/{op_name}", args)
 
 
+def add_stops(client: httpx.Client, trip: dict, *stops: dict, day: int = 0) -> list[str]:
+    """Adds stops to a day over HTTP; their ids, in order."""
+    day_id = trip["days"][day]["id"]
+    ids = []
+    for stop in stops:
+        res = api_op(client, trip["id"], "insert_stop", dayId=day_id, **stop)
+        ids.append(res["trip"]["days"][day]["stops"][-1]["id"])
+    return ids
+
+
+def names_on_screen(page) -> list[str]:
+    return page.locator(".timeline .stop .stop-name").all_inner_texts()
+
+
 def no_sideways_scroll(page) -> int:
     """How many pixels the page is wider than the screen (0 is right). Measured
     against the viewport asked for: a phone browser widens innerWidth to fit
@@ -277,6 +291,12 @@ def ui_add_stop(page, name: str, *, kind: str | None = None, set_time: str | Non
 def stop_card(page, name: str):
     """The stop whose own name matches: a finding on another stop may mention it too."""
     return page.locator(".stop").filter(has=page.locator(".stop-name", has_text=name))
+
+
+def drag_stop_before(page, name: str, onto: str) -> None:
+    """Drags stop `name` by its handle onto the top half of stop `onto`, as a
+    mouse does: it goes right before it (one move_stop)."""
+    stop_card(page, name).locator(".drag-handle").drag_to(stop_card(page, onto), target_position={"x": 120, "y": 6})
 
 
 def stop_times(page) -> dict[str, tuple[str, str, str]]:
