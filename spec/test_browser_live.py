@@ -122,7 +122,8 @@ ONE_POLL_MS = FAST_POLL_MS * 1.5 + 1000  # one interval, a request in flight, an
 CASTLE = {"name": "Castelo de São Jorge", "lat": 38.7139, "lng": -9.1335}
 MARKET = {"name": "Time Out Market", "kind": "food", "meal": "lunch", "lat": 38.7069, "lng": -9.1460}
 BELEM = {"name": "Belém Tower", "lat": 38.6916, "lng": -9.2160}
-STOPS_SHOWN = "(want) => [...document.querySelectorAll('.timeline .stop .stop-name')].map(x => x.textContent).join('|') === want"
+STOPS_SHOWN = ("(want) => [...document.querySelectorAll('.timeline .stop .stop-name')]"
+               ".map(x => x.textContent).join('|') === want")
 
 
 def open_trip(browser, server, client, trip: dict, *, poll_ms: int | None = NO_POLL_MS, live_expected: bool = True,
@@ -177,7 +178,8 @@ def test_another_members_drag_shows_live_with_their_avatar_on_the_day_they_look_
 
         # Bob drags Belém to the top; Alice's page shows it without a reload.
         trip_reads = []
-        a.on("request", lambda r: trip_reads.append(r.url) if urlsplit(r.url).path == f"/api/trips/{trip['id']}" else None)
+        trip_path = f"/api/trips/{trip['id']}"
+        a.on("request", lambda r: trip_reads.append(r.url) if urlsplit(r.url).path == trip_path else None)
         drag_stop_before(b, BELEM["name"], CASTLE["name"])
         expected = [BELEM["name"], CASTLE["name"], MARKET["name"]]
         a.wait_for_function(STOPS_SHOWN, arg="|".join(expected), timeout=LIVE_MS)
@@ -327,7 +329,8 @@ def test_presence_avatars_keep_members_apart_on_the_rail_and_the_phone_day_strip
             for client, day_id in zip(others, where):
                 held.enter_context(looking_at(client, trip["id"], day_id))
             held.enter_context(looking_at(alice, trip["id"], day[0]))  # Alice's other tab: not shown to her
-            for width, page in (("1366", open_trip(browser, server, alice, trip, viewport={"width": 1366, "height": 850})),
+            desktop = {"width": 1366, "height": 850}
+            for width, page in (("1366", open_trip(browser, server, alice, trip, viewport=desktop)),
                                 ("390", open_trip(browser, server, alice, trip, phone=True))):
                 rail = page.locator(".rail")
                 avatar(day_item(page, 0), "Carol").wait_for(timeout=LIVE_MS)

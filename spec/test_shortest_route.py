@@ -181,7 +181,7 @@ def test_optimize_offers_the_shortest_order_when_the_models_is_longer(settings, 
         assert [s["id"] for s in day_of(c, trip["id"])["stops"]] == [s["stopId"] for s in better["preview"]["stops"]]
 
 
-def ScriptedReply(order: list[str]):  # noqa: N802 (reads like the Reply it makes)
+def ScriptedReply(order: list[str]):
     from standins.openai_standin import Reply
 
     return Reply(output=[message_item(json.dumps({"order": order, "additions": [], "summary": "As it is."}))])
@@ -207,7 +207,8 @@ def test_the_solver_sees_the_days_hours_as_review_does():
     """day_stops: set times pin, hours and meal windows bound the free stops."""
     from app.trips.model import Day, Stop
 
-    day = Day("d", 0, stops=[Stop("a", "d", 0, "sight", "A", duration_min=120), Stop("l", "d", 1, "food", "L", meal="lunch"),
+    day = Day("d", 0, stops=[Stop("a", "d", 0, "sight", "A", duration_min=120),
+                             Stop("l", "d", 1, "food", "L", meal="lunch"),
                              Stop("p", "d", 2, "sight", "P", set_time="15:00")])
     stops = {s.id: s for s in day_stops(day, "2026-12-10", {})}
     assert stops["a"].allowed_starts is None

@@ -112,7 +112,7 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     import uvicorn
 
     from app import __main__ as entry
-    from helpers import free_port
+    import socket
 
     captured = {}
     # python -m app serves with app/serving.py's run (uvicorn's server that ends live streams at shutdown)
@@ -123,9 +123,12 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     monkeypatch.chdir(settings.db_path.rsplit("/", 1)[0])   # no .env of the worktree
     entry.main([])
     app = captured.pop("app")
-    captured.update(host="127.0.0.1", port=free_port(), log_level="warning")
+    captured.update(log_level="warning")
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))   # bound here and handed over: no race for the port
+    captured["port"] = listening.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, **captured))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + 10
