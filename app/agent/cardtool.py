@@ -15,7 +15,9 @@ can do is bounded by the catalog (a follow-up message or a focus, on a press).
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model
@@ -41,7 +43,9 @@ def _element_model(name: str) -> type[ElementBase]:
                         type=(Literal[name], ...), props=(component.props, ...))
 
 
-CardElement = Annotated[tuple(_element_model(name) for name in MODEL_COMPONENTS), Field(discriminator="type")]
+# One element variant per component, told apart by `type` (a union built from the catalog).
+CardElement = Annotated[reduce(operator.or_, (_element_model(name) for name in MODEL_COMPONENTS)),
+                        Field(discriminator="type")]
 
 
 class ShowCard(Props):
