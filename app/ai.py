@@ -1,21 +1,39 @@
-"""The gateway to the model provider: the ONLY module that imports `openai`.
+"""The gateway to the model provider: the ONLY module that imports `openai`,
+and the only way a feature reaches the provider.
 
-Everything here talks to the OpenAI Responses API through the official SDK:
+Every call is guarded by the app-wide limits (`app/aiusage.py`): the gateway
+reserves the slot (one `BEGIN IMMEDIATE`) before any network I/O, calls,
+records the provider's real usage, and closes the row as failed on any error,
+refusal, unusable answer, rejected answer or cancellation. A refused
+reservation raises 503 `ai_limit` / 429 `busy` and the provider is not
+contacted.
 
-- `AI.call_structured(...)`: one request whose answer must match a pydantic
-  model (Structured Outputs, a strict JSON schema). The answer is validated;
-  a refusal, a cut-off or malformed answer, or one that does not match the
-  schema raises `AIOutputError`. Nothing is ever guessed or repaired.
-- `AI.stream_turn(...)`: one streamed model round with function tools, as
-  small normalized events (see its docstring) for the agent's tool loop.
+- `AI.structured(feature=..., ...)`: one request whose answer must match a
+  pydantic model (Structured Outputs, a strict JSON schema). The answer is
+  validated; a refusal, a cut-off or malformed answer, or one that does not
+  match the schema raises `AIOutputError`. Nothing is ever guessed or
+  repaired. A feature that judges the answer against its own facts passes
+  `validate`, which runs while the usage row is still open.
+- `AI.stream(feature=..., ...)`: one streamed model round with function tools,
+  as small normalized events (see its docstring) for the agent's tool loops.
+  With `reasoning=True` and `OPENAI_REASONING_SUMMARY` set it asks for
+  reasoning summaries, which arrive as ReasoningStart/Delta/End events.
+
+Both take an optional `turn_id` (the member message that started an agent
+turn): it is written on the usage row, logged and put on the model call's
+OpenTelemetry span, with the provider's response id.
 - `describe_ai_error(exc)`: plain (status, code, message) for any failure;
   `sanitize(text)`: redacts key-shaped text wherever provider text could
   leave the process.
 
 Every request sends `store=False` (nothing is kept on OpenAI's side), the
-configured model, the caller's `max_output_tokens` and the per-call timeout;
-the SDK's own retries are off (`max_retries=0`) so one call is one request and
-the usage limits in `app/aiusage.py` count what is really sent.
+configured model, the caller's `max_output_tokens` (capped by the limits) and
+the per-call timeout; the SDK's own retries are off (`max_retries=0`) so one
+call is one request and the limits count what is really sent.
+
+`openai` is imported when an `AI` is built (a key is set), not when this
+module is imported: it is a large share of the cold start, and a server
+without a key never needs it.
 
 Failures are raised as `AIError` (an `AppError`, so a route can let it
 propagate and the client gets `{"error": {"code", "message"}}`). The SDK
@@ -26,16 +44,20 @@ provider's raw body, which can echo the key.
 from __future__ import annotations
 
 import asyncio
-import copy
+import inspect
 import re
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Generic, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar
+from collections.abc import AsyncIterator, Callable
 
-import openai
 from pydantic import BaseModel, ValidationError
 
+from .ai_schema import strict_schema
+from .aiusage import AIUsage, UsageGuard
 from .errors import AppError
 from .settings import Settings
+from .telemetry import Span, Telemetry
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FORMAT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -53,7 +75,7 @@ class AIError(AppError):
     status, code = 503, "ai_error"
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 usage: "Usage | None" = None):
+                 usage: Usage | None = None):
         super().__init__(message, code=code)
         if status is not None:
             self.status = status
@@ -67,7 +89,7 @@ class AIOutputError(AIError):
 
     status, code = 502, "ai_bad_output"
 
-    def __init__(self, message: str, *, reason: str, usage: "Usage | None" = None):
+    def __init__(self, message: str, *, reason: str, usage: Usage | None = None):
         super().__init__(message, usage=usage)
         self.reason = reason
 
@@ -95,6 +117,8 @@ def provider_error(exc: BaseException) -> AIError:
     """Turn any SDK/transport failure into an AIError with a plain message."""
     if isinstance(exc, AIError):
         return exc
+    import openai  # already loaded whenever an AI client made the failing call
+
     if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
         code, usage = "ai_timeout", None
     elif isinstance(exc, openai.APIConnectionError):
@@ -147,67 +171,6 @@ def sanitize(text: Any, secrets: tuple[str | None, ...] = ()) -> str:
     return out
 
 
-# -- strict schemas -----------------------------------------------------------
-
-# Keywords Structured Outputs does not accept; pydantic still enforces them when
-# the answer is validated, so dropping them from the schema loses nothing.
-_UNSUPPORTED = {"default", "examples", "minLength", "maxLength", "uniqueItems", "minProperties",
-                "maxProperties", "propertyNames", "patternProperties", "unevaluatedProperties",
-                "contains", "discriminator"}
-
-
-def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the form `strict: true` requires.
-
-    Every object gets `additionalProperties: false` and lists every property
-    in `required` (optional fields must therefore be typed `X | None`, which
-    pydantic emits as `anyOf [..., {"type": "null"}]`); `$ref`s with siblings
-    are inlined; `oneOf` becomes `anyOf`; unsupported keywords are dropped.
-    Free-form objects (`dict[str, Any]`) cannot be strict and raise TypeError:
-    carry such data as a JSON string field instead. Field aliases are used, so
-    camelCase aliases appear in the schema and are expected in the answer.
-    Reused by the agent for function tool `parameters`."""
-    schema = model.model_json_schema(by_alias=True, mode="validation")
-    defs = schema.pop("$defs", {})
-    strict_defs = {name: _strict(node, defs, f"$defs.{name}") for name, node in defs.items()}
-    root = _strict(schema, defs, model.__name__)
-    if root.get("type") != "object":
-        raise TypeError(f"{model.__name__}: a structured output must be a JSON object")
-    if strict_defs:
-        root["$defs"] = strict_defs
-    return root
-
-
-def _strict(node: Any, defs: dict, path: str) -> Any:
-    if isinstance(node, list):
-        return [_strict(item, defs, f"{path}[{i}]") for i, item in enumerate(node)]
-    if not isinstance(node, dict):
-        return node
-    node = {k: copy.deepcopy(v) for k, v in node.items() if k not in _UNSUPPORTED}
-    if "$ref" in node and len(node) > 1:
-        target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        merged = {**target, **node}
-        merged.pop("$ref")
-        return _strict(merged, defs, path)
-    if "allOf" in node and len(node["allOf"]) == 1:
-        only = node.pop("allOf")[0]
-        return _strict({**only, **node}, defs, path)
-    if "oneOf" in node:
-        node["anyOf"] = node.pop("oneOf")
-    if node.get("type") == "object" or "properties" in node:
-        props = node.get("properties") or {}
-        extra = node.get("additionalProperties")
-        if not props and extra not in (None, False):
-            raise TypeError(f"{path}: free-form objects cannot be strict; use a JSON string field")
-        node["properties"] = {k: _strict(v, defs, f"{path}.{k}") for k, v in props.items()}
-        node["required"] = list(props)
-        node["additionalProperties"] = False
-    for key in ("items", "anyOf", "allOf", "prefixItems"):
-        if key in node:
-            node[key] = _strict(node[key], defs, f"{path}.{key}")
-    return node
-
-
 # -- results and stream events -----------------------------------------------
 
 
@@ -243,28 +206,39 @@ def _usage_from(raw: Any) -> Usage:
 
 
 @dataclass(frozen=True)
-class StructuredResult(Generic[M]):
-    output: M
-    usage: Usage
-    model: str
-    response_id: str
-
-    @property
-    def input_tokens(self) -> int:
-        return self.usage.input_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        return self.usage.output_tokens
-
-
-@dataclass(frozen=True)
 class TextDelta:
     """A piece of the assistant's visible text, in order."""
 
     delta: str
     item_id: str = ""
     type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ReasoningStart:
+    """A reasoning summary part begins. `id` names it until its ReasoningEnd
+    (the reasoning item's id and the part's index)."""
+
+    id: str
+    type: Literal["reasoning_start"] = "reasoning_start"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of a reasoning summary, in order."""
+
+    id: str
+    delta: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True)
+class ReasoningEnd:
+    """A reasoning summary part is complete; `text` is all of it."""
+
+    id: str
+    text: str
+    type: Literal["reasoning_end"] = "reasoning_end"
 
 
 @dataclass(frozen=True)
@@ -300,6 +274,7 @@ class Completed:
     incomplete_reason: str | None = None
     function_calls: tuple[FunctionCall, ...] = ()
     output_items: tuple[dict, ...] = field(default=(), repr=False)
+    response_id: str | None = None
     type: Literal["completed"] = "completed"
 
 
@@ -315,7 +290,7 @@ class StreamFailed:
     type: Literal["error"] = "error"
 
 
-StreamEvent = Union[TextDelta, FunctionCall, Completed, StreamFailed]
+StreamEvent = TextDelta | ReasoningStart | ReasoningDelta | ReasoningEnd | FunctionCall | Completed | StreamFailed
 
 
 def _failed(exc: BaseException) -> StreamFailed:
@@ -328,12 +303,17 @@ def _failed(exc: BaseException) -> StreamFailed:
 
 class AI:
     """One AsyncOpenAI client per app (built by app/lifecycle.py when
-    OPENAI_API_KEY is set). Call `close()` on shutdown."""
+    OPENAI_API_KEY is set), guarded by the app's `AIUsage`. Call `close()` on
+    shutdown."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, usage: AIUsage, telemetry: Telemetry | None = None):
         if not settings.openai_api_key:
             raise ValueError("AI needs OPENAI_API_KEY")
+        import openai  # here, not at module level: only a server with a key pays for the SDK
+
         self.settings = settings
+        self.usage = usage
+        self.telemetry = telemetry or Telemetry()
         self.model = settings.openai_model
         self.timeout_s = settings.ai_timeout_ms / 1000
         self._client = openai.AsyncOpenAI(
@@ -346,64 +326,143 @@ class AI:
     async def close(self) -> None:
         await self._client.close()
 
-    async def call_structured(self, *, name: str, schema_model: type[M], instructions: str,
-                              input: list | str, max_output_tokens: int) -> StructuredResult[M]:
-        """One Structured Outputs request; the validated answer plus usage.
+    def _guard(self, feature: str, user_id: str | None, trip_id: str | None, max_output_tokens: int,
+               turn_id: str | None):
+        return self.usage.guard(user_id=user_id, trip_id=trip_id, feature=feature,
+                                max_output_tokens=max_output_tokens, model=self.model, turn_id=turn_id)
+
+    def _span(self, kind: str, feature: str, trip_id: str | None, turn_id: str | None) -> Span:
+        return self.telemetry.start(f"wayline.ai.{kind}", **{
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": self.model, "wayline.ai.feature": feature,
+            "wayline.trip_id": trip_id, "wayline.turn_id": turn_id})
+
+    async def structured(self, *, feature: str, user_id: str | None, trip_id: str | None, name: str,
+                         schema: type[M], instructions: str, input: list | str, max_output_tokens: int,
+                         validate: Callable[[M], Any] | None = None, turn_id: str | None = None) -> Any:
+        """One guarded Structured Outputs request; the validated answer.
 
         `name` is the `text.format.name` (a-z A-Z 0-9 _ -, at most 64; the
-        evaluation harnesses script the model by it). Raises AIError for
-        provider failures and AIOutputError for unusable answers; both carry
-        `usage` so the caller's usage record holds what was spent."""
+        evaluation harnesses script the model by it). Raises Unavailable /
+        Busy when the limits refuse (the provider is not contacted), AIError
+        for provider failures and AIOutputError for unusable answers.
+
+        `validate(answer)` (sync or async) judges the answer against the
+        feature's own facts while the usage row is still open: raising
+        (e.g. a fix id review never computed) closes the row as failed with
+        the error's code and propagates; what it returns is what this returns.
+        Without it the parsed answer is returned."""
         if not FORMAT_NAME.match(name):
             raise ValueError(f"invalid structured output name {name!r}")
         text_format = {"format": {"type": "json_schema", "name": name,
-                                  "schema": strict_schema(schema_model), "strict": True}}
+                                  "schema": strict_schema(schema), "strict": True}}
+        span = self._span("structured", feature, trip_id, turn_id)
+        error: str | None = "failed"
+        try:
+            async with self._guard(feature, user_id, trip_id, max_output_tokens, turn_id) as guard:
+                try:
+                    answer = await self._create_structured(guard, schema, text_format, instructions, input)
+                    checked = answer if validate is None else validate(answer)
+                    result = await checked if inspect.isawaitable(checked) else checked
+                    error = None
+                    return result
+                finally:
+                    _span_usage(span, guard)
+        except AppError as exc:
+            error = exc.code
+            raise
+        finally:
+            span.end(error)
+
+    async def _create_structured(self, guard: UsageGuard, schema: type[M], text_format: dict, instructions: str,
+                                 input: list | str) -> M:
         failure: AIError | None = None
         try:
             async with asyncio.timeout(self.timeout_s):
                 response = await self._client.responses.create(
                     model=self.model, instructions=instructions, input=input,
-                    max_output_tokens=max_output_tokens, store=False, text=text_format,
+                    max_output_tokens=guard.max_output_tokens, store=False, text=text_format,
                 )
         except Exception as exc:
             failure = provider_error(exc)
         if failure is not None:
             raise failure  # outside the except block: no __context__ holding the provider's text
         usage = _usage_from(getattr(response, "usage", None))
+        guard.record(usage.input_tokens, usage.output_tokens)
+        guard.response_id = _response_id(response)
         text = _structured_text(response, usage)
         try:
-            parsed = schema_model.model_validate_json(text)
+            return schema.model_validate_json(text)
         except ValidationError as exc:
             problems = exc.errors(include_url=False, include_input=False)
             malformed = any(e.get("type") == "json_invalid" for e in problems)
             reason = "malformed" if malformed else "schema"
             raise AIOutputError(OUTPUT_MESSAGES[reason], reason=reason, usage=usage) from None
-        return StructuredResult(output=parsed, usage=usage, model=str(getattr(response, "model", self.model)),
-                                response_id=str(getattr(response, "id", "")))
 
-    async def stream_turn(self, *, instructions: str, input: list | str, tools: list[dict],
-                          max_output_tokens: int) -> AsyncIterator[StreamEvent]:
-        """One streamed model round with function tools, as normalized events.
+    async def stream(self, *, feature: str, user_id: str | None, trip_id: str | None, instructions: str,
+                     input: list | str, tools: list[dict], max_output_tokens: int, turn_id: str | None = None,
+                     reasoning: bool = False) -> AsyncIterator[StreamEvent]:
+        """One guarded, streamed model round with function tools, as normalized events.
+
+        Iterate it inside `contextlib.aclosing(...)`, so a consumer that stops
+        early closes the usage row at once (as failed, `abandoned`). A refused
+        reservation raises Unavailable / Busy from the first iteration, before
+        the provider is contacted.
 
         `tools` are Responses API function tools:
         `{"type": "function", "name", "description", "parameters": strict_schema(Args), "strict": True}`.
         Yields, in order:
           - `TextDelta(delta, item_id)`        visible text as it arrives;
+          - `ReasoningStart(id)`, `ReasoningDelta(id, delta)`, `ReasoningEnd(id, text)`
+            for each reasoning summary part the provider streams (asked for
+            only with `reasoning=True` and OPENAI_REASONING_SUMMARY set);
           - `FunctionCall(call_id, name, arguments, item_id)` when one call is
             complete (arguments: the JSON string, unvalidated);
           - exactly one terminal event, then the iterator ends:
             `Completed(usage, status, text, refusal, incomplete_reason,
             function_calls, output_items)` or
             `StreamFailed(status, code, message, usage)`.
-        It never raises for provider trouble (timeouts, HTTP errors, a
-        mid-stream `error` event, `response.failed`, a stream that ends early
-        all become StreamFailed). The whole round is bounded by the per-call
-        timeout. To continue after tool calls, resend the transcript: previous
-        input items, each `FunctionCall.as_input_item()`, then its
+        The usage row is closed before the terminal event is yielded: completed,
+        or failed for a StreamFailed, a refusal or a cut-off round. Provider
+        trouble never raises (timeouts, HTTP errors, a mid-stream `error`
+        event, `response.failed`, a stream that ends early all become
+        StreamFailed). The whole round is bounded by the per-call timeout. To
+        continue after tool calls, resend the transcript: previous input
+        items, each `FunctionCall.as_input_item()`, then its
         `function_call_output`; there is no server-side state (store=False)."""
+        terminal: Completed | StreamFailed | None = None
+        summary = self.settings.openai_reasoning_summary if reasoning else None
+        # Not the current span: this is an async generator (see app/telemetry.py).
+        span = self._span("stream", feature, trip_id, turn_id)
+        error: str | None = "failed"
+        try:
+            async with self._guard(feature, user_id, trip_id, max_output_tokens, turn_id) as guard:
+                try:
+                    async with aclosing(self._stream_round(instructions, input, tools, guard.max_output_tokens,
+                                                           summary)) as events:
+                        async for event in events:
+                            if isinstance(event, (Completed, StreamFailed)):
+                                terminal = event  # _stream_round always ends with exactly one
+                                break
+                            yield event
+                    _settle(guard, terminal)
+                    error = guard.failure
+                finally:
+                    _span_usage(span, guard)
+        except AppError as exc:  # a refused reservation
+            error = exc.code
+            raise
+        finally:
+            span.end(error)
+        yield terminal
+
+    async def _stream_round(self, instructions: str, input: list | str, tools: list[dict],
+                            max_output_tokens: int, summary: str | None) -> AsyncIterator[StreamEvent]:
+        """The provider side of `stream` (unguarded: only `stream` calls it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+        if summary:
+            kwargs["reasoning"] = {"summary": summary}
         try:
             async with asyncio.timeout_at(deadline):
                 stream = await self._client.responses.create(
@@ -429,6 +488,12 @@ class AI:
                 kind = getattr(event, "type", "")
                 if kind == "response.output_text.delta":
                     yield TextDelta(delta=event.delta, item_id=event.item_id)
+                elif kind == "response.reasoning_summary_part.added":
+                    yield ReasoningStart(_summary_id(event))
+                elif kind == "response.reasoning_summary_text.delta":
+                    yield ReasoningDelta(_summary_id(event), event.delta)
+                elif kind == "response.reasoning_summary_part.done":
+                    yield ReasoningEnd(_summary_id(event), getattr(event.part, "text", "") or "")
                 elif kind == "response.output_item.done" and getattr(event.item, "type", "") == "function_call":
                     item = event.item
                     call = FunctionCall(call_id=item.call_id, name=item.name, arguments=item.arguments or "",
@@ -447,6 +512,36 @@ class AI:
                     return
         finally:
             await stream.close()
+
+
+def _summary_id(event: Any) -> str:
+    return f"{event.item_id}:{event.summary_index}"
+
+
+def _response_id(response: Any) -> str | None:
+    value = getattr(response, "id", None)
+    return value if isinstance(value, str) else None
+
+
+def _span_usage(span: Span, guard: UsageGuard) -> None:
+    span.set(**{"gen_ai.response.id": guard.response_id, "gen_ai.usage.input_tokens": guard.input_tokens,
+                "gen_ai.usage.output_tokens": guard.output_tokens})
+
+
+def _settle(guard: UsageGuard, terminal: Completed | StreamFailed) -> None:
+    """A streamed round's outcome on its usage row: real counts when known (a
+    timeout leaves them unknown, so the reservation stays counted); failed for
+    an error, a refusal or a cut-off round."""
+    if terminal.usage is not None:
+        guard.record(terminal.usage.input_tokens, terminal.usage.output_tokens)
+    if isinstance(terminal, Completed):
+        guard.response_id = terminal.response_id
+    if isinstance(terminal, StreamFailed):
+        guard.fail(terminal.code)
+    elif terminal.refusal:
+        guard.fail("refusal")
+    elif terminal.status == "incomplete":
+        guard.fail("incomplete")
 
 
 def _structured_text(response: Any, usage: Usage) -> str:
@@ -493,4 +588,5 @@ def _completed(response: Any, calls: list[FunctionCall]) -> Completed:
         incomplete_reason=getattr(details, "reason", None) if details else None,
         function_calls=tuple(calls),
         output_items=tuple(items),
+        response_id=_response_id(response),
     )

@@ -2,7 +2,7 @@
 
 One shared budget for everyone (no per-user quotas); user and trip ids are
 recorded for the logs only. Every model call goes through `reserve()` BEFORE
-the provider is contacted:
+the provider is contacted (the gateway, `app/ai.py`, does it for every call):
 
 - one `BEGIN IMMEDIATE` transaction (the app's serialized writer) closes
   running rows whose lease has ended as `abandoned`, counts today's calls,
@@ -14,18 +14,23 @@ the provider is contacted:
 - over the daily call or token limit: 503 `ai_limit`; too many running: 429
   `busy`. The provider is never called for a refused request;
 - `finish()` replaces the reservation with the provider's real counts (or keeps
-  it when they are unknown, e.g. after a timeout), with duration and cost.
+  it when they are unknown, e.g. after a timeout), with duration and cost;
+- each row carries the boot id of the process that reserved it. One process
+  owns the database, so at start `abandon_earlier_boots()` closes every running
+  row of another boot as `abandoned`: a restart after a crash frees the slots
+  at once instead of after the lease.
 
-Feature code uses the guard:
+Only the gateway uses the guard; features call `svc.ai.structured(...)` /
+`svc.ai.stream(...)`, which wrap each call in it:
 
-    async with svc.aiusage.guard(user_id=..., trip_id=..., feature="copilot",
-                                 max_output_tokens=2500) as g:
-        result = await svc.ai.call_structured(..., max_output_tokens=g.max_output_tokens)
-        g.record(result.input_tokens, result.output_tokens)
+    async with usage.guard(user_id=..., trip_id=..., feature="copilot", max_output_tokens=2500) as g:
+        ... call the provider with g.max_output_tokens ...
+        g.record(input_tokens, output_tokens)
 
 Logs are one JSON object per line on stdout (logger `wayline.ai`):
-AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids, feature,
-model, tokens, cost and duration; never the key, a prompt or an answer.
+AI_REQUEST_COMPLETED, AI_REQUEST_FAILED, AI_LIMIT_REACHED, with ids (the
+agent's turn id and the provider's response id among them), feature, model,
+tokens, cost and duration; never the key, a prompt or an answer.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import datetime, timedelta, UTC
+from typing import Any
+from collections.abc import Callable
 
 from .db import Database
 from .errors import Busy, Unavailable
@@ -92,8 +98,8 @@ def log_event(event: str, **fields: Any) -> None:
 
 def _moment(clock_value: Any) -> datetime:
     if isinstance(clock_value, datetime):
-        return clock_value.astimezone(timezone.utc)
-    return datetime.fromtimestamp(float(clock_value), timezone.utc)
+        return clock_value.astimezone(UTC)
+    return datetime.fromtimestamp(float(clock_value), UTC)
 
 
 # -- cost ---------------------------------------------------------------------
@@ -121,13 +127,14 @@ class Reservation:
     reserved_output_tokens: int
     started_at: datetime
     lease_until: datetime
+    turn_id: str | None = None     # the member message that started an agent turn
 
 
 class UsageGuard:
     """What `AIUsage.guard()` yields: the reservation, the output-token cap to
     pass to the model, and `record()` for the provider's real counts."""
 
-    def __init__(self, usage: "AIUsage", reservation: Reservation):
+    def __init__(self, usage: AIUsage, reservation: Reservation):
         self._usage = usage
         self.reservation = reservation
         self.max_output_tokens = reservation.reserved_output_tokens
@@ -135,6 +142,7 @@ class UsageGuard:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.failure: str | None = None
+        self.response_id: str | None = None   # the provider's id for the answer, when it gave one
 
     def record(self, input_tokens: int, output_tokens: int) -> None:
         """The provider's real counts for this call (replace the reservation)."""
@@ -155,7 +163,7 @@ class UsageGuard:
                 if spent is not None:
                     self.record(getattr(spent, "input_tokens", 0), getattr(spent, "output_tokens", 0))
         finishing = self._usage.finish(self.reservation, status, self.input_tokens, self.output_tokens,
-                                       error=error)
+                                       error=error, response_id=self.response_id)
         # Shielded so a cancelled request still closes its row (else it holds
         # a slot until the lease ends).
         try:
@@ -173,37 +181,26 @@ def _error_code(exc: BaseException | None) -> str:
         return "failed"
     if isinstance(exc, asyncio.CancelledError):
         return "cancelled"
+    if isinstance(exc, GeneratorExit):
+        return "abandoned"  # the consumer of a streamed round stopped reading
     code = getattr(exc, "code", None)
     return code if isinstance(code, str) else type(exc).__name__
 
 
 class AIUsage:
-    """Limits and usage records on the shared SQLite file.
+    """Limits and usage records on the app's Database.
 
-    `db` is the app's Database, or a path (opened on first use; `close()`
-    closes it). `clock()` returns the current time (epoch seconds or an aware
-    datetime); the UTC day comes from it, so tests can roll the day over."""
+    `clock()` returns the current time (epoch seconds or an aware datetime);
+    the UTC day comes from it, so tests can roll the day over. `boot_id`
+    names this process on its rows (a fresh one per app by default)."""
 
-    def __init__(self, db: Database | str, settings: Settings, clock: Callable[[], Any] | None = None):
+    def __init__(self, db: Database, settings: Settings, clock: Callable[[], Any] | None = None,
+                 boot_id: str | None = None):
         install_log_handler()
-        self._db = db if isinstance(db, Database) else None
-        self._path = None if isinstance(db, Database) else str(db)
-        self._owns_db = self._db is None
-        self._open_lock = asyncio.Lock()
+        self.db = db
         self.settings = settings
         self.clock = clock or time.time
-
-    async def db(self) -> Database:
-        if self._db is None:
-            async with self._open_lock:
-                if self._db is None:
-                    self._db = await Database.open(self._path)
-        return self._db
-
-    async def close(self) -> None:
-        if self._owns_db and self._db is not None:
-            await self._db.close()
-            self._db = None
+        self.boot_id = boot_id or secrets.token_hex(8)
 
     def now(self) -> datetime:
         return _moment(self.clock())
@@ -219,12 +216,13 @@ class AIUsage:
         return cap if requested is None else max(1, min(int(requested), cap))
 
     def guard(self, *, user_id: str | None, trip_id: str | None, feature: str,
-              max_output_tokens: int | None = None, model: str | None = None) -> "_GuardContext":
+              max_output_tokens: int | None = None, model: str | None = None,
+              turn_id: str | None = None) -> _GuardContext:
         """`async with usage.guard(...) as g:` reserve, run, finish (see module doc)."""
-        return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model)
+        return _GuardContext(self, user_id, trip_id, feature, max_output_tokens, model, turn_id)
 
     async def reserve(self, user_id: str | None, trip_id: str | None, feature: str, model: str | None = None,
-                      max_output_tokens: int | None = None) -> Reservation:
+                      max_output_tokens: int | None = None, turn_id: str | None = None) -> Reservation:
         """Insert a running row, or raise Unavailable (503 ai_limit) / Busy (429)."""
         if feature not in FEATURES:
             raise ValueError(f"unknown AI feature {feature!r}")
@@ -235,10 +233,9 @@ class AIUsage:
         now_iso, day = iso(now), now.strftime("%Y-%m-%d")
         lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
-                                  now, lease_until)
-        db = await self.db()
+                                  now, lease_until, turn_id)
         refused: str | None = None
-        async with db.write() as conn:
+        async with self.db.write() as conn:
             abandoned = await conn.execute_fetchall(
                 "UPDATE ai_usage SET status = 'abandoned', finished_at = lease_until "
                 "WHERE status = 'running' AND lease_until < ? "
@@ -257,25 +254,38 @@ class AIUsage:
             else:
                 await conn.execute(
                     "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
-                    "status, reserved_output_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                    "status, reserved_output_tokens, boot_id, turn_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                     (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
-                     reserve_tokens))
+                     reserve_tokens, self.boot_id, turn_id))
         # Logged after the commit: the abandoned rows are closed either way.
-        for gone in abandoned:
-            log_event("AI_REQUEST_FAILED", id=gone[0], userId=gone[1], tripId=gone[2], feature=gone[3],
-                      model=gone[4], status="abandoned", error="lease_expired", inputTokens=None,
-                      outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
+        _log_abandoned(abandoned, "lease_expired")
         if refused is not None:
-            log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, feature=feature,
-                      model=model, callsToday=calls, tokensToday=tokens, running=running,
+            log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, turnId=turn_id,
+                      feature=feature, model=model, callsToday=calls, tokensToday=tokens, running=running,
                       limits=self.limits())
             if refused == "concurrent":
                 raise Busy(BUSY_MESSAGE, code="busy")
             raise Unavailable(LIMIT_MESSAGE, code="ai_limit")
         return reservation
 
+    async def abandon_earlier_boots(self) -> int:
+        """Close every running row of another boot (an earlier process, which
+        can no longer be calling) as `abandoned`; called once at start. Their
+        reservations stay in the day's token count, as after a lease ends.
+        Returns how many were closed."""
+        async with self.db.write() as conn:
+            abandoned = await conn.execute_fetchall(
+                "UPDATE ai_usage SET status = 'abandoned', finished_at = ? "
+                "WHERE status = 'running' AND boot_id IS NOT ? "
+                "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens",
+                (iso(self.now()), self.boot_id))
+        _log_abandoned(abandoned, "earlier_process")
+        return len(abandoned)
+
     async def finish(self, reservation: Reservation, status: str, input_tokens: int | None = None,
-                     output_tokens: int | None = None, *, error: str | None = None) -> dict[str, Any]:
+                     output_tokens: int | None = None, *, error: str | None = None,
+                     response_id: str | None = None) -> dict[str, Any]:
         """Close the row: real counts replace the reservation. With no counts
         (None, None) the reservation stays counted, since the provider may have
         worked on the call (a timeout). A row already closed as abandoned is
@@ -289,12 +299,12 @@ class AIUsage:
         else:
             tokens_in, tokens_out, reserved = int(input_tokens or 0), int(output_tokens or 0), 0
         cost = estimate_cost(self.settings, tokens_in, tokens_out + reserved)
-        db = await self.db()
-        await db.execute_write(
+        await self.db.execute_write(
             "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
-            "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ? WHERE id = ?",
-            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, reservation.id))
+            "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ?, response_id = ? WHERE id = ?",
+            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, response_id, reservation.id))
         record = {"id": reservation.id, "userId": reservation.user_id, "tripId": reservation.trip_id,
+                  "turnId": reservation.turn_id, "responseId": response_id,
                   "feature": reservation.feature, "model": reservation.model, "status": status,
                   "inputTokens": tokens_in, "outputTokens": tokens_out, "reservedOutputTokens": reserved,
                   "costUsd": cost, "durationMs": duration_ms}
@@ -310,11 +320,10 @@ class AIUsage:
         """Today's totals (UTC `date`). `reservedOutputTokens` is what running
         (or unknown-outcome) calls still hold against the token limit."""
         now = self.now()
-        db = await self.db()
-        row = await db.fetchone(
+        row = await self.db.fetchone(
             "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), SUM(cost_usd), "
             "COALESCE(SUM(reserved_output_tokens), 0) FROM ai_usage WHERE day = ?", (now.strftime("%Y-%m-%d"),))
-        running = await db.fetchval(
+        running = await self.db.fetchval(
             "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (iso(now),))
         return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
                 "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
@@ -324,8 +333,7 @@ class AIUsage:
         """Calls, tokens and cost per UTC day, feature and model; newest first."""
         now = self.now()
         first = (now - timedelta(days=HISTORY_DAYS - 1)).strftime("%Y-%m-%d")
-        db = await self.db()
-        rows = await db.fetchall(
+        rows = await self.db.fetchall(
             "SELECT day, feature, model, COUNT(*), COALESCE(SUM(input_tokens), 0), "
             "COALESCE(SUM(output_tokens), 0), SUM(cost_usd) FROM ai_usage WHERE day >= ? "
             "GROUP BY day, feature, model ORDER BY day DESC, feature, model", (first,))
@@ -333,13 +341,20 @@ class AIUsage:
                  "outputTokens": r[5], "costUsd": None if r[6] is None else round(r[6], 6)} for r in rows]
 
 
+def _log_abandoned(rows, error: str) -> None:
+    for gone in rows:
+        log_event("AI_REQUEST_FAILED", id=gone[0], userId=gone[1], tripId=gone[2], feature=gone[3],
+                  model=gone[4], status="abandoned", error=error, inputTokens=None,
+                  outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
+
+
 class _GuardContext:
     """Reserves on enter (so a refused call never runs its body) and finishes
     on exit: `completed`, or `failed` when the body raised or called g.fail()."""
 
-    def __init__(self, usage: AIUsage, user_id, trip_id, feature, max_output_tokens, model):
+    def __init__(self, usage: AIUsage, user_id, trip_id, feature, max_output_tokens, model, turn_id):
         self._usage = usage
-        self._args = (user_id, trip_id, feature, model, max_output_tokens)
+        self._args = (user_id, trip_id, feature, model, max_output_tokens, turn_id)
         self._guard: UsageGuard | None = None
 
     async def __aenter__(self) -> UsageGuard:

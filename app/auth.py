@@ -9,32 +9,34 @@ import re
 import secrets
 import time
 from collections import deque
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from urllib.parse import urlsplit
 
 from .db import Database
 from .ids import iso, new_id, utcnow
 from .errors import Busy, Conflict, Invalid, NotSignedIn
+from .settings import PASSWORD_HASH_N
 
 COOKIE = "wayline_session"
 SESSION_DAYS = 30
 USERNAME_RE = re.compile(r"^[a-z0-9_.-]{3,32}$")
+MIN_PASSWORD = 8
 
-# scrypt: 16 MiB of memory per hash makes offline guessing expensive.
-SCRYPT = {"n": 2**14, "r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}
+# scrypt's other parameters; the cost n is Settings.password_hash_n and is
+# stored in each hash, so hashes made at another cost still verify.
+SCRYPT = {"r": 8, "p": 1, "maxmem": 64 * 1024 * 1024, "dklen": 32}
 
 
-def hash_password(password: str) -> str:
+def hash_password(password: str, n: int = PASSWORD_HASH_N) -> str:
     salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, **SCRYPT)
-    return f"scrypt${SCRYPT['n']}${salt.hex()}${digest.hex()}"
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, **SCRYPT)
+    return f"scrypt${n}${salt.hex()}${digest.hex()}"
 
 
 def verify_password(password: str, stored: str) -> bool:
     try:
         scheme, n, salt, digest = stored.split("$")
-        params = {**SCRYPT, "n": int(n)}
-        candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), **params)
+        candidate = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), n=int(n), **SCRYPT)
     except (ValueError, TypeError):
         return False
     return scheme == "scrypt" and hmac.compare_digest(candidate.hex(), digest)
@@ -45,41 +47,87 @@ def token_hash(token: str) -> str:
 
 
 class SignInLimiter:
-    """Failed sign-ins per username and per client address, in a sliding window.
+    """Failed sign-ins in a sliding window, counted so that the limits slow
+    an attacker without locking the account's owner out.
+
+    - per (username, address): `pair_limit` failures refuse that address for
+      that username (429);
+    - per address, across usernames: `address_limit` failures refuse the
+      address (429);
+    - per username, across addresses: from `slow_after` failures on, every
+      attempt on the username waits first, twice as long for every further
+      `slow_after` failures (0.5 s, 1 s, 2 s ... at most `slow_max_s`). It is
+      never refused for this, so the right password from an address that has
+      not failed still signs in during a burst from many addresses.
 
     One process serves the app, so memory is the right place; a restart
     forgives, which is acceptable for a rate limit."""
 
-    def __init__(self, attempts: int = 10, window_s: float = 900, clock=time.monotonic):
-        self.attempts, self.window_s, self.clock = attempts, window_s, clock
-        self._failures: dict[str, deque[float]] = {}
+    def __init__(self, *, pair_limit: int = 5, address_limit: int = 20, slow_after: int = 10,
+                 slow_base_s: float = 0.5, slow_max_s: float = 8.0, window_s: float = 900,
+                 clock=time.monotonic, sleep=asyncio.sleep, max_keys: int = 100_000):
+        self.pair_limit, self.address_limit, self.slow_after = pair_limit, address_limit, slow_after
+        self.slow_base_s, self.slow_max_s, self.window_s = slow_base_s, slow_max_s, window_s
+        self.clock, self.sleep, self.max_keys = clock, sleep, max_keys
+        # Each count needs only its most recent failures up to where its answer stops changing.
+        self._keep = max(pair_limit, address_limit, slow_after * 6)
+        self._failures: dict[tuple, deque[float]] = {}
 
-    def _recent(self, key: str) -> deque[float]:
+    def _recent(self, key: tuple) -> deque[float]:
+        q = self._failures.get(key)
+        if q is None:
+            return deque()
         now = self.clock()
-        q = self._failures.setdefault(key, deque())
         while q and q[0] <= now - self.window_s:
             q.popleft()
+        if not q:
+            del self._failures[key]
         return q
 
-    def check(self, username: str, address: str) -> None:
-        for key in (f"u:{username}", f"a:{address}"):
-            if len(self._recent(key)) >= self.attempts:
-                raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited")
+    def _refuse(self, q: deque[float], limit: int) -> None:
+        # Refused until enough failures have left the window to fall below the limit.
+        wait = max(1, int(q[len(q) - limit] + self.window_s - self.clock()) + 1)
+        raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited", retryAfterS=wait)
+
+    def delay_s(self, username: str) -> float:
+        failures = len(self._recent(("user", username)))
+        if failures < self.slow_after:
+            return 0.0
+        return min(self.slow_max_s, self.slow_base_s * 2 ** ((failures - self.slow_after) // self.slow_after))
+
+    async def admit(self, username: str, address: str) -> None:
+        """Refuse (429) an address that failed too often; slow every attempt
+        on a username under attack."""
+        for key, limit in ((("pair", username, address), self.pair_limit), (("address", address), self.address_limit)):
+            q = self._recent(key)
+            if len(q) >= limit:
+                self._refuse(q, limit)
+        delay = self.delay_s(username)
+        if delay:
+            await self.sleep(delay)
 
     def failed(self, username: str, address: str) -> None:
-        for key in (f"u:{username}", f"a:{address}"):
-            self._recent(key).append(self.clock())
+        if len(self._failures) > self.max_keys:
+            self._prune()
+        now = self.clock()
+        for key in (("pair", username, address), ("address", address), ("user", username)):
+            self._failures.setdefault(key, deque(maxlen=self._keep)).append(now)
 
-    def succeeded(self, username: str) -> None:
-        self._failures.pop(f"u:{username}", None)
+    def succeeded(self, username: str, address: str) -> None:
+        self._failures.pop(("pair", username, address), None)
+
+    def _prune(self) -> None:
+        for key in list(self._failures):
+            self._recent(key)
+        if len(self._failures) > self.max_keys:   # a flood of distinct names: forgive rather than grow
+            self._failures.clear()
 
 
-async def create_user(db: Database, username: str, password: str, display_name: str | None) -> dict:
+async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int) -> dict:
     if not USERNAME_RE.match(username):
         raise Invalid("Username must be 3-32 characters of a-z, 0-9, _ . -", field="username")
-    if len(password) < 8:
-        raise Invalid("Password must be at least 8 characters", field="password")
-    password_hash = await asyncio.to_thread(hash_password, password)
+    require_new_password(password, "password")
+    password_hash = await asyncio.to_thread(hash_password, password, hash_n)
     user = {"id": new_id(), "username": username, "displayName": (display_name or username).strip()[:64] or username}
     async with db.write() as conn:
         taken = await conn.execute_fetchall("SELECT 1 FROM users WHERE username = ?", (username,))
@@ -92,13 +140,13 @@ async def create_user(db: Database, username: str, password: str, display_name: 
     return user
 
 
-async def authenticate(db: Database, username: str, password: str) -> dict | None:
+async def authenticate(db: Database, username: str, password: str, *, hash_n: int) -> dict | None:
     row = await db.fetchone(
         "SELECT id, username, display_name, password_hash FROM users WHERE username = ?", (username,)
     )
     if row is None:
-        # Spend the same time as a real check so timing does not reveal usernames.
-        await asyncio.to_thread(verify_password, password, "scrypt$16384$00$00")
+        # Spend the same time as a real check (at the configured cost) so timing does not reveal usernames.
+        await asyncio.to_thread(verify_password, password, f"scrypt${hash_n}$00$00")
         return None
     if not await asyncio.to_thread(verify_password, password, row["password_hash"]):
         return None
@@ -107,7 +155,7 @@ async def authenticate(db: Database, username: str, password: str) -> dict | Non
 
 async def create_session(db: Database, user_id: str) -> str:
     token = secrets.token_urlsafe(32)
-    expires = datetime.now(timezone.utc) + timedelta(days=SESSION_DAYS)
+    expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
     await db.execute_write(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
         (token_hash(token), user_id, utcnow(), iso(expires)),
@@ -124,26 +172,39 @@ async def delete_session(db: Database, token: str, cache: SessionCache | None = 
 class SessionCache:
     """Recently seen sessions, so a page's many requests cost one lookup.
 
-    Entries live a short while; sign-out drops its entry at once, and a
-    session deleted elsewhere stops working within `ttl_s`."""
+    Entries live a short while (`ttl_s`) and never past their session's
+    expiry; sign-out, sign-out everywhere, a password change and account
+    deletion drop theirs at once. A session deleted any other way stops
+    working within `ttl_s`."""
 
-    def __init__(self, ttl_s: float = 30.0, clock=time.monotonic, size: int = 4096):
-        self.ttl_s, self.clock, self.size = ttl_s, clock, size
-        self._entries: dict[str, tuple[float, dict]] = {}
+    def __init__(self, ttl_s: float = 30.0, clock=time.monotonic, size: int = 4096, now=time.time):
+        self.ttl_s, self.clock, self.size, self.now = ttl_s, clock, size, now
+        self._entries: dict[str, tuple[float, dict, float]] = {}
 
     def get(self, key: str) -> dict | None:
         hit = self._entries.get(key)
-        if hit is None or self.clock() - hit[0] > self.ttl_s:
+        if hit is None:
             return None
-        return hit[1]
+        seen, user, expires = hit
+        if self.clock() - seen > self.ttl_s or self.now() >= expires:
+            self._entries.pop(key, None)
+            return None
+        return user
 
-    def put(self, key: str, user: dict) -> None:
+    def put(self, key: str, user: dict, expires_at: str) -> None:
         if len(self._entries) >= self.size:
             self._entries.clear()
-        self._entries[key] = (self.clock(), user)
+        expires = datetime.fromisoformat(expires_at.replace("Z", "+00:00")).timestamp()
+        self._entries[key] = (self.clock(), user, expires)
 
     def drop(self, key: str) -> None:
         self._entries.pop(key, None)
+
+    def drop_user(self, user_id: str, keep: str | None = None) -> None:
+        """Forget every cached session of the user (but `keep`, a token hash)."""
+        for key, (_, user, _) in list(self._entries.items()):
+            if user["id"] == user_id and key != keep:
+                del self._entries[key]
 
 
 async def user_for_token(db: Database, token: str | None, cache: SessionCache | None = None) -> dict | None:
@@ -153,7 +214,7 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
     if cache is not None and (user := cache.get(key)) is not None:
         return user
     row = await db.fetchone(
-        "SELECT u.id, u.username, u.display_name FROM sessions s JOIN users u ON u.id = s.user_id "
+        "SELECT u.id, u.username, u.display_name, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id "
         "WHERE s.token_hash = ? AND s.expires_at > ?",
         (key, utcnow()),
     )
@@ -161,8 +222,37 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
         return None
     user = {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
     if cache is not None:
-        cache.put(key, user)
+        cache.put(key, user, row["expires_at"])
     return user
+
+
+async def end_sessions(db: Database, user_id: str, cache: SessionCache, *, keep_token: str | None = None) -> None:
+    """End every session of the user (but the one of `keep_token`), cached ones at once."""
+    keep = token_hash(keep_token) if keep_token else ""
+    await db.execute_write("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+    cache.drop_user(user_id, keep=keep or None)
+
+
+async def check_password(db: Database, user_id: str, password: str) -> bool:
+    stored = await db.fetchval("SELECT password_hash FROM users WHERE id = ?", (user_id,))
+    return stored is not None and await asyncio.to_thread(verify_password, password, stored)
+
+
+def require_new_password(password: str, field: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise Invalid(f"Password must be at least {MIN_PASSWORD} characters", field=field)
+
+
+async def change_password(db: Database, user_id: str, new_password: str, cache: SessionCache,
+                          keep_token: str | None, *, hash_n: int) -> None:
+    """Store the new password and end every other session of the user, in one transaction."""
+    require_new_password(new_password, "newPassword")
+    password_hash = await asyncio.to_thread(hash_password, new_password, hash_n)
+    keep = token_hash(keep_token) if keep_token else ""
+    async with db.write() as tx:
+        await tx.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
+        await tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+    cache.drop_user(user_id, keep=keep or None)
 
 
 async def server_secret(db: Database, configured: str | None) -> str:

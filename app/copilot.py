@@ -3,9 +3,10 @@ fixes review computed (by id). It cannot change the plan.
 
 The model sees the day's verified facts (at most 40 stops, notes cut to 300
 characters, computed times, legs, review findings with their fix ids) and
-answers `copilot_answer {answer, recommendedFixIds}`. A fix id review did not
-produce rejects the whole answer (502 `unknown_fix`, recorded as a failed call);
-it is never filtered out and kept.
+answers `copilot_answer {answer, recommendedFixIds}`; the schema it is sent
+lists the fix ids review computed as an `enum` (an always-empty list when
+there are none). A provider that still names an id review did not compute
+loses that id (logged); the answer itself is kept, since it changes nothing.
 
 Answers are cached in SQLite by a hash of (facts, question, earlier turns): the
 same question about the same day costs no model call and no usage row.
@@ -15,16 +16,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .ai_schema import with_choices
 from .ids import utcnow
-from .errors import AppError
 from .planner.context import DayContext, require_ai
 from .review import ReviewResult
 from .services import Services
-from .trips.schedule import day_schedule, to_hhmm
+from .legs import by_pair
+from .trips.schedule import clock_label, day_schedule
+
+log = logging.getLogger("wayline.copilot")
 
 MAX_QUESTION = 500
 MAX_TURNS = 4
@@ -60,10 +65,6 @@ class CopilotAnswer(BaseModel):
     recommendedFixIds: list[str]
 
 
-class UnknownFix(AppError):
-    status, code = 502, "unknown_fix"
-
-
 def _note(text: str | None) -> str | None:
     text = (text or "").strip()
     if not text:
@@ -73,19 +74,19 @@ def _note(text: str | None) -> str | None:
 
 def day_facts(ctx: DayContext, review: ReviewResult) -> dict:
     """What the model may rely on; also the cache key's content."""
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
     stops = []
     for stop, slot in list(zip(ctx.day.stops, slots))[:MAX_STOPS]:
         stops.append({k: v for k, v in {
             "id": stop.id, "name": stop.name, "kind": stop.kind, "setTime": stop.set_time,
-            "start": to_hhmm(slot.start), "end": to_hhmm(slot.end), "durationMin": stop.duration_min,
+            "start": clock_label(slot.start), "end": clock_label(slot.end), "startMinutes": slot.start,
+            "endMinutes": slot.end, "durationMin": stop.duration_min,
             "meal": stop.meal, "note": _note(stop.note)}.items() if v is not None})
     return {
         "trip": ctx.trip.title, "date": ctx.date, "dayTitle": ctx.day.title or None, "dayNote": _note(ctx.day.note),
         "dayStart": ctx.day.start_time or "09:00", "stops": stops,
         "omittedStops": max(0, len(ctx.day.stops) - MAX_STOPS),
-        "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
-                  "meters": l.distance_m, "source": l.source} for l in ctx.legs],
+        "legs": [leg.for_model() for leg in ctx.legs],
         "review": {"status": review.status, "findings": [
             {"id": f.id, "kind": f.kind, "severity": f.severity, "message": f.message, "stopIds": list(f.stop_ids),
              "fixes": [{"id": x.id, "label": x.label} for x in f.fixes]} for f in review.findings]},
@@ -107,25 +108,28 @@ async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: Copilot
     cached = await svc.db.fetchval("SELECT answer_json FROM copilot_cache WHERE key = ?", (key,))
     if cached is not None:
         return {**json.loads(cached), "cached": True}
-    known = review.fix_ids()
+    known = [fix.id for finding in review.findings for fix in finding.fixes]
     messages = [{"role": "user", "content": "Facts about the day (JSON, verified by Wayline):\n"
                                             + json.dumps(facts, ensure_ascii=False, separators=(",", ":"))}]
     messages += [{"role": t.role, "content": t.text} for t in ask.history]
     messages.append({"role": "user", "content": ask.question})
-    async with svc.aiusage.guard(user_id=user_id, trip_id=ctx.trip.id, feature="copilot",
-                                 max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS) as usage:
-        result = await svc.ai.call_structured(name="copilot_answer", schema_model=CopilotAnswer,
-                                              instructions=INSTRUCTIONS, input=messages,
-                                              max_output_tokens=usage.max_output_tokens)
-        usage.record(result.input_tokens, result.output_tokens)
-        if any(fix_id not in known for fix_id in result.output.recommendedFixIds):
-            raise UnknownFix("The copilot's answer was refused: it recommended a fix Wayline did not compute. "
-                             "Please ask again.")
-    answer = {"answer": result.output.answer,
-              "recommendedFixIds": list(dict.fromkeys(result.output.recommendedFixIds))}
+
+    def only_computed_fixes(reply: CopilotAnswer) -> CopilotAnswer:
+        kept = [fix_id for fix_id in reply.recommendedFixIds if fix_id in known]
+        if len(kept) != len(reply.recommendedFixIds):
+            log.warning("copilot: dropped %d recommended fix id(s) that review did not compute",
+                        len(reply.recommendedFixIds) - len(kept))
+        return reply.model_copy(update={"recommendedFixIds": kept})
+
+    reply = await svc.ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
+                                    schema=with_choices(CopilotAnswer, {"recommendedFixIds[]": known}),
+                                    instructions=INSTRUCTIONS, input=messages,
+                                    max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)
+    answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
     async with svc.db.write() as conn:
         await conn.execute(
-            "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
             (key, ctx.trip.id, ctx.day.id, json.dumps(answer, ensure_ascii=False), utcnow()))
         # Keep the newest answers per day; older facts will not come back often.
         await conn.execute(

@@ -36,7 +36,8 @@ import re
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
 import aiosqlite
 
@@ -94,6 +95,22 @@ async def _connect(path: str) -> aiosqlite.Connection:
     await conn.execute("PRAGMA foreign_keys = ON")
     await conn.execute("PRAGMA synchronous = NORMAL")
     return conn
+
+
+def _rollback_now(raw: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite ends it by itself on
+    some errors (a full disk, an I/O error), and a second error from
+    ROLLBACK must not hide the first. Runs on the connection's thread."""
+    if raw.in_transaction:
+        try:
+            raw.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("rollback failed")
+
+
+async def _rollback(conn: aiosqlite.Connection) -> None:
+    """`_rollback_now` for an aiosqlite connection, in one hop."""
+    await on_thread(conn, _rollback_now)
 
 
 def migration_files() -> list[Path]:
@@ -183,7 +200,7 @@ class Database:
         self.on_change: list[ChangeListener] = []
 
     @classmethod
-    async def open(cls, path: str, *, readers: int = READERS) -> "Database":
+    async def open(cls, path: str, *, readers: int = READERS) -> Database:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         db = cls(path)
@@ -236,9 +253,13 @@ class Database:
                 yield tx
                 self._check_touched(tx)
             except BaseException:
-                await conn.execute("ROLLBACK")
+                await _rollback(conn)
                 raise
-            await conn.execute("COMMIT")
+            try:
+                await conn.execute("COMMIT")
+            except BaseException:   # e.g. a full disk at commit: never leave the writer inside a transaction
+                await _rollback(conn)
+                raise
             self._committed(tx)
 
     async def transact(self, work: Callable[[SyncTransaction], T]) -> T:
@@ -263,9 +284,8 @@ class Database:
                 result = work(SyncTransaction(raw, tx))
                 self._check_touched(tx)
                 raw.execute("COMMIT")
-            except BaseException:
-                if raw.in_transaction:
-                    raw.execute("ROLLBACK")
+            except BaseException:   # a failed COMMIT (a full disk) too: never leave the writer inside a transaction
+                _rollback_now(raw)
                 raise
             return result
 

@@ -74,3 +74,19 @@ def validation_error(exc: ValidationError) -> Invalid:
     first = exc.errors()[0]
     name = field_name(first.get("loc", ()))
     return Invalid(f"{name}: {first.get('msg', 'invalid value')}", field=name)
+
+
+# SQLite failures that mean the disk or file refuses writes (full, read-only,
+# I/O): a plain 503 that ends when the disk recovers. Any other database
+# error is a bug (500, logged).
+STORAGE_ERROR_NAMES = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")
+STORAGE_ERROR_TEXT = ("database or disk is full", "readonly database", "disk i/o error", "unable to open database")
+
+
+def storage_fault(exc: Exception) -> Unavailable | None:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc).lower()
+    if name.startswith(STORAGE_ERROR_NAMES) or any(t in text for t in STORAGE_ERROR_TEXT):
+        return Unavailable("Wayline cannot save changes right now (its storage is full or read-only). "
+                           "Nothing was changed; please try again later.", code="storage_unavailable")
+    return None

@@ -4,6 +4,7 @@ rule like "a time is HH:MM" is written once."""
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -30,3 +31,26 @@ def _zone(value: str) -> str:
 HHMM = Annotated[str, AfterValidator(_clock)]
 # An IANA time zone name.
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(_zone)]
+
+# The calendar a trip lives in: every day of every trip has a date well inside
+# what Python and the browser can represent (a start in 9999 once broke a trip).
+FIRST_DATE = date(1900, 1, 1)
+LAST_DATE = date(2199, 12, 31)
+
+
+def _in_calendar(value: date) -> date:
+    if not FIRST_DATE <= value <= LAST_DATE:
+        raise ValueError(f"must be a date from {FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}")
+    return value
+
+
+# A trip's start date (years 1900-2199).
+TripDate = Annotated[date, AfterValidator(_in_calendar)]
+
+
+def last_day_fits(start: date, day_count: int) -> bool:
+    """True when a trip of `day_count` days starting on `start` ends by LAST_DATE."""
+    try:
+        return start + timedelta(days=max(day_count, 1) - 1) <= LAST_DATE
+    except OverflowError:   # a start stored before this rule, at the end of Python's calendar
+        return False

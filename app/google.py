@@ -15,7 +15,8 @@ requests in flight at the same moment share one Google call. After a timeout
 or a 5xx the API family rests for `cooldown_s` (monotonic time), so a Google outage costs one
 slow request, not one per leg.
 
-The caches and in-flight sharing are app/provider_cache.py (weather uses them too).
+The caches and in-flight sharing are app/provider_cache.py (weather uses them too);
+`Route` and the route LRU are app/route_cache.py (OpenStreetMap's OSRM shares them).
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import quote
 
 import httpx
@@ -33,6 +33,7 @@ import httpx
 from .db import Database
 from .errors import NotFound, Unavailable
 from .provider_cache import ProviderCache, SingleFlight, request_key
+from .route_cache import Route, RouteCache
 
 log = logging.getLogger("wayline.google")
 
@@ -59,9 +60,6 @@ PRICE_LEVELS = {
 DAY_S = 24 * 3600
 SEARCH_TTL_S = DAY_S
 DETAILS_TTL_S = DAY_S
-ROUTE_TTL_S = 7 * DAY_S
-NO_ROUTE_TTL_S = DAY_S       # "no transit here" may change sooner than a street route
-ROUTE_LRU_SIZE = 4096
 ROUTE_CONCURRENCY = 4        # computeRoutes calls running at once for one app
 MATRIX_MAX_ELEMENTS = 625    # Google's limit on origins x destinations
 COOLDOWN_S = 20.0
@@ -70,15 +68,6 @@ MESSAGES = {
     "places": ("Google Places is unavailable right now", "places_unavailable"),
     "routes": ("Google Routes is unavailable right now", "routes_unavailable"),
 }
-
-
-@dataclass(frozen=True)
-class Route:
-    duration_s: int
-    distance_m: int
-
-    def to_json(self) -> dict:
-        return {"durationS": self.duration_s, "distanceM": self.distance_m}
 
 
 # -- plain helpers ---------------------------------------------------------------
@@ -145,6 +134,9 @@ def _circle(lat: float, lng: float, radius_m: float) -> dict:
 
 
 class Google:
+    name = "google"
+    attribution = None  # Google's own terms: logos on maps, not per result here
+
     def __init__(self, settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float] | None = None):
         if not settings.google_maps_api_key:
             raise ValueError("Google needs GOOGLE_MAPS_API_KEY")
@@ -155,7 +147,7 @@ class Google:
         self.clock = clock or time.time
         self.cache = ProviderCache(db, self.clock)
         self.timeout: httpx.Timeout | float | None = None  # None: the shared client's timeouts
-        self._lru: OrderedDict[str, tuple[float, Route | None]] = OrderedDict()
+        self.routes = RouteCache(self.cache, self.clock)
         self._flight = SingleFlight()
         self._route_slots = asyncio.Semaphore(ROUTE_CONCURRENCY)
         self.cooldown_s = COOLDOWN_S
@@ -236,10 +228,15 @@ class Google:
 
     # -- Routes --------------------------------------------------------------
 
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Route | None]:
+        """(known, route) from the in-memory route cache only: no wait, no query."""
+        return self.routes.in_memory(self._route_key(origin, destination, mode))
+
     async def route(self, origin: tuple[float, float], destination: tuple[float, float], mode: str) -> Route | None:
         """computeRoutes for one pair; None when Google has no route in that mode."""
         key = self._route_key(origin, destination, mode)
-        hit, route = await self._cached_route(key)
+        hit, route = await self.routes.get(key)
         if hit:
             return route
         return await self._flight.run(key, lambda: self._fetch_route(origin, destination, mode, key))
@@ -256,7 +253,7 @@ class Google:
         first = routes[0] if isinstance(routes, list) and routes and isinstance(routes[0], dict) else None
         route = None if first is None else Route(parse_duration(first.get("duration")),
                                                  int(first.get("distanceMeters") or 0))
-        await self._store_routes([(key, route)])
+        await self.routes.put_many([(key, route)])
         return route
 
     async def route_matrix(self, origins: list[tuple[float, float]], destinations: list[tuple[float, float]],
@@ -272,7 +269,7 @@ class Google:
                 for i, o in enumerate(origins) for j, d in enumerate(destinations)}
         found: dict[tuple[int, int], Route | None] = {}
         for pair, key in keys.items():
-            hit, route = await self._cached_route(key)
+            hit, route = await self.routes.get(key)
             if not hit:
                 break
             found[pair] = route
@@ -294,7 +291,7 @@ class Google:
             status = el.get("status") or {}
             if pair in result and not status.get("code") and el.get("condition") == "ROUTE_EXISTS":
                 result[pair] = Route(parse_duration(el.get("duration")), int(el.get("distanceMeters") or 0))
-        await self._store_routes([(keys[pair], route) for pair, route in result.items()])
+        await self.routes.put_many([(keys[pair], route) for pair, route in result.items()])
         return result
 
     def _route_key(self, origin, destination, mode: str) -> str:
@@ -302,45 +299,6 @@ class Google:
             raise ValueError(f"unknown travel mode {mode!r}")
         (a, b), (c, d) = _point(origin), _point(destination)
         return f"routes:{mode}:{a},{b}>{c},{d}"
-
-    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
-                        mode: str) -> tuple[bool, Route | None]:
-        """(known, route) from the in-memory LRU only: no wait, no query."""
-        return self._remembered(self._route_key(origin, destination, mode))
-
-    def _remembered(self, key: str) -> tuple[bool, Route | None]:
-        entry = self._lru.get(key)
-        if entry is not None and entry[0] > self.clock():
-            self._lru.move_to_end(key)
-            return True, entry[1]
-        return False, None
-
-    async def _cached_route(self, key: str) -> tuple[bool, Route | None]:
-        known, route = self._remembered(key)
-        if known:
-            return True, route
-        now = self.clock()
-        hit, value = await self.cache.get(key)
-        if not hit:
-            return False, None
-        route = None if value is None else Route(int(value["durationS"]), int(value["distanceM"]))
-        self._remember(key, route, now + 3600)  # a DB hit is trusted in memory for an hour
-        return True, route
-
-    async def _store_routes(self, items: list[tuple[str, Route | None]]) -> None:
-        now = self.clock()
-        rows = []
-        for key, route in items:
-            expires = now + (ROUTE_TTL_S if route is not None else NO_ROUTE_TTL_S)
-            self._remember(key, route, expires)
-            rows.append((key, None if route is None else route.to_json(), expires))
-        await self.cache.put_many(rows)
-
-    def _remember(self, key: str, route: Route | None, expires_at: float) -> None:
-        self._lru[key] = (expires_at, route)
-        self._lru.move_to_end(key)
-        while len(self._lru) > ROUTE_LRU_SIZE:
-            self._lru.popitem(last=False)
 
     # -- HTTP ----------------------------------------------------------------
 

@@ -1,39 +1,51 @@
-"""The opening-hours rule for meal suggestions (browser twin: public/hours.js).
+"""The opening-hours rules (browser twin: public/hours.js).
 
-A meal fits when the whole meal plus CLOSING_BUFFER_MIN lies inside ONE opening
-period on the trip's date. Both implementations are run against
-spec/fixtures/hours_vectors.json, so change them together.
+Two rules run on a place's opening periods for one date, whatever the source:
+- the meal rule (food stops, meal suggestions): the whole meal plus
+  CLOSING_BUFFER_MIN lies inside ONE opening period;
+- the visit rule (every other stop with a place): the whole visit lies inside
+  ONE opening period, with no buffer.
+Both implementations are run against spec/fixtures/hours_vectors.json, so
+change them together.
 
-`place` is a Google Places (New) `place` object, passed straight in. All times
-are the place's local wall clock (Google's Points are place-local), so
-`utcOffsetMinutes` / `timeZone` are not needed. Model: every period becomes a
-span [open, close) in minutes from 00:00 on the trip's date; a period past
-midnight simply ends after 1440, and one from the day before starts below 0, so
-"00:30" on the date belongs to the previous evening's period.
+`hours_on(place, date)` gives the date's `DayHours(status, spans)`, or None for
+"no hours" (never treated as open). Every period becomes a span [open, close)
+in minutes from 00:00 on the date (place-local wall clock): a period past
+midnight ends after 1440, one from the day before starts below 0 (Google) or
+at 0 (OpenStreetMap), so "00:30" on the date belongs to the previous evening's
+period. A stop that starts past midnight of its day (minute >= 1440) is checked
+on the next date (`check_at`), where that evening's period carries over.
 
-Which hours are used for the date:
-1. `currentOpeningHours` (dated: Points carry `date`) when it covers the date:
-   the date lies between the earliest and latest *open* date or `specialDays`
-   date it lists (a close date is not used: a period ending at 02:00 on the day
-   after the window says nothing about the rest of that day). Only that range is
-   certain, since the 7-day window's first and last days may be closed days with
-   no period. A 24-hour marker with a date covers that date and the 6 after.
-   Status "confirmed"; a covered date with no period is closed (special days
-   closed all day land here).
-2. Otherwise `regularOpeningHours` when it has a `periods` list (an empty list
-   means never open): weekly pattern, status "unconfirmed".
-3. Otherwise status "none", fits False: no hours are never treated as open.
-Kitchen hours (secondary hours with `secondaryHoursType` "KITCHEN") are chosen
-the same way; when present they bound the meal (intersected with the main
-hours, so a special-day closure still wins), and status is "confirmed" only if
-both are dated. They are never invented from the main hours.
+Sources:
+- A Google Places (New) `place` object, passed straight in (Points are
+  place-local, so `utcOffsetMinutes` / `timeZone` are not needed):
+  1. `currentOpeningHours` (dated: Points carry `date`) when it covers the
+     date: the date lies between the earliest and latest *open* date or
+     `specialDays` date it lists (a close date is not used: a period ending at
+     02:00 on the day after the window says nothing about the rest of that
+     day). Only that range is certain, since the 7-day window's first and last
+     days may be closed days with no period. A 24-hour marker with a date
+     covers that date and the 6 after. Status "confirmed"; a covered date with
+     no period is closed (special days closed all day land here).
+  2. Otherwise `regularOpeningHours` when it has a `periods` list (an empty list
+     means never open): weekly pattern, status "unconfirmed".
+  3. Otherwise None: no hours.
+  Kitchen hours (secondary hours with `secondaryHoursType` "KITCHEN") are
+  chosen the same way; for the meal rule they bound the meal (intersected with
+  the main hours, so a special-day closure still wins), and status is
+  "confirmed" only if both are dated. They are never invented from the main
+  hours.
+- An OpenStreetMap place (`{"source": "osm", ...}`): its `opening_hours`
+  value (`osm_value`) evaluated by app.osm_hours for the date, with public
+  holidays of the place's country when the raw names one (`osm_country`).
+  Status is always "unconfirmed": OSM is volunteered data, never dated.
 
 A period with no `close` that opens at 00:00 is Google's 24-hour marker: always
 open. Periods that touch (or leave a 1-minute gap, as Google's "until 23:59"
 followed by "from 00:00" does) are one period; any longer break ends a period.
 `closes_at` is None when the start is in no period, or when its period runs at
 least another 24 hours (always open). `latest_start` is the latest HH:MM on the
-date, in any period, from which duration + buffer still fits.
+date, in any period, from which the stay (+ buffer) still fits.
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date as Date, timedelta
+
+from .osm_hours import intervals as osm_intervals
 
 MEAL_MINUTES = {"breakfast": 45, "brunch": 60, "lunch": 60, "afternoon_tea": 45, "dinner": 75}
 CLOSING_BUFFER_MIN = 30
@@ -66,6 +80,17 @@ class HoursCheck:
                 "closesAt": self.closes_at, "latestStart": self.latest_start}
 
 
+@dataclass(frozen=True)
+class DayHours:
+    """A place's opening periods as seen from one date (see the module doc)."""
+
+    status: str                           # "confirmed" | "unconfirmed"
+    spans: tuple[tuple[int, int], ...]    # sorted, merged [open, close) minutes from the date's midnight
+
+
+NO_HOURS = HoursCheck("none", False, None, None)
+
+
 def meal_minutes(meal: str | None, override: int | None = None) -> int:
     """An explicit positive duration wins; otherwise the meal's default length."""
     if override is not None:
@@ -77,31 +102,113 @@ def meal_minutes(meal: str | None, override: int | None = None) -> int:
     return MEAL_MINUTES[meal]
 
 
-def check_hours(place: dict, date: str, start: str, duration_min: int) -> HoursCheck:
-    day = _parse_date(date)
-    at = _parse_clock(start)
-    if not _is_int(duration_min) or duration_min <= 0:
-        raise ValueError("duration must be a positive number of minutes")
-    place = place if isinstance(place, dict) else {}
+def is_osm(place) -> bool:
+    return isinstance(place, dict) and place.get("source") == "osm"
 
+
+def osm_value(place: dict) -> str | None:
+    """The OSM `opening_hours` value of a place, wherever the provider put it."""
+    value = place.get("opening_hours")
+    if value is None:
+        value = _dict(place.get("tags")).get("opening_hours")
+    return value if isinstance(value, str) else None
+
+
+def osm_country(place: dict) -> str | None:
+    """ISO alpha-2 country for public holidays (PH), when the raw names one."""
+    value = place.get("country_code") or _dict(place.get("tags")).get("addr:country")
+    return value if isinstance(value, str) and len(value) == 2 else None
+
+
+def hours_on(place, day: Date | str, *, meal: bool = True) -> DayHours | None:
+    """The place's opening periods seen from `day`, or None (no hours).
+
+    `meal`: kitchen hours bound the periods (the meal rule); a visit uses the
+    doors' hours only."""
+    day = _parse_date(day) if isinstance(day, str) else day
+    place = place if isinstance(place, dict) else {}
+    if is_osm(place):
+        found = osm_intervals(osm_value(place), day, country=osm_country(place))
+        return None if found is None else DayHours("unconfirmed", tuple(found))
     main = _choose(place.get("currentOpeningHours"), place.get("regularOpeningHours"), day)
     if main is None:
-        return HoursCheck("none", False, None, None)
+        return None
     status, spans = main
-    kitchen = _choose(_kitchen(place.get("currentSecondaryOpeningHours")),
-                      _kitchen(place.get("regularSecondaryOpeningHours")), day)
-    if kitchen is not None:
-        spans = _intersect(spans, kitchen[1])
-        if kitchen[0] != "confirmed":
-            status = "unconfirmed"  # the bound that matters is only the usual one
+    if meal:
+        kitchen = _choose(_kitchen(place.get("currentSecondaryOpeningHours")),
+                          _kitchen(place.get("regularSecondaryOpeningHours")), day)
+        if kitchen is not None:
+            spans = _intersect(spans, kitchen[1])
+            if kitchen[0] != "confirmed":
+                status = "unconfirmed"  # the bound that matters is only the usual one
+    # Only periods that touch the date can matter (a stay starts on it): the
+    # other weeks of the weekly pattern go, which keeps every check short.
+    return DayHours(status, tuple(sp for sp in spans if sp[1] > 0 and sp[0] < DAY))
 
-    need = duration_min + CLOSING_BUFFER_MIN
-    current = next((s for s in spans if s[0] <= at < s[1]), None)
+
+def fit(hours: DayHours | None, at: int, duration_min: int, buffer_min: int) -> HoursCheck:
+    """Whether [at, at + duration + buffer) lies inside one period (`at` in 0..1439)."""
+    if hours is None:
+        return NO_HOURS
+    need = duration_min + buffer_min
+    current = next((s for s in hours.spans if s[0] <= at < s[1]), None)
     fits = current is not None and at + need <= current[1]
     closes_at = _fmt(current[1]) if current and current[1] - at <= DAY else None
     # Latest start on this date (00:00..23:59) anywhere in a period.
-    starts = [min(c - need, DAY - 1) for o, c in spans if min(c - need, DAY - 1) >= max(o, 0)]
-    return HoursCheck(status, fits, closes_at, _fmt(max(starts)) if starts else None)
+    starts = [min(c - need, DAY - 1) for o, c in hours.spans if min(c - need, DAY - 1) >= max(o, 0)]
+    return HoursCheck(hours.status, fits, closes_at, _fmt(max(starts)) if starts else None)
+
+
+def first_start(hours: DayHours | None, earliest: int, duration_min: int, buffer_min: int, *,
+                step: int = 5, last: int = DAY - 1) -> int | None:
+    """The first start in [earliest, last] (on the step when it can be) whose
+    stay fits one period; None when there is none."""
+    if hours is None:
+        return None
+    need = duration_min + buffer_min
+    for o, c in hours.spans:
+        lo = max(o, earliest, 0)
+        for start in (-(-lo // step) * step, lo):   # a round time if it fits, else the exact one
+            if start <= last and start + need <= c:
+                return start
+    return None
+
+
+def check_hours(place: dict, date: str, start: str, duration_min: int) -> HoursCheck:
+    """The meal rule at HH:MM on `date`."""
+    day, at = _parse_date(date), _parse_clock(start)
+    _check_duration(duration_min)
+    return fit(hours_on(place, day, meal=True), at, duration_min, CLOSING_BUFFER_MIN)
+
+
+def check_visit(place: dict, date: str, start: str, duration_min: int) -> HoursCheck:
+    """The visit rule (doors' hours, no buffer) at HH:MM on `date`."""
+    day, at = _parse_date(date), _parse_clock(start)
+    _check_duration(duration_min)
+    return fit(hours_on(place, day, meal=False), at, duration_min, 0)
+
+
+def check_at(place: dict, date: str, minutes: int, duration_min: int, *, meal: bool) -> HoursCheck:
+    """The meal or visit rule for a stop `minutes` after `date`'s midnight
+    (past 1440: the next date's early hours, where a late period carries on)."""
+    _check_duration(duration_min)
+    day, at = on_date(date, minutes)
+    return fit(hours_on(place, day, meal=meal), at, duration_min, buffer_for(meal))
+
+
+def on_date(date: str, minutes: int) -> tuple[Date, int]:
+    """A schedule's minute of a day (past 1440 after midnight) as (the date it
+    falls on, the minute of that date)."""
+    return _parse_date(date) + timedelta(days=minutes // DAY), minutes % DAY
+
+
+def buffer_for(meal: bool) -> int:
+    return CLOSING_BUFFER_MIN if meal else 0
+
+
+def _check_duration(duration_min) -> None:
+    if not _is_int(duration_min) or duration_min <= 0:
+        raise ValueError("duration must be a positive number of minutes")
 
 
 def _choose(current, regular, day: Date):
@@ -158,7 +265,10 @@ def _spans(periods, day: Date, dated: bool) -> list[tuple[int, int]]:
                 out.append((o, c))
         elif length > 0:  # a zero-length weekly period is ambiguous: not open
             base = (op[0] - weekday) * DAY + op[1]
-            out += [(base + k * WEEK, base + k * WEEK + length) for k in (-2, -1, 0, 1)]
+            # The weeks around the date (a margin of two days each side lets
+            # periods that touch across midnight join before the trim).
+            out += [(o, o + length) for o in (base + k * WEEK for k in (-2, -1, 0, 1))
+                    if o + length > -2 * DAY and o < 3 * DAY]
     return out
 
 
@@ -195,7 +305,9 @@ def _point(pt):
     if not isinstance(pt, dict):
         return None
     d, h, m = pt.get("day", 0), pt.get("hour", 0), pt.get("minute", 0)
-    if not all(_is_int(v) for v in (d, h, m)) or not (0 <= d <= 6 and 0 <= m <= 59):
+    if type(d) is not int or type(h) is not int or type(m) is not int:   # bool is not an int here
+        return None
+    if not (0 <= d <= 6 and 0 <= m <= 59):
         return None
     if not (0 <= h <= 23 or (h == 24 and m == 0)):  # some feeds write midnight as 24:00
         return None

@@ -6,7 +6,7 @@ Z, so they sort as text and compare correctly in SQL."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 
 def new_id() -> str:
@@ -15,8 +15,8 @@ def new_id() -> str:
 
 def iso(moment: datetime) -> str:
     """`moment` (aware) as the stored timestamp text."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def utcnow() -> str:
-    return iso(datetime.now(timezone.utc))
+    return iso(datetime.now(UTC))

@@ -2,11 +2,12 @@
 
 The mode follows the trip's shared choices: never an avoided mode; walking
 only up to the longest walk when another mode works; otherwise the preferred
-transport. Durations are Google's when routes are available, else a labelled
+transport. Durations are the places provider's (Google or OpenStreetMap's
+OSRM) when it has a route, else a labelled
 estimate from straight-line distance and a per-mode speed.
 
-`day_legs` asks Google for every missing pair at once with concurrent
-computeRoutes calls (bounded inside app.google), not computeRouteMatrix: a
+`day_legs` asks the provider for every missing pair at once with concurrent
+route calls (bounded inside the provider), not a route matrix: a
 day's legs are the consecutive pairs only, each in its own mode, and the matrix
 is billed per element (origins x destinations) and takes one travel mode.
 """
@@ -16,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from .errors import Unavailable
 from .preferences import MODES, TripPreferences
@@ -34,13 +36,23 @@ class Leg:
     mode: str
     duration_s: int
     distance_m: int
-    source: str  # "google" or "estimate"
+    source: str  # the provider's name ("google", "osm") or "estimate"
 
     def to_json(self) -> dict:
         return {
             "fromStopId": self.from_stop_id, "toStopId": self.to_stop_id, "mode": self.mode,
             "durationS": self.duration_s, "distanceM": self.distance_m, "source": self.source,
         }
+
+    def for_model(self) -> dict:
+        """The leg as a model reads it (whole minutes, metres, where the figure came from)."""
+        return {"from": self.from_stop_id, "to": self.to_stop_id, "mode": self.mode,
+                "minutes": round(self.duration_s / 60), "meters": self.distance_m, "source": self.source}
+
+
+def by_pair(legs: Iterable[Leg]) -> dict[tuple[str, str], Leg]:
+    """Legs keyed by (from stop id, to stop id), as the schedule reads them."""
+    return {(leg.from_stop_id, leg.to_stop_id): leg for leg in legs}
 
 
 def haversine_m(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
@@ -75,17 +87,18 @@ def estimate(from_id: str, to_id: str, a: tuple[float, float], b: tuple[float, f
 async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
     """Legs between consecutive stops (objects with .id, .lat, .lng) that both
     have coordinates. The mode comes from `choose_mode` on the straight-line
-    distance; the duration is Google's (cached) when svc.google is set, else a
-    labelled estimate. A walk that turns out longer than the trip's longest
+    distance; the duration is the places provider's (cached: Google or OSM)
+    when it has a route, else a labelled estimate. A walk that turns out longer than the trip's longest
     walk is chosen again on its real length, so the limit holds on what is shown."""
     pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    google = getattr(svc, "google", None)
-    legs = await _measure(google, pairs, modes)
+    provider = getattr(svc, "places", None)
+    legs = await _measure(provider, pairs, modes)
     again = _long_walks(legs, prefs)
     if again:
-        redone = await _measure(google, [pairs[i] for i in again], [choose_mode(legs[i].distance_m, prefs) for i in again])
+        redone = await _measure(provider, [pairs[i] for i in again],
+                                [choose_mode(legs[i].distance_m, prefs) for i in again])
         for i, leg in zip(again, redone):
             legs[i] = leg
     return legs
@@ -93,16 +106,17 @@ async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> li
 
 def day_legs_now(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg] | None:
     """`day_legs` without waiting, when it needs nothing outside memory
-    (estimates, or Google routes all in its route cache); else None. Building
-    a TripDto asks this for every day: no coroutine per leg."""
+    (estimates, or the provider's routes all in its route cache); else None.
+    Building a TripDto asks this for every day: no coroutine per leg."""
     pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    google = getattr(svc, "google", None)
-    legs = _measure_now(google, pairs, modes)
+    provider = getattr(svc, "places", None)
+    legs = _measure_now(provider, pairs, modes)
     again = _long_walks(legs, prefs) if legs is not None else []
     if again:
-        redone = _measure_now(google, [pairs[i] for i in again], [choose_mode(legs[i].distance_m, prefs) for i in again])
+        redone = _measure_now(provider, [pairs[i] for i in again],
+                              [choose_mode(legs[i].distance_m, prefs) for i in again])
         if redone is None:
             return None
         for i, leg in zip(again, redone):
@@ -116,19 +130,21 @@ def _pairs(stops: Sequence[Any], prefs: TripPreferences) -> tuple[list[tuple[Any
 
 
 def _long_walks(legs: list[Leg], prefs: TripPreferences) -> list[int]:
+    """Walks longer than the trip's longest walk whose real length picks another mode."""
     return [i for i, leg in enumerate(legs)
-            if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM and choose_mode(leg.distance_m, prefs) != "walk"]
+            if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM
+            and choose_mode(leg.distance_m, prefs) != "walk"]
 
 
 def _has_point(stop: Any) -> bool:
     return getattr(stop, "lat", None) is not None and getattr(stop, "lng", None) is not None
 
 
-async def _measure(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
-    if google is None:
+async def _measure(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
+    if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
     answers = await asyncio.gather(
-        *(google.route((a.lat, a.lng), (b.lat, b.lng), mode) for (a, b), mode in zip(pairs, modes)),
+        *(provider.route((a.lat, a.lng), (b.lat, b.lng), mode) for (a, b), mode in zip(pairs, modes)),
         return_exceptions=True,
     )
     legs = []
@@ -139,22 +155,22 @@ async def _measure(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) 
                 raise answer
             legs.append(_estimate(a, b, mode))
         elif answer is None:
-            legs.append(_estimate(a, b, mode))  # Google has no route in this mode
+            legs.append(_estimate(a, b, mode))  # no route in this mode (or transit on OSM)
         else:
-            legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, "google"))
+            legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, provider.name))
     return legs
 
 
-def _measure_now(google: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
-    if google is None:
+def _measure_now(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
+    if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
     legs = []
     for (a, b), mode in zip(pairs, modes):
-        known, route = google.route_in_memory((a.lat, a.lng), (b.lat, b.lng), mode)
+        known, route = provider.route_in_memory((a.lat, a.lng), (b.lat, b.lng), mode)
         if not known:
             return None
         legs.append(_estimate(a, b, mode) if route is None else
-                    Leg(str(a.id), str(b.id), mode, route.duration_s, route.distance_m, "google"))
+                    Leg(str(a.id), str(b.id), mode, route.duration_s, route.distance_m, provider.name))
     return legs
 
 

@@ -90,7 +90,8 @@ async def save_upload(db: Database, uploads_dir: str, trip_id: str, user_id: str
     await asyncio.to_thread(_write_file, path, data)
     await db.execute_write(
         "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (media_id, trip_id, name, filename, media_type, len(data), user_id, utcnow()))
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (media_id, trip_id, name, filename, media_type, len(data), user_id, utcnow()))
     return {"id": media_id, "url": upload_url(trip_id, name), "mediaType": media_type, "filename": filename,
             "size": len(data)}
 

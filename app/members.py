@@ -5,7 +5,7 @@ when votes go with a member), so caches and live pages follow."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from .auth import token_hash
 from .db import Database, Transaction
@@ -34,7 +34,7 @@ async def list_members(db: Database, trip_id: str, *, with_invites: bool) -> dic
 async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hours: int) -> dict:
     """A new invite link's token (shown once; only its hash is stored)."""
     token = secrets.token_urlsafe(24)
-    expires = iso(datetime.now(timezone.utc) + timedelta(hours=hours))
+    expires = iso(datetime.now(UTC) + timedelta(hours=hours))
     invite_id = new_id()
     await db.execute_write(
         "INSERT INTO invites (id, trip_id, token_hash, role, created_by, created_at, expires_at) "

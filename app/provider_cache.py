@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
 
 from .db import Database
 

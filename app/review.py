@@ -2,8 +2,10 @@
 the server computed as exact registry ops.
 
 Rules: a set time the previous stop plus travel cannot reach (`unreachable`),
-a set time before the previous stop ends (`overlap`), a restaurant closed at
-its computed time per app.hours (`closed`), a walk over the trip's limit
+a set time before the previous stop ends (`overlap`), a stop its place's
+opening hours rule out (`closed`) and a meal at an odd time (`meal_time`)
+(app/review_hours.py), an outdoor stop on a day the forecast says is wet
+(`weather`, app/review_weather.py), a walk over the trip's limit
 (`long_walk`), an avoided mode in a leg (`avoided_mode`), more stops than the
 pace holds (`pace`), the same place twice (`duplicate`), and a path that
 crosses back on itself (`backtracking`).
@@ -12,7 +14,8 @@ Every fix is *verified* before it is offered: it is validated against
 TRIP_OPS and applied to a light copy of the trip, the day is re-timed (known
 legs reused, new pairs estimated exactly as app.legs would) and re-checked. A
 fix is kept only when it removes its finding and introduces no finding that
-was not there before. So every fix applies through `apply_ops` and helps.
+was not there before, on this day and on any other day it changes (a move or
+a swap to another day). So every fix applies through `apply_ops` and helps.
 
 Finding and fix ids are hashes of (trip id, day id, kind, stop ids, op args):
 the same day gives the same ids, which is what lets the copilot recommend a
@@ -24,26 +27,30 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
-from dataclasses import dataclass, field
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Iterable
 
 from .errors import AppError
-from .hours import check_hours
-from .legs import Leg, choose_mode, estimate, haversine_m
+from .legs import Leg, by_pair, choose_mode, estimate, haversine_m
 from .preferences import PACE_STOPS, TripPreferences
-from .trips.model import Day, Trip
+from .review_hours import MOVE_SLACK_MIN, closed, meal_time
+from .review_issues import NOT_VISITS, DayFacts, Elsewhere, Issue, PlaceBook, has_point, issue_key, quote
+from .review_path import backtracking, duplicates
+from .review_weather import indoor_visits, weather as weather_rule
+from .trips.model import DAY_START, Day, Trip
 from .trips.ops import TRIP_OPS, OpContext
 from .trips.service import validate_args
-from .trips.schedule import Slot, day_schedule, to_hhmm, to_minutes
+from .trips.schedule import clock_label, day_schedule, to_minutes
 
-DUPLICATE_RADIUS_M = 50
-NOT_VISITS = ("stay", "transit")          # a hotel or a transfer is not a visit for the pace
 MAX_SIMULATIONS = 160                     # bounds the fix search on a pathological day
 MAX_CROSSINGS = 3                         # a path crossing itself more often needs Optimize, not a list
-MATERIAL_KINDS = {"unreachable", "overlap", "closed", "duplicate", "backtracking", "avoided_mode",
+POSITIONS_PER_DAY = 4                     # cheapest insertion points tried on another day
+SWAPS_PER_DAY = 4                         # indoor visits tried for a swap on another day
+MATERIAL_KINDS = {"unreachable", "overlap", "closed", "weather", "duplicate", "backtracking", "avoided_mode",
                   "long_walk", "expense_unlinked", "currency_mismatch"}
 _CTX = OpContext(actor_id="review", now="")
+_q = quote
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ class Fix:
 class Finding:
     id: str
     kind: str
-    severity: str             # "warning" | "problem"
+    severity: str             # "problem" | "warning" | "info" (an observation: not material, no toast)
     message: str
     stop_ids: tuple[str, ...]
     fixes: tuple[Fix, ...] = ()
@@ -69,7 +76,12 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        return _key(self.kind, self.stop_ids, self.day_id)
+        return issue_key(self.kind, self.stop_ids, self.day_id)
+
+    @property
+    def material(self) -> bool:
+        """A risk the trip agent may speak up about (observations never are)."""
+        return self.kind in MATERIAL_KINDS and self.severity != "info"
 
     def to_json(self) -> dict:
         return {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
@@ -81,42 +93,13 @@ class ReviewResult:
     status: str               # "ok" | "warning" | "problem"
     findings: tuple[Finding, ...]
 
-    def fix_ids(self) -> set[str]:
-        return {fx.id for f in self.findings for fx in f.fixes}
-
     def to_json(self) -> dict:
         return {"status": self.status, "findings": [f.to_json() for f in self.findings]}
-
-
-@dataclass
-class _Issue:
-    """A rule's raw result: what is wrong and which fixes might help."""
-
-    kind: str
-    severity: str
-    message: str
-    stop_ids: tuple[str, ...]
-    candidates: list[tuple[str, str, dict]] = field(default_factory=list)  # (label, op, args)
-    # Stops worth trying at other positions: (stop id, the positions to try).
-    movers: list[tuple[str, range]] = field(default_factory=list)
-
-    @property
-    def key(self) -> tuple:
-        return _key(self.kind, self.stop_ids, None)
-
-
-def _key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> tuple:
-    # The pace finding is about the day, not about which stops happen to be last.
-    return (kind, day_id) if kind == "pace" else (kind, tuple(sorted(stop_ids)))
 
 
 def _hash(*parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _q(name: str) -> str:
-    return f"“{name}”"
 
 
 # -- legs -----------------------------------------------------------------------
@@ -131,15 +114,11 @@ def estimate_leg(a, b, prefs: TripPreferences) -> Leg:
     return leg
 
 
-def _has_point(s) -> bool:
-    return s.lat is not None and s.lng is not None
-
-
 def legs_for(day: Day, known: dict[tuple[str, str], Leg], prefs: TripPreferences) -> dict[tuple[str, str], Leg]:
     """Consecutive legs of `day`: known ones reused, new pairs estimated."""
     out = {}
     for a, b in zip(day.stops, day.stops[1:]):
-        if _has_point(a) and _has_point(b):
+        if has_point(a) and has_point(b):
             out[(a.id, b.id)] = known.get((a.id, b.id)) or estimate_leg(a, b, prefs)
     return out
 
@@ -147,8 +126,8 @@ def legs_for(day: Day, known: dict[tuple[str, str], Leg], prefs: TripPreferences
 # -- rules ------------------------------------------------------------------------
 
 
-def _timing(day: Day, slots: list[Slot]) -> list[_Issue]:
-    issues = []
+def _timing(facts: DayFacts) -> list[Issue]:
+    day, slots, issues = facts.day, facts.slots, []
     for i in range(1, len(day.stops)):
         stop, prev, slot, before = day.stops[i], day.stops[i - 1], slots[i], slots[i - 1]
         if not stop.set_time or slot.start >= slot.earliest:
@@ -157,12 +136,13 @@ def _timing(day: Day, slots: list[Slot]) -> list[_Issue]:
         if slot.start < before.end:
             kind = "overlap"
             message = (f"{_q(stop.name)} is set for {stop.set_time}, but {_q(prev.name)} before it runs "
-                       f"until {to_hhmm(before.end)}.")
+                       f"until {clock_label(before.end)}.")
         else:
             kind = "unreachable"
             message = (f"{_q(stop.name)} is set for {stop.set_time}, but after {_q(prev.name)} ends at "
-                       f"{to_hhmm(before.end)} the {slot.travel_min}-min trip arrives at {to_hhmm(slot.earliest)}.")
-        issue = _Issue(kind, "problem", message, (prev.id, stop.id))
+                       f"{clock_label(before.end)} the {slot.travel_min}-min trip arrives at "
+                       f"{clock_label(slot.earliest)}.")
+        issue = Issue(kind, "problem", message, (prev.id, stop.id))
         issue.candidates.append((f"Clear the set time of {_q(stop.name)}", "update_stop",
                                  {"stopId": stop.id, "setTime": None}))
         if prev.duration_min - late >= 5:
@@ -174,58 +154,19 @@ def _timing(day: Day, slots: list[Slot]) -> list[_Issue]:
     return issues
 
 
-def _first_fitting(place: dict, date: str, earliest: int, duration: int, latest: str | None) -> int | None:
-    """The first start from `earliest` (15-min steps) that fits the hours, if any."""
-    if latest is None:
-        return None
-    last = to_minutes(latest)
-    start = int(math.ceil(earliest / 15) * 15)
-    while start <= last:
-        if check_hours(place, date, to_hhmm(start), duration).fits:
-            return start
-        start += 15
-    return last if earliest <= last else None
-
-
-def _closed(trip: Trip, day: Day, slots: list[Slot], places: dict | None) -> list[_Issue]:
-    if not places:
-        return []
-    date, issues = trip.day_date(day), []
-    for stop, slot in zip(day.stops, slots):
-        raw = places.get(stop.place_id) if stop.kind == "food" and stop.place_id else None
-        if raw is None or slot.start >= 24 * 60:
-            continue
-        check = check_hours(raw, date, to_hhmm(slot.start), stop.duration_min)
-        if check.status == "none" or check.fits:
-            continue
-        when = f"{to_hhmm(slot.start)}–{to_hhmm(slot.end)}"
-        closes = f" (it closes at {check.closes_at})" if check.closes_at else ""
-        hours = "its opening hours" if check.status == "confirmed" else "its usual opening hours"
-        issue = _Issue("closed", "problem" if check.status == "confirmed" else "warning",
-                       f"{_q(stop.name)} at {when} on {date} does not fit {hours} with 30 minutes "
-                       f"before closing{closes}.", (stop.id,))
-        best = _first_fitting(raw, date, slot.earliest, stop.duration_min, check.latest_start)
-        if best is not None:
-            issue.candidates.append((f"Set {_q(stop.name)} to {to_hhmm(best)}", "update_stop",
-                                     {"stopId": stop.id, "setTime": to_hhmm(best)}))
-        issue.movers = [(stop.id, range(len(day.stops)))]
-        issues.append(issue)
-    return issues
-
-
-def _leg_rules(day: Day, legs: dict[tuple[str, str], Leg], prefs: TripPreferences) -> list[_Issue]:
-    issues = []
+def _leg_rules(facts: DayFacts) -> list[Issue]:
+    day, legs, prefs, issues = facts.day, facts.legs, facts.prefs, []
     names = {s.id: s.name for s in day.stops}
     for (a, b), leg in legs.items():
         pair = f"{_q(names[a])} to {_q(names[b])}"
         if leg.mode in prefs.avoidModes:
-            issue = _Issue("avoided_mode", "problem",
+            issue = Issue("avoided_mode", "problem",
                            f"The trip avoids {leg.mode}, but the leg from {pair} is by {leg.mode}.", (a, b))
             rest = [m for m in prefs.avoidModes if m != leg.mode]
             issue.candidates.append((f"Allow {leg.mode} on this trip", "set_trip_preferences", {"avoidModes": rest}))
             issues.append(issue)
         elif leg.mode == "walk" and leg.distance_m > prefs.longestWalkM:
-            issue = _Issue("long_walk", "warning",
+            issue = Issue("long_walk", "warning",
                            f"The walk from {pair} is {leg.distance_m} m, over the trip's longest walk of "
                            f"{prefs.longestWalkM} m.", (a, b))
             other = next((m for m in ("transit", prefs.transport, "drive", "bicycle")
@@ -238,12 +179,13 @@ def _leg_rules(day: Day, legs: dict[tuple[str, str], Leg], prefs: TripPreference
     return issues
 
 
-def _pace(trip: Trip, day: Day, prefs: TripPreferences) -> list[_Issue]:
+def _pace(facts: DayFacts) -> list[Issue]:
+    trip, day, prefs = facts.trip, facts.day, facts.prefs
     visits = [s for s in day.stops if s.kind not in NOT_VISITS]
     limit = PACE_STOPS[prefs.pace]
     if len(visits) <= limit:
         return []
-    issue = _Issue("pace", "warning",
+    issue = Issue("pace", "warning",
                    f"This day has {len(visits)} stops; a {prefs.pace} pace holds {limit}.",
                    tuple(s.id for s in visits[limit:]))
     free = [s for s in visits if not s.set_time]
@@ -255,76 +197,14 @@ def _pace(trip: Trip, day: Day, prefs: TripPreferences) -> list[_Issue]:
     return [issue]
 
 
-def _same_place(a, b) -> bool:
-    if a.place_id and a.place_id == b.place_id:
-        return True
-    if a.name.strip().casefold() != b.name.strip().casefold() or not (_has_point(a) and _has_point(b)):
-        return False
-    return haversine_m(a.lat, a.lng, b.lat, b.lng) <= DUPLICATE_RADIUS_M
+RULES = (_timing, closed, meal_time, weather_rule, _leg_rules, _pace, duplicates, backtracking)
 
 
-def _duplicates(day: Day) -> list[_Issue]:
-    issues, seen = [], []
-    for stop in day.stops:
-        if stop.kind == "stay":   # starting and ending the day at the hotel is normal
-            continue
-        first = next((s for s in seen if _same_place(s, stop)), None)
-        if first is None:
-            seen.append(stop)
-            continue
-        issue = _Issue("duplicate", "warning",
-                       f"{_q(stop.name)} is on this day twice.", (first.id, stop.id))
-        issue.candidates.append((f"Remove the second {_q(stop.name)}", "delete_stop", {"stopId": stop.id}))
-        issues.append(issue)
-    return issues
-
-
-def _project(points: list) -> list[tuple[float, float]]:
-    lat0 = math.radians(sum(p.lat for p in points) / len(points))
-    return [(p.lng * math.cos(lat0) * 111_320.0, p.lat * 110_540.0) for p in points]
-
-
-def _orient(a, b, c) -> float:
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-
-
-def _crosses(p1, p2, p3, p4) -> bool:
-    """A proper crossing: the segments cut through each other (touching ends do not count)."""
-    d1, d2 = _orient(p3, p4, p1), _orient(p3, p4, p2)
-    d3, d4 = _orient(p1, p2, p3), _orient(p1, p2, p4)
-    eps = 1e-6
-    return ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
-           ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
-
-
-def _backtracking(day: Day) -> list[_Issue]:
-    stops = [s for s in day.stops if _has_point(s)]
-    if len(stops) < 4:
-        return []
-    xy = _project(stops)
-    index = {s.id: k for k, s in enumerate(day.stops)}
-    issues = []
-    for i in range(len(stops) - 1):
-        for j in range(i + 2, len(stops) - 1):
-            if not _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1]):
-                continue
-            a, b, c, d = stops[i], stops[i + 1], stops[j], stops[j + 1]
-            issue = _Issue("backtracking", "warning",
-                           f"The route crosses back on itself: {_q(a.name)} → {_q(b.name)} crosses "
-                           f"{_q(c.name)} → {_q(d.name)}.", (a.id, b.id, c.id, d.id))
-            # Reordering inside the crossing (a 2-opt move when it is one stop) undoes it.
-            ia, ib, ic, id_ = (index[x.id] for x in (a, b, c, d))
-            window = range(ia, id_ + 1)
-            issue.movers = [(s.id, window) for s in day.stops[ib:ic + 1] if not s.set_time]
-            issues.append(issue)
-    return issues
-
-
-def _detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, places: dict | None) -> list[_Issue]:
+def _detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: PlaceBook,
+            weather: dict | None, keys_only: bool = False) -> list[Issue]:
     """Every issue (uncapped, so fix verification compares like with like)."""
-    slots = day_schedule(day, legs)
-    return (_timing(day, slots) + _closed(trip, day, slots, places) + _leg_rules(day, legs, prefs)
-            + _pace(trip, day, prefs) + _duplicates(day) + _backtracking(day))
+    facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
+    return [issue for rule in RULES for issue in rule(facts)]
 
 
 # -- fix verification ---------------------------------------------------------------
@@ -346,45 +226,103 @@ def light_copy(trip: Trip, day_ids: Iterable[str] | None = None) -> Trip:
 
 
 class _Simulator:
-    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, places: dict | None,
-                 original: set[tuple]):
-        self.trip, self.day_id, self.known, self.prefs, self.places = trip, day.id, known, prefs, places
+    """Applies candidate fixes to copies of the trip and re-runs the rules on
+    every day the op changes (the reviewed day, and the other day of a move
+    or a swap)."""
+
+    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, book: PlaceBook,
+                 weather: dict | None, trip_legs: dict[str, list[Leg]], original: set[tuple]):
+        self.trip, self.day_id, self.known, self.prefs = trip, day.id, known, prefs
+        self.book, self.weather, self.trip_legs = book, weather, trip_legs
         self.original = original
         self.budget = MAX_SIMULATIONS
-        # The simulated day and the next one (the pace fix moves a stop there).
-        following = [d.id for d in trip.days if d.position == day.position + 1]
-        self.touched = [day.id, *following]
+        self._before: dict[str, set[tuple]] = {}   # other day id -> its keys as the trip is
+        self._left: dict[str, set[tuple] | None] = {}   # stop id -> this day's keys without it
 
-    def outcome(self, op: str, args: dict) -> tuple[set[tuple], float] | None:
-        """Keys found after applying the op, and the day's path length; None if it cannot apply."""
+    def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> dict:
+        known = {} if estimate_all else self.known if day.id == self.day_id else by_pair(
+            self.trip_legs.get(day.id, []))
+        return legs_for(day, known, prefs)
+
+    def _keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False) -> tuple[set, dict]:
+        legs = self._legs(day, prefs, estimate_all)
+        return {i.key for i in _detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}, legs
+
+    def _other_day(self, op: str, args: dict) -> str | None:
+        """The other day an op changes besides the reviewed one."""
+        if op == "move_stop":
+            target = args.get("toDayId")
+        elif op == "swap_stops":
+            target = next((d.id for d in self.trip.days for s in d.stops
+                           if s.id in (args.get("stopId"), args.get("otherStopId")) and d.id != self.day_id), None)
+        else:
+            return None
+        return target if target != self.day_id else None
+
+    def _slots(self, day: Day) -> list:
+        return day_schedule(day, self._legs(day, self.prefs, False))
+
+    def keys_before(self, day_id: str) -> set[tuple]:
+        if day_id not in self._before:
+            self._before[day_id] = self._keys(self.trip, self.trip.day(day_id), self.prefs)[0]
+        return self._before[day_id]
+
+    def _apply(self, op: str, args: dict, day_ids: list[str]) -> Trip | None:
+        """The trip after the op, on a copy; None if it cannot apply (or the budget is spent)."""
         if self.budget <= 0:
             return None
         self.budget -= 1
-        trip = light_copy(self.trip, self.touched)
+        trip = light_copy(self.trip, day_ids)
         try:
             TRIP_OPS[op].apply(trip, validate_args(op, args), _CTX)
-            day = trip.day(self.day_id)
         except AppError:
             return None
-        prefs = trip.prefs if op == "set_trip_preferences" else self.prefs
-        known = {} if op == "set_trip_preferences" else self.known   # modes may change: estimate all
-        legs = legs_for(day, known, prefs)
-        keys = {i.key for i in _detect(trip, day, legs, prefs, self.places)}
-        return keys, sum(l.distance_m for l in legs.values())
+        return trip
 
-    def helps(self, issue: _Issue, op: str, args: dict) -> tuple[bool, float]:
-        result = self.outcome(op, args)
-        if result is None:
-            return False, 0.0
-        keys, length = result
+    def outcome(self, op: str, args: dict) -> tuple[set[tuple], float, bool] | None:
+        """(keys on the reviewed day after the op, its path length, whether
+        the other day it changes gained no finding); None if it cannot apply."""
+        other = self._other_day(op, args)
+        trip = self._apply(op, args, [self.day_id] + ([other] if other else []))
+        if trip is None:
+            return None
+        changed_prefs = op == "set_trip_preferences"    # modes may change: estimate every leg
+        prefs = trip.prefs if changed_prefs else self.prefs
+        keys, legs = self._keys(trip, trip.day(self.day_id), prefs, changed_prefs)
+        other_fine = other is None or self._keys(trip, trip.day(other), prefs)[0] <= self.keys_before(other)
+        return keys, sum(leg.distance_m for leg in legs.values()), other_fine
+
+    def _without(self, stop_id: str) -> set[tuple] | None:
+        """The reviewed day's keys once `stop_id` has left it: the same for
+        every move of that stop to another day, so computed once."""
+        if stop_id not in self._left:
+            trip = self._apply("delete_stop", {"stopId": stop_id}, [self.day_id])
+            self._left[stop_id] = None if trip is None else self._keys(trip, trip.day(self.day_id), self.prefs)[0]
+        return self._left[stop_id]
+
+    def helps(self, issue: Issue, op: str, args: dict) -> tuple[bool, float]:
         allowed = self.original - {issue.key}
         if issue.kind == "pace":
             allowed.add(issue.key)   # one stop at a time is progress; the finding may stay
-        elif issue.key in keys:
-            return False, length
-        return keys <= allowed, length
 
-    def best_move(self, issue: _Issue, day: Day) -> tuple[str, str, dict] | None:
+        def fine(keys: set[tuple]) -> bool:
+            return (issue.kind == "pace" or issue.key not in keys) and keys <= allowed
+
+        other = self._other_day(op, args)
+        if op == "move_stop" and other is not None:
+            # This day is the day without the stop; only the other day needs a simulation.
+            left = self._without(args["stopId"])
+            if left is None or not fine(left):
+                return False, 0.0
+            trip = self._apply(op, args, [self.day_id, other])
+            return trip is not None and self._keys(trip, trip.day(other), self.prefs)[0] <= self.keys_before(other), 0.0
+        result = self.outcome(op, args)
+        if result is None:
+            return False, 0.0
+        keys, length, other_fine = result
+        return other_fine and fine(keys), length
+
+    def best_move(self, issue: Issue, day: Day) -> tuple[str, str, dict] | None:
         best = None
         ids = [s.id for s in day.stops]
         for stop_id, positions in issue.movers:
@@ -404,27 +342,93 @@ class _Simulator:
         where = f"before {_q(rest[position].name)}" if position < len(rest) else f"after {_q(rest[-1].name)}"
         return f"Move {_q(name)} {where}", "move_stop", {"stopId": stop_id, "toDayId": day.id, "position": position}
 
+    def elsewhere(self, issue: Issue, plan: Elsewhere) -> list[tuple[str, str, dict]]:
+        """A move to the first listed day where the stop verifiably fits, and
+        (with `plan.swap`) a swap with an indoor visit of the first listed day
+        where one verifiably helps."""
+        _, stop = self.trip.stop(plan.stop_id)
+        found = [next((fix for day_id in plan.day_ids if (fix := self._move_to(issue, stop, day_id))), None)]
+        if plan.swap:
+            found.append(next((fix for day_id in plan.day_ids if (fix := self._swap_on(issue, stop, day_id))), None))
+        return [fix for fix in found if fix is not None]
+
+    def _move_to(self, issue: Issue, stop, day_id: str) -> tuple[str, str, dict] | None:
+        target = self.trip.day(day_id)
+        date, slots = self.trip.day_date(target), self._slots(target)
+        # Where its hours could allow it (roughly: after the stop it would follow), cheapest detour first.
+        plausible = [p for p in _cheapest_positions(target, stop) if self.book.fits_around(
+            stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
+        for position in plausible[:POSITIONS_PER_DAY]:
+            args = {"stopId": stop.id, "toDayId": day_id, "position": position}
+            if self.helps(issue, "move_stop", args)[0]:
+                return f"Move {_q(stop.name)} to {_day_name(target)}", "move_stop", args
+        return None
+
+    def _swap_on(self, issue: Issue, stop, day_id: str) -> tuple[str, str, dict] | None:
+        target = self.trip.day(day_id)
+        for other in indoor_visits(target, self.book)[:SWAPS_PER_DAY]:
+            args = {"stopId": stop.id, "otherStopId": other.id}
+            if self.helps(issue, "swap_stops", args)[0]:
+                return f"Swap {_q(stop.name)} with {_q(other.name)} from {_day_name(target)}", "swap_stops", args
+        return None
+
+
+def _day_start(day: Day) -> int:
+    return to_minutes(day.start_time or DAY_START)
+
+
+def _day_name(day: Day) -> str:
+    return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
+
+
+def _cheapest_positions(day: Day, stop) -> list[int]:
+    """Positions in `day` ordered by the straight-line detour of putting
+    `stop` there (the end of the day first when nothing has coordinates)."""
+    n = len(day.stops)
+    if not has_point(stop):
+        return list(range(n, -1, -1))
+
+    def detour(position: int) -> float:
+        before = day.stops[position - 1] if position > 0 else None
+        after = day.stops[position] if position < n else None
+        cost = 0.0
+        for a, b in ((before, stop), (stop, after)):
+            if a is not None and b is not None and has_point(a) and has_point(b):
+                cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
+        if before is not None and after is not None and has_point(before) and has_point(after):
+            cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
+        return cost
+
+    return sorted(range(n + 1), key=lambda p: (detour(p), -p))
+
 
 # -- public API ---------------------------------------------------------------------
 
 
-def _finding(trip: Trip, day: Day, issue: _Issue, fixes: list[tuple[str, str, dict]]) -> Finding:
+def _finding(trip: Trip, day: Day, issue: Issue, fixes: list[tuple[str, str, dict]]) -> Finding:
     fid = "f_" + _hash(trip.id, day.id, issue.kind, sorted(issue.stop_ids))
     built = tuple(Fix("x_" + _hash(fid, op, args), label, op, args) for label, op, args in fixes)
     return Finding(fid, issue.kind, issue.severity, issue.message, issue.stop_ids, built, day.id)
 
 
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
-               places: dict[str, dict] | None = None, *, with_fixes: bool = True) -> ReviewResult:
-    """The day's findings, worst first within the day's order of rules.
+               places: dict[str, dict] | None = None, *, weather: dict[str, dict] | None = None,
+               trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
+               book: PlaceBook | None = None) -> ReviewResult:
+    """The day's findings, worst first within the day's order of rules. Pure.
 
-    `legs` are the day's legs as shown (TripDto); `places` maps a food stop's
-    placeId to Google's place JSON for the hours rule (None: hours unknown,
-    so the rule is silent)."""
-    known = {(l.from_stop_id, l.to_stop_id): l for l in legs}
+    `legs` are the day's legs as shown (TripDto); `places` maps a stop's
+    placeId to its place JSON (Google, or OpenStreetMap with `source: osm`)
+    for the hours and weather rules (None or missing: unknown, so those rules
+    are silent for it); `weather` maps a date to app.weather's day (forecast
+    or typical; None: the weather rule is silent); `trip_legs` are the other
+    days' shown legs (day id -> legs) for fixes that move a stop there
+    (estimated when missing). `book` may carry hours already computed."""
+    known = by_pair(legs)
+    book = book or PlaceBook(places)
     current = legs_for(day, known, prefs)
-    issues = _detect(trip, day, current, prefs, places)
-    sim = _Simulator(trip, day, known, prefs, places, {i.key for i in issues})
+    issues = _detect(trip, day, current, prefs, book, weather)
+    sim = _Simulator(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues})
     crossings = [i for i in issues if i.kind == "backtracking"]
     shown = [i for i in issues if i.kind != "backtracking" or i in crossings[:MAX_CROSSINGS]]
     findings = []
@@ -435,6 +439,8 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
             move = sim.best_move(issue, day) if issue.movers else None
             if move is not None:
                 fixes.append(move)
+            for plan in issue.elsewhere:
+                fixes += sim.elsewhere(issue, plan)
         findings.append(_finding(trip, day, issue, fixes))
     return ReviewResult(_status(findings), tuple(findings))
 
@@ -452,15 +458,19 @@ def day_fingerprint(trip: Trip, day: Day) -> str:
 
 
 def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg]] | None = None,
-                   legs_after: dict[str, list[Leg]] | None = None,
-                   places: dict[str, dict] | None = None) -> list[Finding]:
-    """Findings present after an edit that were not present before: new
-    impossible timing, overlaps, closed restaurants, duplicates, backtracking,
+                   legs_after: dict[str, list[Leg]] | None = None, places: dict[str, dict] | None = None,
+                   weather: dict[str, dict] | None = None) -> list[Finding]:
+    """Material findings present after an edit that were not present before:
+    new impossible timing, overlaps, stops their opening hours rule out,
+    outdoor stops on a day the forecast says is wet, duplicates, backtracking,
     avoided modes or long walks, and budget inconsistencies (an expense whose
     stop was deleted, an expense in another currency than the trip's).
+    Observations (`info`, e.g. typical weather) and meal times never count.
 
-    Legs default to estimates (pure, no I/O) so this can run in an op listener;
-    pass the shown legs per day id when you have them."""
+    Pure, so it can run off an op listener: legs default to estimates (pass
+    the shown legs per day id when you have them); `places` and `weather` as
+    for `review_day` (None: those rules are silent)."""
+    book = PlaceBook(places)
     old_days = {d.id: d for d in before.days}
     changed = [d for d in after.days
                if d.id not in old_days or day_fingerprint(after, d) != day_fingerprint(before, old_days[d.id])]
@@ -468,16 +478,17 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
     old_crossings: dict[str, int] = {}
     for d in changed:
         if d.id in old_days:
-            found = review_day(before, old_days[d.id], (legs_before or {}).get(d.id, []), before.prefs, places,
-                               with_fixes=False).findings
+            found = [f for f in review_day(before, old_days[d.id], (legs_before or {}).get(d.id, []), before.prefs,
+                                           weather=weather, with_fixes=False, book=book).findings if f.material]
             old_keys |= {f.key for f in found}
             old_crossings[d.id] = sum(f.kind == "backtracking" for f in found)
     risks: list[Finding] = []
     for d in changed:
-        found = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, places).findings
+        found = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
+                           trip_legs=legs_after, book=book).findings
         # A stop added on an existing crossing renames it; only more crossings are new.
         more_crossings = sum(f.kind == "backtracking" for f in found) > old_crossings.get(d.id, 0)
-        risks += [f for f in found if f.kind in MATERIAL_KINDS and f.key not in old_keys
+        risks += [f for f in found if f.material and f.key not in old_keys
                   and (f.kind != "backtracking" or more_crossings)]
     return risks + _budget_risks(before, after)
 

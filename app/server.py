@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -12,10 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
+from xstatic.pkg import leaflet as xstatic_leaflet
 
 from .auth import same_origin, server_secret
+from .bodies import BodyLimitMiddleware
+from .csp import content_security_policy
 from .db import Database
-from .errors import AppError
+from .errors import AppError, storage_fault
 from .services import Services
 from .settings import Settings
 
@@ -47,14 +51,23 @@ async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(500, "internal", "Something went wrong on our side. Please try again.")
 
 
+async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+    fault = storage_fault(exc)
+    if fault is None:
+        return await unexpected_error(request, exc)
+    log.error("storage unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse(fault.to_json(), status_code=fault.status)
+
+
 class SameOriginMiddleware:
     """Refuses state-changing API requests that a cross-site page could forge.
 
     They must come from our own origin and carry a JSON or multipart body (or
     none), which an HTML form on another site cannot produce together."""
 
-    def __init__(self, app):
+    def __init__(self, app, page_headers: list[tuple[bytes, bytes]]):
         self.app = app
+        self.page_headers = page_headers
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"].startswith("/api/"):
@@ -71,19 +84,22 @@ class SameOriginMiddleware:
                 await response(scope, receive, send)
                 return
         if scope["type"] == "http" and not scope["path"].startswith("/api/"):
-            send = _with_page_headers(send)
+            send = _with_page_headers(send, self.page_headers)
         await self.app(scope, receive, send)
 
 
-# Pages (not the JSON API) must not be framed by other sites or sniffed.
-PAGE_HEADERS = [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
-                (b"referrer-policy", b"same-origin")]
+def page_headers(settings: Settings) -> list[tuple[bytes, bytes]]:
+    """Pages (not the JSON API) must not be framed by other sites or sniffed,
+    and run only our own scripts (app/csp.py)."""
+    return [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
+            (b"content-security-policy", content_security_policy(settings).encode())]
 
 
-def _with_page_headers(send):
+def _with_page_headers(send, headers: list[tuple[bytes, bytes]]):
     async def wrapped(message):
         if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *PAGE_HEADERS]}
+            message = {**message, "headers": [*message.get("headers", []), *headers]}
         await send(message)
 
     return wrapped
@@ -114,12 +130,16 @@ def create_app(settings: Settings, **overrides) -> Starlette:
             await db.close()
 
     routes = build_routes()
+    # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
+    routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
     routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={AppError: app_error, HTTPException: http_error, Exception: unexpected_error},
+        exception_handlers={AppError: app_error, HTTPException: http_error, sqlite3.DatabaseError: database_error,
+                            Exception: unexpected_error},
     )
-    app.add_middleware(SameOriginMiddleware)
+    app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
+    app.add_middleware(BodyLimitMiddleware)   # outermost: nothing reads a body past its limit
     app.state.settings = settings
     return app

@@ -5,19 +5,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
 
 from .auth import SessionCache, SignInLimiter
 from .db import Database
 from .settings import Settings
+from .telemetry import Telemetry
 
 if TYPE_CHECKING:  # the parts' modules import this one; types only
     import httpx
 
     from .agent.timeline import Heads
+    from .agent.watch import Watch
     from .ai import AI
     from .aiusage import AIUsage
     from .google import Google
+    from .streetview import StreetView
+    from .places import PlacesProvider
+    from .live.hub import LiveHub
     from .trips.dto import TripCache
     from .trips.service import OpEvent
     from .trips.state import TripStates
@@ -27,25 +33,36 @@ log = logging.getLogger("wayline")
 
 
 class BackgroundWork:
-    """Tracks fire-and-forget tasks so shutdown can wait for them (bounded)."""
+    """Tracks fire-and-forget tasks so shutdown can wait for them (bounded).
+
+    A `forever` task (a periodic loop) never ends on its own: shutdown cancels
+    it first, then waits for the rest."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task] = set()
+        self._forever: set[asyncio.Task] = set()
 
-    def spawn(self, coro: Awaitable[Any], name: str = "background") -> asyncio.Task:
+    def spawn(self, coro: Awaitable[Any], name: str = "background", *, forever: bool = False) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         task.set_name(name)
         self._tasks.add(task)
+        if forever:
+            self._forever.add(task)
         task.add_done_callback(self._done)
         return task
 
     def _done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
+        self._forever.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed: %r", task.get_name(), task.exception())
 
     async def drain(self, timeout_s: float = 10.0) -> None:
-        """Wait for running work; cancel what is still running after the timeout."""
+        """Stop the loops, wait for running work; cancel what is still running after the timeout."""
+        loops = list(self._forever)
+        for task in loops:
+            task.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)
         while self._tasks:
             pending = list(self._tasks)
             done, still = await asyncio.wait(pending, timeout=timeout_s)
@@ -56,7 +73,8 @@ class BackgroundWork:
                 return
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        """Work still running (the loops are not counted: they never finish)."""
+        return len(self._tasks - self._forever)
 
 
 @dataclass
@@ -74,14 +92,27 @@ class Services:
     # Filled in by the lifespan when their modules are configured.
     http: httpx.AsyncClient | None = None   # shared by Google and weather
     google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
+    street_view: StreetView | None = None   # None without GOOGLE_MAPS_API_KEY
+    places: PlacesProvider | None = None    # Google or OpenStreetMap (app/places.py)
     weather: Weather | None = None
     ai: AI | None = None                    # None without OPENAI_API_KEY
     aiusage: AIUsage | None = None
     trips: TripStates | None = None         # the trips in memory (exact; ops validate against them)
     trip_cache: TripCache | None = None     # their TripDto views
     heads: Heads | None = None              # the timeline poll's per-trip counters
+    telemetry: Telemetry = field(default_factory=Telemetry)   # no-op unless OpenTelemetry is configured
+    live: LiveHub | None = None             # open live streams (app/live/)
     # Called after every committed op (the agent's evaluation hooks in here);
     # listeners must not block.
     op_listeners: list[Callable[[OpEvent], None]] = field(default_factory=list)
     # A burst of edits on one trip costs one agent evaluation after this quiet time.
     agent_debounce_s: float = 1.5
+    # Live streams: a comment line this often keeps proxies from closing a
+    # quiet stream (Fly's proxy closes after 60 s idle); the open-stream limits.
+    live_keepalive_s: float = 20.0
+    live_max_per_user: int = 8
+    live_max_streams: int = 2000
+    # The agent's forecast watch (app/agent/watch.py) runs a pass this often
+    # (0: never; tests drive `watch.pass_once()` directly). Filled when AI is on.
+    agent_watch_interval_s: float = 3600.0
+    watch: Watch | None = None

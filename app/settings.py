@@ -10,9 +10,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
+
+from .client_address import parse_networks
 
 DEFAULT_MODEL = "gpt-6.1-sol"
+PLACES_PROVIDERS = ("google", "osm")
+# scrypt's cost (N) for new password hashes: 16 MiB of memory per hash makes
+# offline guessing expensive. Lower only in tests, behind a flag (see Settings).
+PASSWORD_HASH_N = 2**14
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -35,6 +41,24 @@ def _read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+REASONING_SUMMARIES = ("auto", "concise", "detailed")
+
+
+def _reasoning_summary(raw: str | None) -> str | None:
+    if raw is None or raw.lower() in ("off", "none", "0", "false"):
+        return None
+    if raw.lower() not in REASONING_SUMMARIES:
+        raise SystemExit(f"OPENAI_REASONING_SUMMARY must be off, auto, concise or detailed, got {raw!r}")
+    return raw.lower()
+
+
+def _traces_endpoint(traces: str | None, base: str | None) -> str | None:
+    """The OTLP/HTTP traces URL: the signal's own variable, else the base + /v1/traces (as the SDK does)."""
+    if traces:
+        return traces
+    return base.rstrip("/") + "/v1/traces" if base else None
+
+
 @dataclass(frozen=True)
 class Settings:
     db_path: str = "data/wayline.db"
@@ -44,6 +68,8 @@ class Settings:
     public_url: str | None = None
     secret: str | None = None
     trip_cache_mb: int = 64   # memory for trips and their TripDto (least recently used go first)
+    # Peers (IPs or CIDRs) whose forwarded headers name the client (app/client_address.py).
+    trusted_proxies: tuple[str, ...] = field(default_factory=tuple)
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -58,30 +84,58 @@ class Settings:
     ai_admins: tuple[str, ...] = field(default_factory=tuple)
     ai_proactive_threshold: float = 0.7
     ai_max_tool_steps: int = 16
+    # Reasoning summaries for the agent chat: off, or auto / concise / detailed. Only
+    # reasoning models accept it (others answer 400), hence off by default.
+    openai_reasoning_summary: str | None = None
 
     google_maps_api_key: str | None = None
     google_maps_browser_key: str | None = None
     google_places_base_url: str = "https://places.googleapis.com"
     google_routes_base_url: str = "https://routes.googleapis.com"
+    google_maps_base_url: str = "https://maps.googleapis.com"   # Street View Static API
     weather_base_url: str = "https://api.open-meteo.com"
+    # OpenTelemetry (optional extra): where spans go; None = no spans at all.
+    otel_traces_endpoint: str | None = None
+    # WAYLINE_PLACES_PROVIDER as given; None: Google with a key, else OSM (see places_provider).
+    places_provider_choice: str | None = None
+    nominatim_url: str = "https://nominatim.openstreetmap.org"
+    overpass_url: str = "https://overpass-api.de/api/interpreter"
+    osrm_url: str = "https://routing.openstreetmap.de/routed-{profile}"  # profile: foot, bike or car
+    contact: str | None = None  # who to reach about our traffic (User-Agent); public OSM servers ask for it
+    # The day map's tiles (Leaflet URL template) and the attribution they require.
+    map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+
+    # Test-only: neither is read from the environment, so no deployment can
+    # weaken its password hashes; a cost below PASSWORD_HASH_N needs the flag.
+    password_hash_n: int = PASSWORD_HASH_N
+    allow_weak_password_hash_for_tests: bool = False
+
+    def __post_init__(self) -> None:
+        if self.password_hash_n < PASSWORD_HASH_N and not self.allow_weak_password_hash_for_tests:
+            raise ValueError(f"password_hash_n below {PASSWORD_HASH_N} is for tests only "
+                             "(set allow_weak_password_hash_for_tests)")
 
     @property
     def ai_enabled(self) -> bool:
         return bool(self.openai_api_key)
 
     @property
-    def places_enabled(self) -> bool:
-        return bool(self.google_maps_api_key)
+    def places_provider(self) -> str:
+        """Who answers place search, details and routes: "google" or "osm"."""
+        if self.places_provider_choice:
+            return self.places_provider_choice
+        return "google" if self.google_maps_api_key else "osm"
 
     @property
     def secure_cookies(self) -> bool:
         return bool(self.public_url and self.public_url.lower().startswith("https://"))
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **changes)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> Settings:
         values: dict[str, str] = {}
         if dotenv is not None:
             values.update(_read_dotenv(Path(dotenv)))
@@ -100,6 +154,25 @@ class Settings:
             except ValueError:
                 raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
+        provider = (text("WAYLINE_PLACES_PROVIDER") or "").lower() or None
+        if provider is not None and provider not in PLACES_PROVIDERS:
+            raise SystemExit(f"WAYLINE_PLACES_PROVIDER must be google or osm, "
+                             f"got {values['WAYLINE_PLACES_PROVIDER'].strip()!r}")
+        if provider == "google" and not text("GOOGLE_MAPS_API_KEY"):
+            raise SystemExit("WAYLINE_PLACES_PROVIDER=google needs GOOGLE_MAPS_API_KEY "
+                             "(or leave it unset to use OpenStreetMap)")
+        osrm_url = (text("WAYLINE_OSRM_URL") or "").rstrip("/") or None
+        if osrm_url is not None and "{profile}" not in osrm_url:
+            raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
+                             f"got {osrm_url!r}")
+        trip_cache_mb = number("WAYLINE_TRIP_CACHE_MB", int, cls.trip_cache_mb)
+        if trip_cache_mb < 1:
+            raise SystemExit(f"WAYLINE_TRIP_CACHE_MB must be at least 1, got {trip_cache_mb}")
+        try:
+            trusted_proxies = parse_networks(text("WAYLINE_TRUSTED_PROXIES"))
+        except ValueError as exc:
+            raise SystemExit(f"WAYLINE_TRUSTED_PROXIES: {exc}") from None
+
         d = cls()
         return cls(
             db_path=text("WAYLINE_DB") or d.db_path,
@@ -108,7 +181,8 @@ class Settings:
             port=number("PORT", int, d.port),
             public_url=text("WAYLINE_PUBLIC_URL"),
             secret=text("WAYLINE_SECRET"),
-            trip_cache_mb=number("WAYLINE_TRIP_CACHE_MB", int, d.trip_cache_mb),
+            trip_cache_mb=trip_cache_mb,
+            trusted_proxies=trusted_proxies,
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),
@@ -122,11 +196,22 @@ class Settings:
             ai_admins=tuple(u.strip() for u in (text("WAYLINE_AI_ADMINS") or "").split(",") if u.strip()),
             ai_proactive_threshold=number("AI_PROACTIVE_THRESHOLD", float, d.ai_proactive_threshold),
             ai_max_tool_steps=number("AI_MAX_TOOL_STEPS", int, d.ai_max_tool_steps),
+            openai_reasoning_summary=_reasoning_summary(text("OPENAI_REASONING_SUMMARY")),
             google_maps_api_key=text("GOOGLE_MAPS_API_KEY"),
             google_maps_browser_key=text("GOOGLE_MAPS_BROWSER_KEY"),
             google_places_base_url=(text("GOOGLE_PLACES_BASE_URL") or d.google_places_base_url).rstrip("/"),
             google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
+            google_maps_base_url=(text("GOOGLE_MAPS_BASE_URL") or d.google_maps_base_url).rstrip("/"),
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+            otel_traces_endpoint=_traces_endpoint(text("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+                                                  text("OTEL_EXPORTER_OTLP_ENDPOINT")),
+            places_provider_choice=provider,
+            nominatim_url=(text("WAYLINE_NOMINATIM_URL") or d.nominatim_url).rstrip("/"),
+            overpass_url=(text("WAYLINE_OVERPASS_URL") or d.overpass_url).rstrip("/"),
+            osrm_url=osrm_url or d.osrm_url,
+            contact=text("WAYLINE_CONTACT"),
+            map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
+            map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
         )
 
     def key_report(self) -> list[str]:

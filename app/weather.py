@@ -26,8 +26,9 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import date, datetime, timedelta, UTC
+from typing import Any
+from collections.abc import Callable
 
 import httpx
 
@@ -89,7 +90,7 @@ class Weather:
         self.timeout: httpx.Timeout | float | None = None  # None: the shared client's timeouts
 
     def today(self) -> date:
-        return datetime.fromtimestamp(self.clock(), timezone.utc).date()
+        return datetime.fromtimestamp(self.clock(), UTC).date()
 
     async def days(self, lat: float, lng: float, start: date, count: int) -> list[dict]:
         """One entry per date from `start`, in order."""

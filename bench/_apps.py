@@ -1,11 +1,14 @@
-"""The floor every benchmark compares against: a bare Starlette app under the
-same uvicorn, with the same access log, run by `uvicorn --factory bench._apps:floor`.
+"""App factories for benchmarks, run in a child process.
+
+`floor` is what every benchmark compares against: a bare Starlette app under
+the same uvicorn, with the same access log, run by `uvicorn --factory bench._apps:floor`.
 
 GET (any path) answers the bytes in BENCH_PAYLOAD with an ETag, and a 304 when
 If-None-Match matches it; POST (any path) does one SQLite write (an UPDATE
 in autocommit on one aiosqlite connection, WAL, synchronous=NORMAL, like the
 app) and answers the bytes in BENCH_WRITE_PAYLOAD (or BENCH_PAYLOAD). Every
-POST changes the ETag, so pollers re-read after a write as they do on the app."""
+POST changes the ETag, so pollers re-read after a write as they do on the app.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +20,14 @@ import aiosqlite
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
+
+
+def wayline():
+    """Wayline from the environment's settings (bench/live.py serves it itself)."""
+    from app.server import create_app
+    from app.settings import Settings
+
+    return create_app(Settings.from_env(dotenv=None))
 
 
 def floor():

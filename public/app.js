@@ -20,16 +20,17 @@ const session = {
 let current = null; // {key, update(params)?, destroy()?}
 let booted = false;
 
+// Resolves once the new screen is up when it routes at once (replace, or the
+// same address); otherwise the hashchange event routes.
 export function navigate(hash, { replace = false } = {}) {
   const target = hash.startsWith("#") ? hash : `#${hash}`;
   if (replace) {
     history.replaceState(null, "", target);
-    route();
-  } else if (location.hash === target) {
-    route();
-  } else {
-    location.hash = target;
+    return route();
   }
+  if (location.hash === target) return route();
+  location.hash = target;
+  return Promise.resolve();
 }
 
 function parseHash() {
@@ -38,16 +39,11 @@ function parseHash() {
   return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(query) };
 }
 
+// Who is signed in: the probe answers {user: null} when nobody is.
 async function loadMe() {
-  try {
-    const me = await get("/api/auth/me");
-    session.me = me.user;
-    session.isAdmin = Boolean(me.isAdmin);
-  } catch (err) {
-    session.me = null;
-    session.isAdmin = false;
-    if (err.status !== 401) throw err;
-  }
+  const me = await get("/api/auth/me");
+  session.me = me.user || null;
+  session.isAdmin = Boolean(me.user && me.isAdmin);
 }
 
 async function signOut() {

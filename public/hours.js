@@ -1,13 +1,16 @@
-// The opening-hours rule for meal suggestions: the browser twin of app/hours.py.
+// The opening-hours rules: the browser twin of app/hours.py.
 // Both run against spec/fixtures/hours_vectors.json; change them together.
-// See app/hours.py's docstring for the full rule. In short: a meal fits when
+// See app/hours.py's docstring for the full rules. In short: a meal fits when
 // the meal plus CLOSING_BUFFER_MIN lies inside ONE opening period on the
-// trip's date. Periods become spans [open, close) in minutes from 00:00 on the
-// date (place-local wall clock), so a period past midnight ends after 1440 and
-// the previous evening's period starts below 0. Dated currentOpeningHours that
-// cover the date are "confirmed", weekly regularOpeningHours "unconfirmed", no
-// hours "none" (never open). KITCHEN secondary hours, when listed, bound the
-// meal too.
+// trip's date (checkHours); any other visit fits when the visit lies inside
+// one period, no buffer (checkVisit). Periods become spans [open, close) in
+// minutes from 00:00 on the date (place-local wall clock), so a period past
+// midnight ends after 1440 and the previous evening's period starts below 0.
+// Dated currentOpeningHours that cover the date are "confirmed", weekly
+// regularOpeningHours "unconfirmed", no hours "none" (never open). KITCHEN
+// secondary hours, when listed, bound a meal too. OpenStreetMap places
+// ({source: "osm"}) are evaluated by the server only: here they have no
+// hours ("none"), which is never read as open.
 
 export const MEAL_MINUTES = Object.freeze({
   breakfast: 45, brunch: 60, lunch: 60, afternoon_tea: 45, dinner: 75,
@@ -33,35 +36,61 @@ export function mealMinutes(meal, override = null) {
   return MEAL_MINUTES[meal];
 }
 
-export function checkHours(place, date, start, durationMin) {
+const NO_HOURS = Object.freeze({ status: "none", fits: false, closesAt: null, latestStart: null });
+
+// {status, spans} for the date, or null (no hours). meal: kitchen hours bound the periods.
+export function hoursOn(place, date, { meal = true } = {}) {
   const day = parseDate(date);
-  const at = parseClock(start);
-  if (!Number.isInteger(durationMin) || durationMin <= 0) {
-    throw new RangeError("duration must be a positive number of minutes");
-  }
   const p = isObj(place) ? place : {};
-
+  if (p.source === "osm") return null; // the server evaluates OSM opening_hours
   const main = choose(p.currentOpeningHours, p.regularOpeningHours, day);
-  if (!main) return { status: "none", fits: false, closesAt: null, latestStart: null };
+  if (!main) return null;
   let [status, spans] = main;
-  const kitchen = choose(kitchenOf(p.currentSecondaryOpeningHours),
-    kitchenOf(p.regularSecondaryOpeningHours), day);
-  if (kitchen) {
-    spans = intersect(spans, kitchen[1]);
-    if (kitchen[0] !== "confirmed") status = "unconfirmed"; // the bound is only the usual one
+  if (meal) {
+    const kitchen = choose(kitchenOf(p.currentSecondaryOpeningHours),
+      kitchenOf(p.regularSecondaryOpeningHours), day);
+    if (kitchen) {
+      spans = intersect(spans, kitchen[1]);
+      if (kitchen[0] !== "confirmed") status = "unconfirmed"; // the bound is only the usual one
+    }
   }
+  return { status, spans };
+}
 
-  const need = durationMin + CLOSING_BUFFER_MIN;
-  const current = spans.find(([o, c]) => o <= at && at < c) ?? null;
+// Whether [at, at + duration + buffer) lies inside one period (at in 0..1439).
+export function fit(hours, at, durationMin, bufferMin) {
+  if (!hours) return { ...NO_HOURS };
+  const need = durationMin + bufferMin;
+  const current = hours.spans.find(([o, c]) => o <= at && at < c) ?? null;
   const fits = current !== null && at + need <= current[1];
   const closesAt = current && current[1] - at <= DAY ? fmt(current[1]) : null;
   // Latest start on this date (00:00..23:59) anywhere in a period.
   let latest = null;
-  for (const [o, c] of spans) {
+  for (const [o, c] of hours.spans) {
     const s = Math.min(c - need, DAY - 1);
     if (s >= Math.max(o, 0) && (latest === null || s > latest)) latest = s;
   }
-  return { status, fits, closesAt, latestStart: latest === null ? null : fmt(latest) };
+  return { status: hours.status, fits, closesAt, latestStart: latest === null ? null : fmt(latest) };
+}
+
+// The meal rule at HH:MM on the date.
+export function checkHours(place, date, start, durationMin) {
+  const at = parseClock(start);
+  checkDuration(durationMin);
+  return fit(hoursOn(place, date, { meal: true }), at, durationMin, CLOSING_BUFFER_MIN);
+}
+
+// The visit rule (doors' hours, no buffer) at HH:MM on the date.
+export function checkVisit(place, date, start, durationMin) {
+  const at = parseClock(start);
+  checkDuration(durationMin);
+  return fit(hoursOn(place, date, { meal: false }), at, durationMin, 0);
+}
+
+function checkDuration(durationMin) {
+  if (!Number.isInteger(durationMin) || durationMin <= 0) {
+    throw new RangeError("duration must be a positive number of minutes");
+  }
 }
 
 function choose(current, regular, day) {

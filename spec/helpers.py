@@ -9,11 +9,14 @@ import itertools
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import uvicorn
 from starlette.testclient import TestClient
 
 from app.server import create_app
+from app.serving import Server
 from app.settings import Settings
 
 _names = itertools.count(1)
@@ -64,21 +67,30 @@ def op(client: TestClient, trip_id: str, op_name: str, **args):
     return client.post(f"/api/trips/{trip_id}/ops/{op_name}", json=args)
 
 
-def free_port() -> int:
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections: bound but not listening, so
+    no other test (or xdist worker) can take it while the test runs."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        yield s.getsockname()[1]
 
 
 class LiveServer:
-    """The real app on uvicorn in a thread, for tests that need real sockets."""
+    """The real app on uvicorn in a thread, for tests that need real sockets
+    (the app's own server class: live streams end when it shuts down).
+
+    The listening socket is bound here (port 0) and handed to uvicorn, so two
+    xdist workers can never race for the same port."""
 
     def __init__(self, app):
-        self.port = free_port()
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        self.server = Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self):
         self.thread.start()
@@ -92,3 +104,4 @@ class LiveServer:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(timeout=15)
+        self.socket.close()

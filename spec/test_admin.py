@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
 from helpers import make_client, signup
 from standins.openai_standin import TEST_KEY, ai_settings
 
-NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
 
 
 class Decision(BaseModel):
@@ -17,12 +17,10 @@ class Decision(BaseModel):
 
 
 async def model_call(svc, feature: str, user_id: str) -> None:
-    """What feature code does: reserve, call the provider, record real counts."""
-    async with svc.aiusage.guard(user_id=user_id, trip_id=None, feature=feature) as g:
-        result = await svc.ai.call_structured(name="intervention_decision", schema_model=Decision,
-                                              instructions="Decide.", input="An op happened.",
-                                              max_output_tokens=g.max_output_tokens)
-        g.record(result.input_tokens, result.output_tokens)
+    """What feature code does: one guarded call through the gateway."""
+    await svc.ai.structured(feature=feature, user_id=user_id, trip_id=None, name="intervention_decision",
+                            schema=Decision, instructions="Decide.", input="An op happened.",
+                            max_output_tokens=svc.settings.ai_max_output_tokens)
 
 
 def test_admin_sees_totals_limits_and_days(settings, openai_standin):
@@ -76,8 +74,8 @@ def test_usage_works_without_an_ai_key(settings):
         signup(client, "ada")
         r = client.get("/api/admin/ai-usage")
     assert r.status_code == 200
-    assert r.json()["data"]["today"] == {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "calls": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": None,
-                                         "running": 0, "reservedOutputTokens": 0}
+    assert r.json()["data"]["today"] == {"date": datetime.now(UTC).strftime("%Y-%m-%d"), "calls": 0, "inputTokens": 0,
+                                         "outputTokens": 0, "costUsd": None, "running": 0, "reservedOutputTokens": 0}
     assert r.json()["data"]["days"] == []
 
 

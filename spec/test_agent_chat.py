@@ -3,7 +3,8 @@ signed approvals, read tools, against the OpenAI stand-in."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -306,6 +307,19 @@ def test_read_tools_run_and_external_urls_are_refused(settings, openai_standin):
         assert r.status_code == 422
 
 
+def test_a_read_tool_with_bad_arguments_says_so_plainly_and_the_model_gets_the_detail(settings, openai_standin):
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        openai_standin.reply_function_calls([("checkWeather", {"days": 2})])  # no startDate
+        openai_standin.reply_text("Let me try that again later.")
+        chunks = check_protocol(chat(client, trip["id"], [user_message("Will it rain?")]))
+        [failed] = of_type(chunks, "tool-output-error")
+        assert failed["errorText"] == "Could not check the weather: the request was incomplete."
+        follow_up = json.dumps(openai_standin.requests[1].body["input"])
+        assert "Invalid arguments for checkWeather" in follow_up and "startDate" in follow_up
+
+
 def test_provider_failure_and_limits_end_the_stream_cleanly(settings, openai_standin):
     with agent_client(settings, openai_standin) as client:
         signup(client, "alice")
@@ -339,7 +353,7 @@ def test_place_lodging_and_weather_tools_use_google_and_open_meteo(settings, ope
     configured = weather_settings(google_settings(settings, google_standin), weather_standin)
     with agent_client(configured, openai_standin) as client:
         signup(client, "alice")
-        today = datetime.now(timezone.utc).date().isoformat()
+        today = datetime.now(UTC).date().isoformat()
         trip = new_trip(client, startDate=today)
         openai_standin.reply_function_calls([
             ("placeSearch", {"query": "Pastéis de Belém", "lat": None, "lng": None}),

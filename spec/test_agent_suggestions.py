@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from datetime import date
 
 import httpx
 
 from app.server import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
+from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings
 from test_agent_support import (FAST_DEBOUNCE_S, agent_client, eventually, events, make_set_time_unreachable,
                                 pick_first_fix, reachable)
@@ -226,3 +229,42 @@ def test_two_members_approve_at_once_exactly_one_applies(settings, openai_standi
         finally:
             alice.close()
             bob.close()
+
+
+def test_a_set_time_just_before_closing_gives_the_computed_fix_as_a_suggestion(settings, openai_standin,
+                                                                                google_standin):
+    """The headline case: lunch edited to arrive at a restaurant just before it closes for its
+    midday break. The evaluator reads the restaurant's hours (Google, through the cache), so
+    review's new `closed` risk reaches the model, and the suggestion's patch is the fix review
+    computed, exactly."""
+    google_standin.today = date(2026, 12, 10)          # the trip's date: dated hours, confirmed
+    openai_standin.responder = pick_first_fix
+    with agent_client(google_settings(settings, google_standin), openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        assert op(client, trip["id"], "insert_stop", dayId=day, kind="sight", name="Castelo de São Jorge",
+                  placeId="ChIJ_castelo_jorge", lat=38.7139, lng=-9.1335, durationMin=120).status_code == 200
+        r = op(client, trip["id"], "insert_stop", dayId=day, kind="food", name="Tasca da Esquina",
+               placeId="ChIJ_tasca_esquina", lat=38.7131, lng=-9.1601, meal="lunch", durationMin=60,
+               setTime="12:30")
+        lunch = r.json()["data"]["trip"]["days"][0]["stops"][-1]["id"]
+        time.sleep(FAST_DEBOUNCE_S * 8)
+        assert openai_standin.request_count == 0, "a lunch that fits is no risk: no model call"
+
+        # 14:20 + 60 min + 30 before closing runs past the 15:00 break.
+        assert op(client, trip["id"], "update_stop", stopId=lunch, setTime="14:20").status_code == 200
+        [suggestion] = _pending(client, trip["id"])
+        assert openai_standin.request_count == 1
+        sent = json.loads(openai_standin.requests[0].body["input"])
+        [risk] = sent["newRisks"]
+        assert risk["kind"] == "closed" and risk["stopIds"] == [lunch] and "15:00" in risk["message"]
+        review = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+        computed = next(f for f in review["findings"] if f["kind"] == "closed")["fixes"][0]
+        assert computed["args"] == {"stopId": lunch, "setTime": "12:00"}
+        assert suggestion["patch"] == {"op": computed["op"], "args": computed["args"]}
+
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 200, r.text
+        assert client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"] == {
+            "status": "ok", "findings": []}

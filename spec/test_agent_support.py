@@ -3,9 +3,11 @@ OpenAI stand-in, SSE parsing, waiting for background work, a late set time."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from helpers import make_client, op
 from standins.openai_standin import Reply, ai_settings, message_item
@@ -23,7 +25,8 @@ def agent_client(settings, standin, **overrides):
     if settings.weather_base_url.startswith("https://"):
         settings = settings.with_(weather_base_url=UNROUTABLE)
     if settings.google_places_base_url.startswith("https://"):
-        settings = settings.with_(google_places_base_url=UNROUTABLE, google_routes_base_url=UNROUTABLE)
+        settings = settings.with_(google_places_base_url=UNROUTABLE, google_routes_base_url=UNROUTABLE,
+                                  google_maps_base_url=UNROUTABLE)
     return make_client(ai_settings(settings, standin), **overrides)
 
 
@@ -97,7 +100,7 @@ def reachable(day: dict) -> bool:
     """Every set time in a TripDto day can be reached from the stop before it."""
     legs = {(leg["fromStopId"], leg["toStopId"]): leg for leg in day["legs"]}
     stops = day["stops"]
-    for prev, stop in zip(stops, stops[1:]):
+    for prev, stop in itertools.pairwise(stops):
         if not stop["setTime"]:
             continue
         leg = legs.get((prev["id"], stop["id"]))

@@ -1,17 +1,28 @@
-"""The AI gateway (app/ai.py) through the real openai SDK against the loopback stand-in."""
+"""The AI gateway (app/ai.py) through the real openai SDK against the loopback stand-in:
+request shapes, unusable answers, provider errors, streamed rounds, and the
+usage row every call opens and closes (however it ends)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
 import time
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
-from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, StreamFailed, TextDelta,
-                    describe_ai_error, sanitize, strict_schema)
-from helpers import free_port
+from app.ai import (AI, AIError, AIOutputError, Completed, FunctionCall, ReasoningDelta, ReasoningEnd,
+                    ReasoningStart, StreamFailed, TextDelta, describe_ai_error, sanitize)
+from app.ai_schema import strict_schema
+from app.aiusage import AIUsage
+from app.db import Database
+from app.errors import Busy, Unavailable
+from helpers import refused_port
 from standins.openai_standin import TEST_KEY, ai_settings
 
 pytestmark = pytest.mark.anyio
@@ -35,18 +46,33 @@ GOOD = {"answer": "Swap lunch and the museum.", "recommendedFixIds": ["fix1"], "
 
 
 @asynccontextmanager
-async def gateway(settings, standin, **changes):
-    ai = AI(ai_settings(settings, standin, **changes))
+async def gateway(settings, standin=None, **changes):
+    """The real gateway on its own Database (the usage rows it writes)."""
+    configured = ai_settings(settings, standin, **changes) if standin else settings.with_(**changes)
+    db = await Database.open(configured.db_path)
+    ai = AI(configured, AIUsage(db, configured))
     try:
         yield ai
     finally:
         await ai.close()
+        await db.close()
 
 
 async def ask(ai: AI, **overrides) -> Any:
-    args = {"name": "copilot_answer", "schema_model": Answer, "instructions": "You review a day.",
-            "input": [{"role": "user", "content": "Is my day OK?"}], "max_output_tokens": 1200, **overrides}
-    return await ai.call_structured(**args)
+    args = {"feature": "copilot", "user_id": "u1", "trip_id": "t1", "name": "copilot_answer", "schema": Answer,
+            "instructions": "You review a day.", "input": [{"role": "user", "content": "Is my day OK?"}],
+            "max_output_tokens": 1200, **overrides}
+    return await ai.structured(**args)
+
+
+async def usage_rows(ai: AI) -> list[dict]:
+    return [dict(r) for r in await ai.usage.db.fetchall(
+        "SELECT status, input_tokens, output_tokens, reserved_output_tokens, feature FROM ai_usage ORDER BY rowid")]
+
+
+def row(status: str, tokens: tuple[int, int] = (100, 50), reserved: int = 0, feature: str = "copilot") -> dict:
+    return {"status": status, "input_tokens": tokens[0], "output_tokens": tokens[1],
+            "reserved_output_tokens": reserved, "feature": feature}
 
 
 # -- structured calls ---------------------------------------------------------
@@ -55,9 +81,9 @@ async def ask(ai: AI, **overrides) -> Any:
 async def test_structured_call_sends_strict_schema_and_store_false(settings, openai_standin):
     openai_standin.reply_json(GOOD, usage=(321, 45))
     async with gateway(settings, openai_standin) as ai:
-        result = await ask(ai)
-    assert result.output == Answer.model_validate(GOOD)
-    assert (result.input_tokens, result.output_tokens) == (321, 45)
+        answer = await ask(ai)
+        assert await usage_rows(ai) == [row("completed", (321, 45))]  # real counts replace the reservation
+    assert answer == Answer.model_validate(GOOD)
 
     [request] = openai_standin.requests
     assert request.path == "/v1/responses"
@@ -100,6 +126,7 @@ async def test_unusable_answers_raise_output_error(settings, openai_standin, scr
     async with gateway(settings, openai_standin) as ai:
         with pytest.raises(AIOutputError) as caught:
             await ask(ai)
+        assert await usage_rows(ai) == [row("failed")]  # what was spent, closed as failed
     error = caught.value
     assert error.reason == reason
     assert (error.status, error.code) == (502, "ai_bad_output")
@@ -139,18 +166,17 @@ async def test_timeout_is_a_plain_message(settings, openai_standin):
         with pytest.raises(AIError) as caught:
             await ask(ai)
         assert time.monotonic() - started < 2
+        assert await usage_rows(ai) == [row("failed", (0, 0), reserved=1200)]  # unknown: the reservation stays
     assert (caught.value.status, caught.value.code) == (503, "ai_timeout")
     assert caught.value.usage is None  # unknown: the provider may have worked on it
 
 
 async def test_unreachable_provider_is_a_plain_message(settings):
-    closed = settings.with_(openai_api_key=TEST_KEY, openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
-    ai = AI(closed)
-    try:
-        with pytest.raises(AIError) as caught:
-            await ask(ai)
-    finally:
-        await ai.close()
+    with refused_port() as port:
+        async with gateway(settings, openai_api_key=TEST_KEY,
+                           openai_base_url=f"http://127.0.0.1:{port}/v1") as ai:
+            with pytest.raises(AIError) as caught:
+                await ask(ai)
     assert (caught.value.status, caught.value.code) == (503, "ai_unreachable")
 
 
@@ -165,6 +191,59 @@ async def test_invalid_format_name_is_refused_before_any_request(settings, opena
     async with gateway(settings, openai_standin) as ai:
         with pytest.raises(ValueError):
             await ask(ai, name="copilot answer!")
+        assert await usage_rows(ai) == []
+    assert openai_standin.request_count == 0
+
+
+# -- the guard around every call ----------------------------------------------
+
+
+class NotOurFix(Unavailable):
+    code = "not_our_fix"
+
+
+def failures(capsys) -> list[str]:
+    """The `error` of each AI_REQUEST_FAILED log line so far."""
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"event":"AI_')]
+    return [line["error"] for line in lines if line["event"] == "AI_REQUEST_FAILED"]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_validate_judges_the_answer_inside_the_guard(settings, openai_standin, capsys, kind):
+    """A feature rejecting the answer closes the row as failed with its code;
+    an accepted answer returns what validate made of it."""
+    openai_standin.reply_json(GOOD, usage=(300, 30))
+    openai_standin.reply_json({**GOOD, "recommendedFixIds": ["fix9"]}, usage=(200, 20))
+
+    def only_fix1(answer: Answer) -> str:
+        if answer.recommendedFixIds != ["fix1"]:
+            raise NotOurFix("The answer named a fix we did not compute.")
+        return answer.answer.upper()
+
+    async def only_fix1_async(answer: Answer) -> str:
+        await asyncio.sleep(0)
+        return only_fix1(answer)
+
+    validate = only_fix1 if kind == "sync" else only_fix1_async
+    async with gateway(settings, openai_standin) as ai:
+        assert await ask(ai, validate=validate) == "SWAP LUNCH AND THE MUSEUM."
+        with pytest.raises(NotOurFix):
+            await ask(ai, validate=validate)
+        assert await usage_rows(ai) == [row("completed", (300, 30)), row("failed", (200, 20))]
+    assert failures(capsys) == ["not_our_fix"]
+
+
+@pytest.mark.parametrize("limit, refusal", [({"ai_daily_limit": 1}, Unavailable), ({"ai_concurrent": 1}, Busy)])
+async def test_a_refused_reservation_never_contacts_the_provider(settings, openai_standin, limit, refusal):
+    async with gateway(settings, openai_standin, **limit) as ai:
+        taken = await ai.usage.reserve("someone", None, "agent_chat")  # the one slot
+        if "ai_daily_limit" in limit:
+            await ai.usage.finish(taken, "completed", 10, 5)
+        with pytest.raises(refusal):
+            await ask(ai)
+        with pytest.raises(refusal):
+            await collect(ai)
+        assert len(await usage_rows(ai)) == 1  # a refused call writes no row
     assert openai_standin.request_count == 0
 
 
@@ -229,9 +308,11 @@ SEARCH_TOOL = {"type": "function", "name": "searchPlaces", "description": "Searc
 
 
 async def collect(ai: AI, **overrides) -> list:
-    args = {"instructions": "You are the trip agent.", "input": [{"role": "user", "content": "Find pizza"}],
-            "tools": [SEARCH_TOOL], "max_output_tokens": 900, **overrides}
-    return [event async for event in ai.stream_turn(**args)]
+    args = {"feature": "agent_chat", "user_id": "u1", "trip_id": "t1", "instructions": "You are the trip agent.",
+            "input": [{"role": "user", "content": "Find pizza"}], "tools": [SEARCH_TOOL], "max_output_tokens": 900,
+            **overrides}
+    async with aclosing(ai.stream(**args)) as events:
+        return [event async for event in events]
 
 
 async def test_streamed_turn_with_a_function_call(settings, openai_standin):
@@ -239,6 +320,7 @@ async def test_streamed_turn_with_a_function_call(settings, openai_standin):
                                         text="Let me look that up.", usage=(410, 33))
     async with gateway(settings, openai_standin) as ai:
         events = await collect(ai)
+        assert await usage_rows(ai) == [row("completed", (410, 33), feature="agent_chat")]
     kinds = [event.type for event in events]
     assert kinds[-2:] == ["function_call", "completed"]
     assert set(kinds[:-2]) == {"text_delta"}
@@ -259,12 +341,45 @@ async def test_streamed_turn_with_a_function_call(settings, openai_standin):
     assert body["tools"] == [SEARCH_TOOL] and body["max_output_tokens"] == 900
 
 
+async def test_reasoning_summaries_become_events_when_asked_for(settings, openai_standin):
+    openai_standin.reply_text("Go early.", reasoning=["Weighing the queue.", "Mornings are quieter."])
+    openai_standin.reply_text("Go early.", reasoning=["Summaries the provider sent unasked."])
+    async with gateway(settings, openai_standin, openai_reasoning_summary="concise") as ai:
+        events = await collect(ai, tools=[], reasoning=True, turn_id="turn-1")
+        unasked = await collect(ai, tools=[])
+        rows = [dict(r) for r in await ai.usage.db.fetchall("SELECT turn_id, response_id FROM ai_usage ORDER BY rowid")]
+    assert openai_standin.requests[0].body["reasoning"] == {"summary": "concise"}
+    assert "reasoning" not in openai_standin.requests[1].body
+    kinds = [type(e) for e in events]
+    assert kinds[0] is ReasoningStart and kinds[-1] is Completed
+    starts = [e.id for e in events if isinstance(e, ReasoningStart)]
+    ends = [e for e in events if isinstance(e, ReasoningEnd)]
+    assert len(starts) == 2 and [e.id for e in ends] == starts
+    assert [e.text for e in ends] == ["Weighing the queue.", "Mornings are quieter."]
+    assert "".join(e.delta for e in events if isinstance(e, ReasoningDelta) and e.id == starts[0]) == \
+        "Weighing the queue."
+    assert kinds.index(TextDelta) > max(i for i, k in enumerate(kinds) if k is ReasoningEnd)
+    assert events[-1].text == "Go early." and events[-1].response_id == rows[0]["response_id"]
+    assert [type(e) for e in unasked].count(ReasoningEnd) == 1   # passed on whenever the provider sends them
+    assert rows[0]["turn_id"] == "turn-1" and rows[1]["turn_id"] is None
+    assert rows[0]["response_id"].startswith("resp_") and rows[0]["response_id"] != rows[1]["response_id"]
+
+
+async def test_structured_calls_record_the_turn_and_the_response_id(settings, openai_standin):
+    openai_standin.reply_json(GOOD)
+    async with gateway(settings, openai_standin) as ai:
+        await ask(ai, turn_id="msg-7")
+        row = await ai.usage.db.fetchone("SELECT turn_id, response_id FROM ai_usage")
+    assert row["turn_id"] == "msg-7" and row["response_id"].startswith("resp_")
+
+
 async def test_streamed_turn_text_only_and_incomplete(settings, openai_standin):
     openai_standin.reply_text("Day two looks relaxed.")
     openai_standin.reply_incomplete("Day two looks", reason="max_output_tokens")
     async with gateway(settings, openai_standin) as ai:
         first = await collect(ai, tools=[])
         second = await collect(ai, tools=[])
+        assert [r["status"] for r in await usage_rows(ai)] == ["completed", "failed"]  # a cut-off round failed
     assert first[-1].text == "Day two looks relaxed." and first[-1].status == "completed"
     assert "tools" not in openai_standin.requests[0].body
     assert second[-1].status == "incomplete" and second[-1].incomplete_reason == "max_output_tokens"
@@ -280,8 +395,64 @@ async def test_streamed_turn_failures_end_with_one_error_event(settings, openai_
         started = time.monotonic()
         slow = await collect(ai)
         assert time.monotonic() - started < 2
+        # 429: nothing spent; mid-stream error: unknown, the reservation stays; timeout: the same.
+        assert await usage_rows(ai) == [row("failed", (0, 0), feature="agent_chat"),
+                                        row("failed", (0, 0), reserved=900, feature="agent_chat"),
+                                        row("failed", (0, 0), reserved=900, feature="agent_chat")]
     assert rate_limited == [StreamFailed(503, "ai_provider_busy", rate_limited[0].message, rate_limited[0].usage)]
     assert [e.type for e in broken][-1] == "error" and broken[0].type == "text_delta"
     assert all("sk-" not in getattr(e, "message", "") for e in broken)
     assert slow[-1].type == "error" and slow[-1].code == "ai_timeout"
     assert sum(e.type == "error" for e in slow) == 1
+
+
+async def test_a_consumer_that_stops_early_closes_its_row(settings, openai_standin, capsys):
+    """Leaving a stream after its first event (or being cancelled mid-round)
+    closes the usage row at once and frees the slot for the next call."""
+    openai_standin.reply_text("A long answer " * 40, chunk_delay=0.05)
+    openai_standin.reply_text("A slow answer", delay=5)
+    openai_standin.reply_text("Fine.")
+    async with gateway(settings, openai_standin, ai_concurrent=1) as ai:
+        async with aclosing(ai.stream(feature="agent_ambient", user_id="u1", trip_id="t1", instructions="Hi.",
+                                      input="Hello", tools=[], max_output_tokens=500)) as events:
+            async for event in events:
+                assert event.type == "text_delta"
+                break
+        # Closed on leaving, before anything else runs; the reservation stays (the provider was working).
+        assert [(r["status"], r["reserved_output_tokens"]) for r in await usage_rows(ai)] == [("failed", 500)]
+
+        task = asyncio.ensure_future(collect(ai, tools=[]))
+        await asyncio.to_thread(openai_standin.wait_for_requests, 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [r["status"] for r in await usage_rows(ai)] == ["failed", "failed"]
+        assert (await collect(ai, tools=[]))[-1].text == "Fine."  # the one slot is free again
+        assert [r["status"] for r in await usage_rows(ai)] == ["failed", "failed", "completed"]
+    assert failures(capsys) == ["abandoned", "cancelled"]
+
+
+def test_openai_is_imported_only_when_an_ai_client_is_built(tmp_path):
+    """Cold start: a server without a key never imports the SDK (a fresh
+    interpreter, so other tests' imports cannot hide it)."""
+    script = f"""
+import sys
+from starlette.testclient import TestClient
+import app.ai, app.server
+from app.settings import Settings
+assert "openai" not in sys.modules, "imported with app.ai"
+settings = Settings(db_path={str(tmp_path / "w.db")!r}, uploads_dir={str(tmp_path / "up")!r})
+with TestClient(app.server.create_app(settings)) as client:
+    assert client.get("/api/config").status_code == 200
+    assert client.app.state.services.ai is None
+assert "openai" not in sys.modules, "imported by an app without a key"
+assert not any(name.startswith("opentelemetry") for name in sys.modules), "OpenTelemetry without an endpoint"
+with TestClient(app.server.create_app(settings.with_(openai_api_key="sk-test-cold-start-0000"))) as client:
+    assert client.app.state.services.ai is not None
+assert "openai" in sys.modules
+print("ok")
+"""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

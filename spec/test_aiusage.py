@@ -6,7 +6,7 @@ import asyncio
 import json
 import multiprocessing
 import queue as queue_module
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 import pytest
@@ -14,13 +14,14 @@ from pydantic import BaseModel
 
 # The racing processes (spawn) import this module, so its top level stays
 # light: the app, the SDK and the helpers are imported inside the tests that use them.
+from app.ai import AIError
 from app.aiusage import LIMIT_MESSAGE, AIUsage
 from app.db import Database
 from app.errors import Busy, Unavailable
 from app.settings import Settings
 from standins.openai_standin import TEST_KEY, ai_settings
 
-NOON = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
 
 
 class FakeClock:
@@ -43,8 +44,7 @@ async def open_usage(settings: Settings, clock=None) -> AIUsage:
 
 
 async def rows(usage: AIUsage) -> list[dict]:
-    db = await usage.db()
-    return [dict(r) for r in await db.fetchall("SELECT * FROM ai_usage ORDER BY rowid")]
+    return [dict(r) for r in await usage.db.fetchall("SELECT * FROM ai_usage ORDER BY rowid")]
 
 
 async def spend(usage: AIUsage, calls: int, tokens=(100, 50), feature="copilot") -> None:
@@ -67,7 +67,7 @@ async def test_daily_limit_holds_across_restarts(settings):
     clock = FakeClock()
     first = await open_usage(settings, clock)
     await spend(first, 2)
-    await (await first.db()).close()
+    await first.db.close()
 
     # A new Database on the same file: the counts come from SQLite, not memory.
     second = await open_usage(settings, clock)
@@ -76,7 +76,7 @@ async def test_daily_limit_holds_across_restarts(settings):
     assert refused.value.status == 503 and refused.value.code == "ai_limit"
     assert refused.value.message == LIMIT_MESSAGE
     assert len(await rows(second)) == 2  # a refused call writes no row
-    await (await second.db()).close()
+    await second.db.close()
 
 
 def test_limit_holds_in_a_restarted_app(settings):
@@ -107,7 +107,7 @@ def _race_worker(db_path: str, settings: Settings, now: float, barrier, results)
             except Unavailable:
                 return "limit"
         finally:
-            await (await usage.db()).close()
+            await usage.db.close()
 
     results.put(asyncio.run(main()))
 
@@ -122,7 +122,7 @@ def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, adm
     async def prepare():
         usage = await open_usage(settings)
         await spend(usage, taken)
-        await (await usage.db()).close()
+        await usage.db.close()
 
     anyio.run(prepare)
     ctx = multiprocessing.get_context("spawn")
@@ -146,7 +146,7 @@ def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, adm
     async def count():
         usage = await open_usage(settings)
         found = await rows(usage)
-        await (await usage.db()).close()
+        await usage.db.close()
         return found
 
     found = anyio.run(count)
@@ -164,7 +164,7 @@ async def test_concurrency_limit_is_busy_429(settings):
     assert busy.value.status == 429 and busy.value.code == "busy"
     await usage.finish(first, "completed", 10, 5)
     await usage.reserve("u3", "t1", "plan_day")  # a finished call frees its slot
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 @pytest.mark.anyio
@@ -184,7 +184,39 @@ async def test_expired_lease_is_closed_as_abandoned_and_frees_its_slot(settings,
     assert by_id[fresh.id]["status"] == "running"
     assert any(line["event"] == "AI_REQUEST_FAILED" and line["status"] == "abandoned"
                and line["id"] == crashed.id for line in log_lines(capsys))
-    await (await usage.db()).close()
+    await usage.db.close()
+
+
+def test_a_restart_abandons_the_earlier_process_calls_at_once(settings, capsys):
+    """One process owns the file: calls left running by a crashed process are
+    closed as abandoned when the next app starts, not when their leases end."""
+    from helpers import make_client
+
+    settings = settings.with_(ai_concurrent=2)
+
+    async def crash() -> list[str]:  # a process that died mid-call: its rows stay running
+        usage = AIUsage(await Database.open(settings.db_path), settings, boot_id="earlier-boot")
+        taken = [await usage.reserve("u1", "t1", "copilot"), await usage.reserve("u2", None, "agent_chat")]
+        await usage.db.close()
+        return [r.id for r in taken]
+
+    crashed = anyio.run(crash)
+    with make_client(settings) as client:
+        usage = client.app.state.services.aiusage
+        assert usage.boot_id != "earlier-boot"
+        found = {r["id"]: r for r in client.portal.call(rows, usage)}
+        assert [found[i]["status"] for i in crashed] == ["abandoned", "abandoned"]
+        assert [found[i]["reserved_output_tokens"] for i in crashed] == [settings.ai_max_output_tokens] * 2
+        # Both slots are free at once (the leases had over a minute to run).
+        mine = [client.portal.call(usage.reserve, "u3", None, "plan_day") for _ in range(2)]
+        with pytest.raises(Busy):
+            client.portal.call(usage.reserve, "u3", None, "plan_day")
+        # This process's own running calls are never abandoned.
+        assert client.portal.call(usage.abandon_earlier_boots) == 0
+        assert {r["id"] for r in client.portal.call(rows, usage) if r["status"] == "running"} == {m.id for m in mine}
+    abandoned = [line for line in log_lines(capsys) if line.get("status") == "abandoned"]
+    assert sorted(line["id"] for line in abandoned) == sorted(crashed)
+    assert {line["error"] for line in abandoned} == {"earlier_process"}
 
 
 @pytest.mark.anyio
@@ -206,7 +238,7 @@ async def test_reservations_count_until_real_counts_replace_them(settings):
     row = {r["id"]: r for r in await rows(usage)}[first.id]
     assert (row["input_tokens"], row["output_tokens"], row["reserved_output_tokens"]) == (500, 200, 0)
     assert row["status"] == "completed" and row["duration_ms"] == 0 and row["cost_usd"] == pytest.approx(0.0026)
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 @pytest.mark.anyio
@@ -215,12 +247,12 @@ async def test_cost_is_null_without_both_prices(settings):
     await spend(usage, 1)
     assert (await rows(usage))[0]["cost_usd"] is None
     assert (await usage.today_summary())["costUsd"] is None
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 @pytest.mark.anyio
 async def test_the_day_rolls_over_at_utc_midnight(settings):
-    clock = FakeClock(datetime(2026, 12, 10, 23, 59, 58, tzinfo=timezone.utc).timestamp())
+    clock = FakeClock(datetime(2026, 12, 10, 23, 59, 58, tzinfo=UTC).timestamp())
     usage = await open_usage(settings.with_(ai_daily_limit=1), clock)
     await spend(usage, 1)
     with pytest.raises(Unavailable):
@@ -233,7 +265,7 @@ async def test_the_day_rolls_over_at_utc_midnight(settings):
         ("2026-12-11", "agent_eval", 1), ("2026-12-10", "copilot", 1)]
     clock.advance(30 * 86400)  # older than 30 days drops out of the history
     assert await usage.last_30_days() == []
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 @pytest.mark.anyio
@@ -241,41 +273,39 @@ async def test_unknown_feature_is_a_programming_error(settings):
     usage = await open_usage(settings)
     with pytest.raises(ValueError):
         await usage.reserve("u1", None, "poetry")
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 # -- the guard with the real gateway ------------------------------------------
 
 
-def gateway(settings: Settings):
+def gateway(usage: AIUsage):
     from app.ai import AI
 
-    return AI(settings)
+    return AI(usage.settings, usage)
 
 
-
-async def guarded_call(usage: AIUsage, ai, question: str = "Is my day OK?") -> str:
-    async with usage.guard(user_id="u1", trip_id="t1", feature="copilot", max_output_tokens=800) as g:
-        result = await ai.call_structured(name="copilot_answer", schema_model=Reply, instructions="Answer.",
-                                          input=question, max_output_tokens=g.max_output_tokens)
-        g.record(result.input_tokens, result.output_tokens)
-        return result.output.answer
+async def guarded_call(ai, question: str = "Is my day OK?") -> str:
+    answer = await ai.structured(feature="copilot", user_id="u1", trip_id="t1", name="copilot_answer",
+                                 schema=Reply, instructions="Answer.", input=question, max_output_tokens=800)
+    return answer.answer
 
 
 @pytest.mark.anyio
 async def test_a_refused_call_never_reaches_the_provider(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_daily_limit=1)
-    usage, ai = await open_usage(settings), gateway(settings)
+    usage = await open_usage(settings)
+    ai = gateway(usage)
     openai_standin.reply_json({"answer": "First answer"})
     openai_standin.reply_json({"answer": "Second answer"})
     try:
-        assert await guarded_call(usage, ai) == "First answer"
+        assert await guarded_call(ai) == "First answer"
         with pytest.raises(Unavailable):
-            await guarded_call(usage, ai)
+            await guarded_call(ai)
         assert openai_standin.request_count == 1
     finally:
         await ai.close()
-        await (await usage.db()).close()
+        await usage.db.close()
     lines = log_lines(capsys)
     assert [line["event"] for line in lines] == ["AI_REQUEST_COMPLETED", "AI_LIMIT_REACHED"]
     assert lines[0]["inputTokens"] == 100 and lines[0]["outputTokens"] == 50
@@ -285,15 +315,16 @@ async def test_a_refused_call_never_reaches_the_provider(settings, openai_standi
 @pytest.mark.anyio
 async def test_busy_while_a_call_is_running_then_free(settings, openai_standin):
     settings = ai_settings(settings, openai_standin, ai_concurrent=1)
-    usage, ai = await open_usage(settings), gateway(settings)
+    usage = await open_usage(settings)
+    ai = gateway(usage)
     openai_standin.hold()
     openai_standin.reply_json({"answer": "Held answer"}, usage=(222, 11))
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(guarded_call, usage, ai)
+            tg.start_soon(guarded_call, ai)
             await anyio.to_thread.run_sync(openai_standin.wait_for_requests, 1)
             with pytest.raises(Busy):
-                await guarded_call(usage, ai)
+                await guarded_call(ai)
             openai_standin.release()
         assert openai_standin.request_count == 1
         [row] = await rows(usage)
@@ -301,20 +332,21 @@ async def test_busy_while_a_call_is_running_then_free(settings, openai_standin):
         assert row["reserved_output_tokens"] == 0
     finally:
         await ai.close()
-        await (await usage.db()).close()
+        await usage.db.close()
 
 
 @pytest.mark.anyio
 async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_concurrent=1, ai_timeout_ms=300)
-    usage, ai = await open_usage(settings), gateway(settings)
+    usage = await open_usage(settings)
+    ai = gateway(usage)
     openai_standin.fail(500)
     openai_standin.reply_json({"answer": "too late"}, delay=2)
     openai_standin.reply_text("not json at all", usage=(90, 9))
     try:
         for _ in range(3):
-            with pytest.raises(Exception):
-                await guarded_call(usage, ai)
+            with pytest.raises(AIError):
+                await guarded_call(ai)
     finally:
         await ai.close()
     found = await rows(usage)
@@ -325,24 +357,25 @@ async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin,
     lines = log_lines(capsys)
     assert [line["error"] for line in lines if line["event"] == "AI_REQUEST_FAILED"] == [
         "ai_provider_error", "ai_timeout", "ai_bad_output"]
-    await (await usage.db()).close()
+    await usage.db.close()
 
 
 @pytest.mark.anyio
 async def test_logs_never_hold_the_key_prompt_or_answer(settings, openai_standin, capsys):
     settings = ai_settings(settings, openai_standin, ai_daily_limit=2)
-    usage, ai = await open_usage(settings), gateway(settings)
+    usage = await open_usage(settings)
+    ai = gateway(usage)
     openai_standin.reply_json({"answer": "SECRET-ANSWER-TEXT"})
     openai_standin.fail(401)
     try:
-        await guarded_call(usage, ai, question="SECRET-PROMPT-TEXT")
-        with pytest.raises(Exception):
-            await guarded_call(usage, ai, question="SECRET-PROMPT-TEXT")
+        await guarded_call(ai, question="SECRET-PROMPT-TEXT")
+        with pytest.raises(AIError):
+            await guarded_call(ai, question="SECRET-PROMPT-TEXT")
         with pytest.raises(Unavailable):
-            await guarded_call(usage, ai, question="SECRET-PROMPT-TEXT")
+            await guarded_call(ai, question="SECRET-PROMPT-TEXT")
     finally:
         await ai.close()
-        await (await usage.db()).close()
+        await usage.db.close()
     captured = capsys.readouterr()
     output = captured.out + captured.err
     events = [json.loads(line)["event"] for line in captured.out.splitlines() if line.startswith("{")]

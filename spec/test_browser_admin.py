@@ -28,9 +28,9 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
 
         # One Copilot question: an AI call the usage page counts.
         panel = admin.locator("#side-panel")
-        panel.get_by_role("tab", name="Copilot").click()
+        panel.get_by_role("tab", name="This day").click()
         panel.get_by_label("Your question about this day").fill("Is this day realistic?")
-        panel.get_by_role("button", name="Ask Copilot").click()
+        panel.get_by_role("button", name="Ask", exact=True).click()
         panel.locator(".bubble", has_text="The day looks fine.").wait_for()
         shot(admin, "18-copilot")
 
@@ -85,6 +85,10 @@ def assert_looks_like_wayline(page) -> None:
     assert brand.evaluate("a => getComputedStyle(a).textDecorationLine") == "none"
 
 
+def limit_card(page, key: str):
+    return page.locator(f".admin-limit[data-limit={key}]")
+
+
 def whole_page_shot(page, name: str) -> None:
     """The page top to bottom (the harness's shot() is the viewport only)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -135,15 +139,12 @@ def test_admin_page_limit_states_and_a_busy_month(settings):
             page.locator("#admin-table tfoot").get_by_text("Total").wait_for()
             assert_looks_like_wayline(page)
 
-            def card(key):
-                return page.locator(f".admin-limit[data-limit={key}]")
-
-            assert "is-near" in card("calls").get_attribute("class")
-            assert "Near the limit" in card("calls").inner_text()
+            assert "is-near" in limit_card(page, "calls").get_attribute("class")
+            assert "Near the limit" in limit_card(page, "calls").inner_text()
             tokens = page.get_by_role("meter", name="Tokens")
             assert "limit reached" in tokens.get_attribute("aria-valuetext")
-            assert "Limit reached" in card("tokens").inner_text()
-            assert "is-ok" in card("running").get_attribute("class")
+            assert "Limit reached" in limit_card(page, "tokens").inner_text()
+            assert "is-ok" in limit_card(page, "running").get_attribute("class")
             colours = page.evaluate("""() => [...document.querySelectorAll('.admin-meter-fill')]
                 .map((fill) => getComputedStyle(fill).backgroundColor)""")
             assert colours == ["rgb(245, 158, 11)", "rgb(220, 38, 38)", "rgb(15, 118, 110)"]  # amber, red, teal

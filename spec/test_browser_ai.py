@@ -8,8 +8,9 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip, ui_signup
-from browser.scripts import proposing_responder, quiet_responder, tool_call
+from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop,
+                             ui_create_trip, ui_signup)
+from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, ai_settings, message_item
 
@@ -33,6 +34,8 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         dialog = page.get_by_role("dialog")
         dialog.get_by_role("searchbox").fill("Castelo")
         dialog.get_by_role("button", name="Search", exact=True).click()
+        dialog.locator(".place-pick", has_text="Castelo de São Jorge").wait_for()
+        assert dialog.locator(".osm-credit").count() == 0  # Google answered: no OpenStreetMap credit
         dialog.locator(".place-pick", has_text="Castelo de São Jorge").click()
         assert dialog.get_by_label("Name").input_value() == "Castelo de São Jorge"
         dialog.get_by_label("Set time (optional)").fill("10:00")
@@ -45,13 +48,14 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
 
         # Find places to eat: each suggestion applies on its own.
         panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Assistant").click()
+        panel.get_by_role("tab", name="This day").click()
         panel.get_by_label("Meal").select_option("lunch")
         panel.get_by_role("button", name="Find places to eat").click()
         first = panel.locator(".suggestion").first
         first.wait_for()
         name = first.locator("h4").inner_text()
         assert "check" in first.inner_text().lower()  # every food suggestion says to check allergies/diets
+        assert panel.locator(".osm-credit").count() == 0
         shot(page, "11-assistant-eat")
         first.get_by_role("button", name="Add to day").click()
         first.get_by_text("Added").wait_for()
@@ -65,13 +69,26 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         assert "only you can see" in panel.locator(".pref-section.private").inner_text()
         assert "every member of this trip" in panel.locator(".pref-section.shared").inner_text()
         shot(page, "12-preferences")
-        panel.get_by_role("button", name="Save my defaults").click()
-        page.get_by_text("Your defaults are saved").wait_for()
+        # Saving the trip's shared choices is choosing too: Optimize works after it.
+        panel.get_by_role("button", name="Save for everyone").click()
+        page.get_by_text("Saved the trip's shared choices").wait_for()
 
-        panel.get_by_role("tab", name="Assistant").click()
-        stops_before = page.locator(".timeline .stop").count()
+        panel.get_by_role("tab", name="This day").click()
         panel.get_by_role("button", name="Optimize my day").click()
         preview = panel.locator(".draft")
+        preview.wait_for(timeout=20_000)
+        # The day changes before Apply: one clear message, and Apply can no longer be pressed.
+        ui_add_stop(page, "Feira da Ladra", kind="activity", duration=45, lat=38.7150, lng=-9.1250)
+        panel.get_by_role("button", name="Apply Plan").click()
+        panel.locator(".draft .error-box").wait_for()
+        assert panel.locator(".draft .error-box").all_inner_texts() == [
+            "The day changed since this preview, so it cannot be applied. Optimize again for a fresh plan."]
+        assert panel.get_by_role("button", name="Apply Plan").is_disabled()
+        shot(page, "13a-optimize-stale")
+
+        stops_before = page.locator(".timeline .stop").count()
+        panel.get_by_role("button", name="Optimize my day").click()
+        panel.locator(".draft .error-box").wait_for(state="detached")
         preview.wait_for(timeout=20_000)
         text = preview.inner_text().lower()
         assert "before" in text and "after" in text
@@ -79,7 +96,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         shot(page, "13-optimize-preview")
         panel.get_by_role("button", name="Apply Plan").click()
         panel.get_by_text("Plan applied").wait_for()
-        page.wait_for_function(f"document.querySelectorAll('.timeline .stop').length === {stops_before + 1}")
+        page.wait_for_function(f"() => document.querySelectorAll('.timeline .stop').length === {stops_before + 1}")
         assert stop_times(page)["Castelo de São Jorge"][:1] == ("10:00",)  # the set time never moves
         shot(page, "14-optimize-applied")
         page.errors.check()
@@ -109,9 +126,9 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
         ui_add_stop(page, "Mosteiro dos Jerónimos", set_time="10:00", duration=90, lat=38.6979, lng=-9.2068)
 
         panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Agent").click()
+        panel.get_by_role("tab", name="Chat").click()
         panel.get_by_label("Message", exact=True).fill("@agent add Pastéis de Belém after the monastery")
-        assert "Goes to the agent" in panel.locator(".composer-hint").inner_text()
+        assert "Goes to the AI" in panel.locator(".composer-hint").inner_text()
         panel.get_by_role("button", name="Send").click()
 
         card = panel.locator(".tool-card.state-approval-requested")
@@ -144,7 +161,7 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
         card = page.locator(".sugg-card")
         card.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
-        assert "Agent suggestion" in card.inner_text()
+        assert "Suggestion from the AI" in card.inner_text()
         shot(page, "17-suggestion-card")
         ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))
         before = ocean.locator(".t-start").inner_text()
@@ -154,4 +171,26 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
             "(before) => { const s = [...document.querySelectorAll('.stop')]"
             ".find(x => x.querySelector('.stop-name').textContent.includes('Oceanário'));"
             " return s && s.querySelector('.t-start').textContent !== before; }", arg=before)
+        page.errors.check()
+
+
+def test_a_review_recommends_a_fix_that_applies_once(settings, openai_standin):
+    openai_standin.responder = recommending_responder
+    with live(offline(ai_settings(settings, openai_standin))) as server, chromium() as browser:
+        page = open_page(browser, server)
+        ui_signup(page, "alice", "Alice")
+        ui_create_trip(page, "Clash", start=soon(3), end=soon(3))
+        ui_add_stop(page, "Museu Nacional do Azulejo", set_time="10:00", duration=120, lat=38.7247, lng=-9.1135)
+        ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
+        panel = page.locator("#side-panel")
+        panel.get_by_role("tab", name="This day").click()
+        panel.get_by_role("button", name="Review this day").click()
+        apply = panel.locator(".copilot-log .btn-fix")
+        apply.wait_for()
+        assert apply.inner_text().startswith("Apply: ")
+        apply.click()
+        panel.locator(".copilot-log .pill", has_text="Applied").wait_for()
+        assert panel.locator(".copilot-log .btn-fix").count() == 0  # nothing left to press twice
+        page.locator(".stop[data-pinned=false]", has_text="Oceanário de Lisboa").wait_for()
+        shot(page, "18b-review-fix-applied")
         page.errors.check()

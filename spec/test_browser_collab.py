@@ -42,9 +42,13 @@ def test_second_member_sees_edit_and_chat_within_one_poll(settings, openai_stand
         bob.get_by_label("Display name (optional)").fill("Bob")
         bob.get_by_label("Password").fill(PASSWORD)
         bob.get_by_role("button", name="Create account").click()
+        # The invite page names the trip and who sent it; joining says so.
+        bob.get_by_role("heading", name="Alice invited you to “Lisbon with Bob”").wait_for()
+        bob.get_by_role("button", name="Join the trip").click()
         bob.locator(".day-view").wait_for()
+        bob.get_by_text("You joined “Lisbon with Bob”").wait_for()
         assert "Lisbon with Bob" in bob.locator(".rail-head").inner_text()
-        bob.locator("#tabpanel-agent").wait_for()  # the agent panel is open on a desktop when AI is on
+        bob.locator("#tabpanel-chat").wait_for()  # the AI panel opens on its chat on a desktop when AI is on
 
         # Alice edits; Bob sees it without reloading, within one poll.
         alice.locator(".rail-view", has_text="Itinerary").click()
@@ -58,13 +62,14 @@ def test_second_member_sees_edit_and_chat_within_one_poll(settings, openai_stand
         bob.get_by_role("button", name="Vote for Miradouro de Santa Luzia (1)").wait_for(timeout=ONE_POLL_S * 1000)
 
         # Alice writes in the shared timeline; Bob sees the message, and the edit's event line.
-        alice.locator("#tabpanel-agent").wait_for()
+        alice.locator("#tabpanel-chat").wait_for()
         alice.get_by_label("Message", exact=True).fill("Shall we start at the viewpoint?")
         alice.get_by_role("button", name="Send").click()
         alice.locator(".msg.mine", has_text="Shall we start at the viewpoint?").wait_for()
         waited = seen_within(bob, ".msg.from-member", "Shall we start at the viewpoint?", ONE_POLL_S)
         assert waited <= ONE_POLL_S
-        assert bob.locator(".msg.op-event", has_text="Miradouro de Santa Luzia").count() >= 1
+        assert bob.locator(".agent-log .op-event",
+                           has_text="Alice added “Miradouro de Santa Luzia” to Day 1").count() == 1
 
         # Bob answers; Alice sees it the same way.
         bob.get_by_label("Message", exact=True).fill("Yes, before it gets busy.")

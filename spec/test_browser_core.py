@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop, ui_create_trip,
-                             ui_signup)
+from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop,
+                             ui_create_trip, ui_signup)
 from standins.weather_standin import weather_settings
 
 pytestmark = pytest.mark.browser
@@ -45,17 +45,17 @@ def test_core_flow_on_desktop(settings, weather_standin):
         start, _, kind = times["Time Out Market"]
         assert kind == "auto" and start > "11:30"  # 11:30 + the travel leg
         assert page.locator(".leg .badge-estimate").count() == 2  # no Google: estimates, labelled
-        assert page.locator(".schematic .map-stop").count() == 3
+        page.wait_for_function("() => document.querySelectorAll('.map-canvas .leaflet-marker-icon').length === 3")
         page.locator("[data-testid=review-status]").wait_for()
         shot(page, "03-planner-day")
 
         # Without an OpenAI key the panel starts closed and says plainly that AI is off.
         assert page.locator("#side-panel.open").count() == 0
-        page.get_by_role("button", name="Assistant").first.click()
-        page.locator("#side-panel").get_by_role("tab", name="Agent").click()
-        page.get_by_text("AI is turned off on this server").first.wait_for()
+        page.get_by_role("button", name="AI help").first.click()
+        page.locator("#side-panel").get_by_role("tab", name="Chat").click()
+        page.locator("#tabpanel-chat").get_by_text("AI is turned off on this server").wait_for()
         shot(page, "03b-ai-off-panel")
-        page.get_by_role("button", name="Close the panel").click()
+        page.get_by_role("button", name="Close AI help").click()
 
         # Edit: pin the market at 13:00; Belém follows it.
         page.get_by_role("button", name="Edit Time Out Market").click()
@@ -73,7 +73,8 @@ def test_core_flow_on_desktop(settings, weather_standin):
         dialog.locator("input[type=file]").set_input_files(
             files=[{"name": "tickets.png", "mimeType": "image/png", "buffer": TINY_PNG}])
         dialog.get_by_label("Note").wait_for()
-        page.wait_for_function("document.querySelector('dialog textarea[name=note]').value.includes('/api/uploads/')")
+        page.wait_for_function("() => document.querySelector('dialog textarea[name=note]')"
+                               ".value.includes('/api/uploads/')")
         dialog.get_by_role("button", name="Save changes").click()
         page.locator(".stop .md img.note-img[alt='tickets.png']").wait_for()
 
@@ -106,9 +107,9 @@ def test_core_flow_on_desktop(settings, weather_standin):
         dialog.get_by_role("button", name="Save").click()
         page.locator(".day-heading", has_text="Sintra").wait_for()
         page.get_by_role("button", name="Add day").click()
-        page.wait_for_function("document.querySelectorAll('.rail .day-item').length === 3")
+        page.wait_for_function("() => document.querySelectorAll('.rail .day-item').length === 3")
         page.get_by_role("button", name="Move day 2 earlier").click()
-        page.wait_for_function("document.querySelector('.rail .day-item .day-title').textContent === 'Sintra'")
+        page.wait_for_function("() => document.querySelector('.rail .day-item .day-title').textContent === 'Sintra'")
 
         # Expenses with balances.
         page.locator(".rail-view", has_text="Expenses").click()
@@ -139,7 +140,7 @@ def test_default_poll_interval_is_12_seconds(settings):
         page = open_page(browser, server, poll_ms=None)
         ui_signup(page, "carol")
         ui_create_trip(page, "Porto", destination="Porto")
-        page.wait_for_function("document.documentElement.dataset.pollMs !== undefined")
+        page.wait_for_function("() => document.documentElement.dataset.pollMs !== undefined")
         assert page.evaluate("document.documentElement.dataset.pollMs") == "12000"
         page.errors.check()
 
@@ -168,12 +169,12 @@ def test_core_flow_on_a_phone(settings, weather_standin):
         stop_card(page, "Time Out Market").wait_for()
 
         # The panel is a bottom sheet opened from the bottom tabs.
-        page.locator(".mobile-tabs").get_by_role("button", name="Assistant").click()
+        page.locator(".mobile-tabs").get_by_role("button", name="AI help").click()
         page.locator(".side.open").wait_for()
         page.locator(".side").get_by_role("tab", name="Preferences").click()
         page.get_by_role("heading", name="This trip's shared choices").wait_for()
         shot(page, "phone-03-sheet")
-        page.locator(".side").get_by_role("button", name="Close the panel").click()
+        page.locator(".side").get_by_role("button", name="Close AI help").click()
 
         page.locator(".mobile-tabs").get_by_role("button", name="Expenses").click()
         page.get_by_role("button", name="Add expense").click()

@@ -68,6 +68,8 @@ def _op_case(name, t):
                         lambda x: any(st["setTime"] == "10:30" for d in x["days"] for st in d["stops"])),
         "move_stop": ({"stopId": s, "toDayId": days[1], "position": 0},
                       lambda x: x["days"][1]["stops"][0]["id"] == s),
+        "swap_stops": ({"stopId": s, "otherStopId": stops[-1]["id"]},
+                       lambda x: [st["id"] for d in x["days"] for st in d["stops"]][-1] == s),
         "delete_stop": ({"stopId": s}, lambda x: all(st["id"] != s for d in x["days"] for st in d["stops"])),
         "add_expense": ({"title": "Tram", "amountMinor": 300, "currency": "EUR", "paidBy": me},
                         lambda x: x["expenses"][-1]["title"] == "Tram"),
@@ -81,7 +83,8 @@ def _op_case(name, t):
 
 
 OP_ORDER = ["update_trip", "add_day", "update_day", "reorder_days", "insert_stop", "update_stop", "move_stop",
-            "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop", "delete_day"]
+            "swap_stops", "add_expense", "update_expense", "delete_expense", "set_trip_preferences", "delete_stop",
+            "delete_day"]
 
 
 def test_every_op_is_seen_by_the_next_read(client, trip):
@@ -89,7 +92,8 @@ def test_every_op_is_seen_by_the_next_read(client, trip):
     trip_id = trip["id"]
     for name in OP_ORDER:
         args, check = _op_case(name, read(client, trip_id)[2])
-        fresh_after(client, trip_id, lambda: op(client, trip_id, name, **args).raise_for_status(), check)
+        fresh_after(client, trip_id, lambda name=name, args=args: op(client, trip_id, name, **args).raise_for_status(),
+                    check)
 
 
 def test_social_member_and_preference_routes_are_seen_by_the_next_read(client, trip):
@@ -120,7 +124,8 @@ def test_social_member_and_preference_routes_are_seen_by_the_next_read(client, t
     assert status == 200 and _stop(seen)["votes"] == {"up": 1, "down": 1, "mine": 1}
 
     fresh_after(client, trip_id, lambda: client.patch(f"{base}/members/{bob['id']}", json={"role": "viewer"})
-                .raise_for_status(), lambda x: next(m for m in x["members"] if m["userId"] == bob["id"])["role"] == "viewer")
+                .raise_for_status(),
+                lambda x: next(m for m in x["members"] if m["userId"] == bob["id"])["role"] == "viewer")
     fresh_after(client, trip_id, lambda: client.delete(f"{base}/members/{bob['id']}").raise_for_status(),
                 lambda x: _stop(x)["votes"]["down"] == 0 and all(m["userId"] != bob["id"] for m in x["members"]))
     use(client, bob)

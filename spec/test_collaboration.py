@@ -34,7 +34,11 @@ def test_invite_lifecycle_expired_and_revoked_are_refused(client, settings):
     assert client.post("/api/invites/not-a-token/accept", json={}).status_code == 404
     assert client.get(f"/api/trips/{t}").status_code == 404
 
-    assert client.get(f"/api/invites/{invite['token']}").json()["data"]["tripTitle"] == "Lisbon"
+    shown = client.get(f"/api/invites/{invite['token']}").json()["data"]
+    # What the invite page names: the trip, who invited you, when and where.
+    assert shown["tripTitle"] == "Lisbon" and shown["role"] == "viewer"
+    assert shown["inviterName"] == owner["displayName"] and shown["startDate"] == "2026-12-10"
+    assert shown["destination"] == "Lisbon"
     accepted = client.post(f"/api/invites/{invite['token']}/accept", json={}).json()["data"]
     assert accepted == {"tripId": t, "role": "viewer", "joined": True}
     assert client.get(f"/api/trips/{t}").json()["data"]["role"] == "viewer"
@@ -67,7 +71,8 @@ def test_comments_and_votes(client):
     trip = new_trip(client)
     t = trip["id"]
     join(client, alice, t, bob)
-    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Tram 28").json()["data"]["trip"]["days"][0]["stops"][0]
+    r = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Tram 28")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]
     s = stop["id"]
     assert client.post(f"/api/trips/{t}/stops/{s}/comments", json={"body": "Go early!"}).status_code == 201
     assert client.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": 1}).json()["data"]["up"] == 1
@@ -99,7 +104,7 @@ def test_uploads_are_typed_from_bytes_and_capped(client, settings):
     assert served.status_code == 200 and served.headers["content-type"] == "image/png" and served.content == PNG
     assert served.headers["x-content-type-options"] == "nosniff"
 
-    assert upload(client, t, "notes.md", "# Day 1\n".encode()).json()["data"]["mediaType"] == "text/markdown"
+    assert upload(client, t, "notes.md", b"# Day 1\n").json()["data"]["mediaType"] == "text/markdown"
     assert upload(client, t, "a.pdf", b"%PDF-1.7\n...").json()["data"]["mediaType"] == "application/pdf"
     exe = upload(client, t, "photo.png", b"MZ\x90\x00\x03\x00\x00\x00")
     assert exe.status_code == 415 and exe.json()["error"]["code"] == "unsupported_type"
@@ -113,7 +118,8 @@ def test_uploads_are_typed_from_bytes_and_capped(client, settings):
     assert sneaky.status_code == 201
     assert sneaky.json()["data"]["filename"] == "passwd"
     assert "/etc" not in sneaky.json()["data"]["url"]
-    files = sorted(p.relative_to(settings.uploads_dir).parts[0] for p in Path(settings.uploads_dir).rglob("*") if p.is_file())
+    uploads = Path(settings.uploads_dir)
+    files = sorted(p.relative_to(uploads).parts[0] for p in uploads.rglob("*") if p.is_file())
     assert set(files) == {t}
     assert not (Path(settings.uploads_dir).parent / "etc").exists()
 

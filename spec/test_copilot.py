@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import httpx
+
 import pytest
 
+from app.ai_schema import strict_schema, with_choices
+from app.copilot import CopilotAnswer
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
+from standins.strict_schema import conforms, schema_problems
 from test_planner import NO_DEBOUNCE, ScriptedModel
 
 
@@ -61,15 +66,57 @@ def test_it_recommends_only_fixes_review_computed(env, model, settings):
     notes = [s["note"] for s in json.loads(facts.split("\n", 1)[1])["stops"]]
     assert all(len(n) <= 301 for n in notes), "notes are cut to 300 characters"
 
+    # The schema itself says which fix ids exist.
+    schema = request["text"]["format"]["schema"]
+    assert schema["properties"]["recommendedFixIds"]["items"] == {"type": "string", "enum": t["fixIds"]}
+    assert conforms(schema, {"answer": "a", "recommendedFixIds": [t["fixIds"][0]]})
+    assert not conforms(schema, {"answer": "a", "recommendedFixIds": ["x_madeup"]})
+
+
+def test_an_unknown_fix_id_is_dropped_and_the_answer_kept(env, model, settings, caplog):
+    signup(env)
+    t = day_with_a_duplicate(env)
+    # A provider that ignores the enum (an OpenAI-compatible endpoint without strict decoding).
     model.json("copilot_answer", {"answer": "Apply x_madeup.", "recommendedFixIds": [t["fixIds"][0], "x_madeup"]})
     r = ask(env, t, "Anything else?")
-    assert r.status_code == 502 and r.json()["error"]["code"] == "unknown_fix"
-    assert "did not compute" in r.json()["error"]["message"]
-    assert usage_rows(settings) == [("completed",), ("failed",)]
-    # A refused answer is not cached: the same question asks the model again.
-    model.json("copilot_answer", {"answer": "Nothing else.", "recommendedFixIds": []})
-    r = ask(env, t, "Anything else?")
-    assert r.status_code == 200 and r.json()["data"]["cached"] is False
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {"answer": "Apply x_madeup.", "recommendedFixIds": [t["fixIds"][0]], "cached": False}
+    assert usage_rows(settings) == [("completed",)]
+    assert any("dropped 1 recommended fix id" in m for m in caplog.messages)
+    assert not any("x_madeup" in m for m in caplog.messages)
+    # The kept answer is what the cache serves.
+    assert ask(env, t, "Anything else?").json()["data"]["recommendedFixIds"] == [t["fixIds"][0]]
+
+
+def test_a_day_without_fixes_sends_an_always_empty_list(env, model):
+    signup(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    op(env, trip["id"], "insert_stop", dayId=day, name="Castelo", lat=38.7139, lng=-9.1335)
+    model.json("copilot_answer", {"answer": "All good.", "recommendedFixIds": []})
+    r = env.post(f"/api/trips/{trip['id']}/days/{day}/copilot", json={"question": "Anything to fix?", "history": []})
+    assert r.status_code == 200 and r.json()["data"]["recommendedFixIds"] == []
+    schema = model.requests("copilot_answer")[0].body["text"]["format"]["schema"]
+    assert schema["properties"]["recommendedFixIds"]["items"] == {"type": "null"}
+    assert schema_problems(schema) == [], "a strict schema the real API accepts"
+    assert conforms(schema, {"answer": "a", "recommendedFixIds": []})
+    assert not conforms(schema, {"answer": "a", "recommendedFixIds": ["x_anything"]})
+
+
+def test_the_stand_in_refuses_a_schema_strict_mode_would_refuse(openai_standin):
+    """The check above is not vacuous: an empty enum is a 400 from the API (and the stand-in)."""
+    good = strict_schema(with_choices(CopilotAnswer, {"recommendedFixIds[]": ["x_1"]}))
+    bad = json.loads(json.dumps(good))
+    bad["properties"]["recommendedFixIds"]["items"]["enum"] = []
+    assert schema_problems(bad) == ["schema.recommendedFixIds.items: 'enum' must be a non-empty array"]
+    assert schema_problems({**good, "required": ["answer"]})
+    openai_standin.reply_json({"answer": "ok", "recommendedFixIds": []})
+    for schema, status in ((bad, 400), (good, 200)):
+        r = httpx.post(f"{openai_standin.url}/responses", json={
+            "model": "m", "input": "q", "text": {"format": {"type": "json_schema", "name": "copilot_answer",
+                                                            "schema": schema, "strict": True}}})
+        assert r.status_code == status, r.text
+    assert r.json()["status"] == "completed"
 
 
 def test_a_cached_answer_costs_nothing(env, model, settings):

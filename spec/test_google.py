@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -101,7 +101,7 @@ async def test_concurrent_identical_requests_share_one_call(tmp_path, google_sta
 
 @pytest.mark.anyio
 async def test_dated_hours_are_kept_only_until_the_end_of_the_day(tmp_path, google_standin):
-    noon = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc).timestamp()
+    noon = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
     clock = Clock(noon)
     async with google_env(tmp_path, google_standin, clock) as google:
         await google.place("ChIJ_tasca_esquina")
@@ -120,7 +120,7 @@ async def test_dated_hours_are_kept_only_until_the_end_of_the_day(tmp_path, goog
 
 @pytest.mark.anyio
 async def test_normalized_place_feeds_the_hours_rule(tmp_path, google_standin):
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     google_standin.today = today
     async with google_env(tmp_path, google_standin) as google:
         bar = await google.place("ChIJ_pensao_amor")
@@ -304,14 +304,18 @@ def test_provider_error_is_a_plain_503(gclient, google_standin):
     assert google_standin.key not in r.text
 
 
-def test_without_a_key_places_are_off_and_the_rest_works(client):
+def test_without_a_key_places_come_from_openstreetmap_and_its_outage_is_plain(client):
+    """No Google key: OpenStreetMap answers (here its servers are unreachable,
+    so every place route says so plainly and the rest works)."""
     signup(client)
     trip = new_trip(client)
-    assert client.app.state.services.google is None
-    for path in ("search?q=cafe", "nearby?lat=38.7&lng=-9.1", "ChIJ_oceanario"):
+    services = client.app.state.services
+    assert services.google is None and services.places.name == "osm"
+    assert client.get("/api/config").json()["data"]["placesProvider"] == "osm"
+    for path in ("search?q=cafe", "nearby?lat=38.7&lng=-9.1", "osm:node/123"):
         r = client.get(f"/api/trips/{trip['id']}/places/{path}")
         assert r.status_code == 503, path
-        assert r.json()["error"]["code"] == "places_unavailable"
-        assert "GOOGLE_MAPS_API_KEY" in r.json()["error"]["message"]
+        assert r.json()["error"] == {"code": "places_unavailable",
+                                     "message": "OpenStreetMap place search is unavailable right now"}
     assert client.get("/api/trips").status_code == 200
     assert client.get(f"/api/trips/{trip['id']}").status_code == 200

@@ -11,14 +11,32 @@ from app.routes.openapi import PARAM
 
 
 def test_config_key_set_is_pinned_and_holds_no_secret(settings):
-    secret_settings = settings.with_(openai_api_key="sk-test-abcdefghijklmnopqrstuvwxyz", google_maps_api_key="AIzaServerKeyServerKeyServerKey12345",
+    secret_settings = settings.with_(openai_api_key="sk-test-abcdefghijklmnopqrstuvwxyz",
+                                     google_maps_api_key="AIzaServerKeyServerKeyServerKey12345",
                                      google_maps_browser_key="browser-key")
     with make_client(secret_settings) as client:
         r = client.get("/api/config")
         data = r.json()["data"]
-        assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "limits"}
+        assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
+                             "mapAttribution", "limits"}
         assert data["googleMapsBrowserKey"] == "browser-key" and data["aiEnabled"] and data["placesEnabled"]
         assert "sk-test" not in r.text and "AIzaServer" not in r.text
+
+
+def test_map_tiles_default_to_openstreetmap_and_a_deployer_can_change_them(settings, tmp_path):
+    with make_client(settings) as client:
+        data = client.get("/api/config").json()["data"]
+        assert data["mapTilesUrl"] == "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+        assert "OpenStreetMap" in data["mapAttribution"]
+    from app.settings import Settings
+
+    env = {"WAYLINE_DB": str(tmp_path / "env.db"), "WAYLINE_UPLOADS": str(tmp_path / "up"),
+           "WAYLINE_MAP_TILES_URL": "https://tiles.example/{z}/{x}/{y}.png",
+           "WAYLINE_MAP_ATTRIBUTION": "© Example Maps"}
+    with make_client(Settings.from_env(env=env, dotenv=None)) as client:
+        data = client.get("/api/config").json()["data"]
+        assert data["mapTilesUrl"] == "https://tiles.example/{z}/{x}/{y}.png"
+        assert data["mapAttribution"] == "© Example Maps"
 
 
 def test_cross_site_posts_are_refused(client):

@@ -48,12 +48,12 @@ async def google_svc(tmp_path, standin):
     db = await Database.open(settings.db_path)
     try:
         async with httpx.AsyncClient(timeout=5) as http:
-            yield SimpleNamespace(google=Google(settings, http, db))
+            yield SimpleNamespace(places=Google(settings, http, db))
     finally:
         await db.close()
 
 
-NO_GOOGLE = SimpleNamespace(google=None)
+NO_GOOGLE = SimpleNamespace(places=None)
 
 # -- mode rules (no Google) -------------------------------------------------------
 
@@ -122,7 +122,7 @@ async def test_google_durations_are_used_and_labelled_google(tmp_path, google_st
         assert [leg.mode for leg in legs] == ["walk", "walk", "transit"]
         assert all(leg.source == "google" for leg in legs)
         for leg, (a, b), mode in zip(legs, [(MERCADO, BRASILEIRA), (BRASILEIRA, CASTELO), (CASTELO, OCEANARIO)],
-                                     ["WALK", "WALK", "TRANSIT"]):
+                                     ["WALK", "WALK", "TRANSIT"], strict=True):
             assert (leg.distance_m, leg.duration_s) == standin_leg(a, b, mode)
         assert google_standin.calls[ROUTES] == 3
         # Recomputing the day (every trip load does) costs nothing.

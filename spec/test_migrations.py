@@ -14,7 +14,8 @@ CORE_TABLES = {"app_settings", "users", "sessions", "trips", "members", "invites
 
 def schema(path: str) -> dict[str, list[str]]:
     with sqlite3.connect(path) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        tables = [r[0] for r in rows]
         return {t: [c[1] for c in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
 
 

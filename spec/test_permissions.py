@@ -33,7 +33,8 @@ MATRIX = {
 
 @pytest.fixture
 def world(client):
-    owner, editor, viewer, outsider, extra = (signup(client, n) for n in ("owner", "editor", "viewer", "outsider", "extra"))
+    names = ("owner", "editor", "viewer", "outsider", "extra")
+    owner, editor, viewer, outsider, extra = (signup(client, n) for n in names)
     use(client, owner)
     trip = new_trip(client)
     join(client, owner, trip["id"], editor, "editor")
@@ -103,5 +104,5 @@ def test_permissions_doc_lists_every_action():
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "permissions.md").read_text()
-    for action, statuses in MATRIX.items():
+    for action in MATRIX:
         assert action in doc, f"docs/permissions.md is missing {action!r}"

@@ -157,9 +157,11 @@ def test_preview_then_apply_equals_the_preview(env, model, settings):
     preview = draft["preview"]
     added = [s for s in preview["stops"] if s["added"]]
     assert [s["name"] for s in added] == ["Cervejaria Ramiro"]
-    assert added[0]["hours"]["fits"] is True and added[0]["meal"] in ("lunch", "afternoon_tea")
+    assert added[0]["before"] is None and added[0]["after"]["hours"]["fits"] is True
+    assert added[0]["meal"] in ("lunch", "afternoon_tea")
     pinned = next(s for s in preview["stops"] if s["stopId"] == t["pinned"])
-    assert pinned["before"] == pinned["after"] == {"startTime": "13:00", "endTime": "14:00"}
+    assert pinned["before"] == pinned["after"] == {"startTime": "13:00", "endTime": "14:00", "startMinutes": 780,
+                                                   "endMinutes": 840, "hours": None}
     assert trip_dto(env, t["id"])["version"] == version, "a preview changes nothing"
 
     r = env.post(f"/api/trips/{t['id']}/drafts/{draft['id']}/apply", json={})
@@ -420,7 +422,8 @@ def test_find_places_to_eat_and_apply_one(env, model, settings):
 def test_an_edited_time_that_fits_is_saved_as_a_set_time(env):
     signup(env)
     t = plan_trip(env)
-    pick = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"][0]
+    eat = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"})
+    pick = eat.json()["data"]["suggestions"][0]
     r = env.post(f"/api/trips/{t['id']}/drafts/{pick['draftId']}/apply", json={"startTime": "20:00", "durationMin": 90})
     assert r.status_code == 200, r.text
     added = next(s for s in r.json()["data"]["days"][0]["stops"] if s["placeId"] == pick["place"]["placeId"])
@@ -447,6 +450,7 @@ def test_a_place_already_on_the_day_is_never_a_candidate():
         Stop(id="a", day_id="d", position=0, kind="sight", name="Miradouro de Santa Luzia", lat=38.7117, lng=-9.1301),
         Stop(id="b", day_id="d", position=1, kind="food", name="Lunch", place_id="pl-1")])
     assert already_planned({"placeId": "pl-1", "name": "Somewhere", "lat": 38.0, "lng": -9.0}, day)
-    assert already_planned({"placeId": "pl-2", "name": "miradouro de santa luzia ", "lat": 38.7118, "lng": -9.1302}, day)
+    same_name_nearby = {"placeId": "pl-2", "name": "miradouro de santa luzia ", "lat": 38.7118, "lng": -9.1302}
+    assert already_planned(same_name_nearby, day)
     assert not already_planned({"placeId": "pl-3", "name": "Miradouro de Santa Luzia", "lat": 38.80, "lng": -9.20}, day)
     assert not already_planned({"placeId": "pl-4", "name": "Castelo", "lat": 38.7117, "lng": -9.1301}, day)

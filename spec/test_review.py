@@ -4,7 +4,8 @@ clean day, and every fix it offers applies cleanly through the ops endpoint
 
 from __future__ import annotations
 
-from datetime import date
+import time
+from datetime import date, datetime, UTC
 
 import pytest
 
@@ -13,6 +14,7 @@ from app.review import material_risks, review_day
 from app.trips.model import Day, Expense, Stop, Trip
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings
+from standins.weather_standin import weather_settings
 
 TRIP_DATE = "2026-12-10"   # a Thursday
 A, B, C, D = (38.700, -9.140), (38.710, -9.130), (38.700, -9.130), (38.710, -9.140)
@@ -165,8 +167,9 @@ def test_a_restaurant_closed_at_its_computed_time(settings, google_standin):
         def scenario():
             trip = new_trip(client)
             day = trip["days"][0]["id"]
-            # Lunch computed at ~14:45 at a place that closes 15:00 for its midday break.
-            add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=345)
+            # Lunch computed at ~14:15 at a place that closes 15:00 for its midday break.
+            add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=180)
+            add(client, trip["id"], day, "Sé", (38.7098, -9.1335), durationMin=120)
             add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
                 placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60)
             return trip["id"], day
@@ -176,13 +179,24 @@ def test_a_restaurant_closed_at_its_computed_time(settings, google_standin):
         closed = [f for f in result["findings"] if f["kind"] == "closed"]
         assert len(closed) == 1 and closed[0]["severity"] == "problem", result
         assert "15:00" in closed[0]["message"]
-        set_time = [f for f in closed[0]["fixes"] if f["op"] == "update_stop"]
-        assert set_time and set_time[0]["args"]["setTime"] == "19:00"
-        for index in range(len(closed[0]["fixes"])):
-            trip_id, day_id = scenario()
-            fix = next(f for f in review(client, trip_id, day_id)["findings"] if f["kind"] == "closed")["fixes"][index]
-            assert op(client, trip_id, fix["op"], **fix["args"]).status_code == 200
-            assert "closed" not in kinds(review(client, trip_id, day_id))
+        # 19:00 would fit the hours but make it a lunch at dinner time: not offered.
+        assert [f["op"] for f in closed[0]["fixes"]] == ["move_stop"], closed
+        assert closed[0]["fixes"][0]["args"]["position"] == 1 and "before “Sé”" in closed[0]["fixes"][0]["label"]
+        fix = closed[0]["fixes"][0]
+        assert op(client, trip_id, fix["op"], **fix["args"]).status_code == 200
+        assert review(client, trip_id, day_id) == {"status": "ok", "findings": []}
+
+        # Before it opens: the first start that fits becomes the set time.
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        add(client, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=135)
+        add(client, trip["id"], day, "Tasca da Esquina", (38.7131, -9.1601), kind="food",
+            placeId="ChIJ_tasca_esquina", meal="lunch", durationMin=60)
+        [finding] = review(client, trip["id"], day)["findings"]
+        assert finding["kind"] == "closed" and finding["fixes"][0]["args"] == {
+            "stopId": finding["stopIds"][0], "setTime": "12:00"}
+        assert op(client, trip["id"], "update_stop", **finding["fixes"][0]["args"]).status_code == 200
+        assert review(client, trip["id"], day) == {"status": "ok", "findings": []}
 
         # Silent when the same lunch starts at noon.
         trip = new_trip(client)
@@ -244,3 +258,46 @@ def test_material_risks_include_budget_inconsistencies():
     risks = {f.kind: f for f in material_risks(before, after)}
     assert set(risks) == {"expense_unlinked", "currency_mismatch"}
     assert risks["expense_unlinked"].fixes[0].op == "delete_expense"
+
+
+def test_the_review_reads_the_forecast_and_every_stops_hours(settings, google_standin, weather_standin):
+    """Through the route: places from Google (cache), weather from Open-Meteo (cache). The stand-in
+    forecasts rain (70 %) for 2026-12-10 and dry days (10 %) after it."""
+    today = date(2026, 12, 1)
+    weather_standin.today = google_standin.today = today
+    clock = lambda: datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp()  # noqa: E731
+    with make_client(weather_settings(google_settings(settings, google_standin), weather_standin),
+                     clock=clock) as client:
+        signup(client)
+        trip = new_trip(client, days=3)
+        d1, d2 = trip["days"][0]["id"], trip["days"][1]["id"]
+        add(client, trip["id"], d1, "Breakfast", (38.7110, -9.1400), durationMin=60)
+        add(client, trip["id"], d1, "Miradouro de Santa Luzia", (38.7117, -9.1301), placeId="ChIJ_miradouro_luzia")
+        add(client, trip["id"], d2, "Coffee", (38.7200, -9.1200), durationMin=60)
+        add(client, trip["id"], d2, "Museu Nacional do Azulejo", (38.7247, -9.1135), placeId="ChIJ_museu_azulejo")
+        result = review(client, trip["id"], d1)
+        [finding] = result["findings"]
+        assert finding["kind"] == "weather" and finding["severity"] == "warning" and result["status"] == "warning"
+        assert "70 % chance of rain" in finding["message"]
+        assert [(f["op"], f["args"].get("toDayId")) for f in finding["fixes"]] == [("move_stop", d2),
+                                                                                  ("swap_stops", None)]
+        assert weather_standin.calls["/v1/forecast"] == 1
+        review(client, trip["id"], d1)
+        assert weather_standin.calls["/v1/forecast"] == 1, "the forecast is cached"
+        fix = finding["fixes"][1]
+        assert op(client, trip["id"], fix["op"], **fix["args"]).status_code == 200
+        assert review(client, trip["id"], d1) == review(client, trip["id"], d2) == {"status": "ok", "findings": []}
+
+
+def test_a_slow_weather_service_never_holds_the_review_up(settings, weather_standin, monkeypatch):
+    import app.planner.context as context
+
+    monkeypatch.setattr(context, "WEATHER_WAIT_S", 0.3)
+    weather_standin.delay("/v1/forecast", 5)
+    with make_client(weather_settings(settings, weather_standin)) as client:
+        signup(client)
+        trip_id, day_id = clean(client)
+        started = time.monotonic()
+        assert review(client, trip_id, day_id) == {"status": "ok", "findings": []}
+        assert time.monotonic() - started < 3
+        assert weather_standin.calls["/v1/forecast"] == 1, "it was asked, and not waited for"

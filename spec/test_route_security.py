@@ -7,6 +7,8 @@ caller 401, and malformed bodies get a 4xx, never a 500."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from starlette.routing import Route
 
@@ -30,7 +32,7 @@ def world(settings, openai_standin, google_standin):
         name = upload["url"].rsplit("/", 1)[1]
         params = {"tripId": t, "dayId": day, "stopId": stop_id, "name": name, "userId": owner["id"],
                   "op": "add_day", "draftId": "0" * 16, "suggestionId": "0" * 16, "inviteId": "0" * 16,
-                  "placeId": "ChIJ-castle", "token": "x"}
+                  "placeId": "ChIJ-castle", "token": "x", "messageId": "0" * 16}
         yield {"client": client, "owner": owner, "outsider": outsider, "params": params, "openai": openai_standin}
 
 
@@ -42,6 +44,7 @@ def trip_routes(app):
 
 
 def fill(path: str, params: dict) -> str:
+    path = re.sub(r"{(\w+):\w+}", r"{\1}", path)  # {placeId:path} -> {placeId}
     for key, value in params.items():
         path = path.replace("{" + key + "}", value)
     assert "{" not in path, f"test does not know a parameter of {path}"

@@ -14,7 +14,7 @@ import threading
 import httpx
 import pytest
 
-from app import members
+from app import legs, members
 from app.errors import NotFound
 from app.server import create_app
 from app.trips import store
@@ -40,7 +40,12 @@ def from_scratch(client, trip_id, user_id) -> bytes:
     with sqlite3.connect(svc.settings.db_path) as conn:
         conn.row_factory = sqlite3.Row
         fresh = read_state(conn, trip_id)
-    return member_bytes(build_view(svc, fresh, fresh.trip, None), user_id, fresh.role_of(user_id))
+
+    async def every_days_legs() -> dict:   # from the provider (on the app's loop), none reused
+        return {d.id: await legs.day_legs(svc, d.stops, fresh.trip.prefs) for d in fresh.trip.days}
+
+    view = build_view(svc, fresh, fresh.trip, None, client.portal.call(every_days_legs))
+    return member_bytes(view, user_id, fresh.role_of(user_id))
 
 
 def random_op(rng: random.Random, trip: dict, me: str) -> tuple[str, dict]:
@@ -112,8 +117,8 @@ def test_a_failed_transaction_leaves_memory_as_committed(settings, monkeypatch):
             raise sqlite3.OperationalError("disk I/O error")
 
         monkeypatch.setattr(store, "append_message_row", broken)
-        with pytest.raises(sqlite3.OperationalError):
-            op(client, trip["id"], "insert_stop", dayId=day, name="Lost")
+        failed = op(client, trip["id"], "insert_stop", dayId=day, name="Lost")
+        assert failed.status_code == 503 and failed.json()["error"]["code"] == "storage_unavailable"
         monkeypatch.undo()
         assert services(client).trips.cached(trip["id"]).trip == stored(settings, trip["id"])
         assert client.get(f"/api/trips/{trip['id']}").json()["data"] == before

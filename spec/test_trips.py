@@ -35,7 +35,8 @@ def test_every_op_bumps_the_version_once_and_logs_an_event(client, settings):
         version += 1
     assert client.get(f"/api/trips/{t}").json()["data"]["version"] == version
     with sqlite3.connect(settings.db_path) as conn:
-        events = conn.execute("SELECT op, source, role FROM agent_messages WHERE trip_id = ? ORDER BY seq", (t,)).fetchall()
+        events = conn.execute("SELECT op, source, role FROM agent_messages WHERE trip_id = ? ORDER BY seq",
+                              (t,)).fetchall()
     assert [e[0] for e in events] == [s[0] for s in steps]
     assert {e[1] for e in events} == {"operation"}
 
@@ -71,15 +72,35 @@ def test_computed_times_follow_day_start_durations_and_legs(client):
     assert d["stops"][3]["startTime"] == f"11:{30 + travel:02d}"
 
 
-def test_stops_carry_minutes_from_their_days_midnight_past_1440_after_midnight(client):
+def test_times_past_midnight_carry_minutes_above_1440(client):
     signup(client)
     trip = new_trip(client)
     t, day = trip["id"], day_of(trip)["id"]
-    op(client, t, "update_day", dayId=day, startTime="23:00")
-    op(client, t, "insert_stop", dayId=day, name="Late show", durationMin=90)
-    d = day_of(op(client, t, "insert_stop", dayId=day, name="Night bus", durationMin=30).json()["data"]["trip"])
-    assert [(s["startTime"], s["endTime"], s["startMinutes"], s["endMinutes"]) for s in d["stops"]] == [
-        ("23:00", "00:30", 1380, 1470), ("00:30", "01:00", 1470, 1500)]
+    op(client, t, "update_day", dayId=day, startTime="22:30")
+    op(client, t, "insert_stop", dayId=day, name="Bar", durationMin=90)
+    r = op(client, t, "insert_stop", dayId=day, name="Club", durationMin=120)
+    stops = day_of(r.json()["data"]["trip"])["stops"]
+    assert [(s["startTime"], s["endTime"], s["startMinutes"], s["endMinutes"]) for s in stops] == [
+        ("22:30", "00:00", 1350, 1440), ("00:00", "02:00", 1440, 1560)]
+    # Ordered and measured by minutes: no "23 h 59 min short" gap before a stop after midnight.
+    assert stops[1]["startMinutes"] - stops[0]["endMinutes"] == 0
+
+
+def test_swap_stops_exchanges_day_and_position(client):
+    signup(client)
+    trip = new_trip(client)
+    t, (d0, d1) = trip["id"], (d["id"] for d in trip["days"])
+    op(client, t, "insert_stop", dayId=d0, name="Park")
+    op(client, t, "insert_stop", dayId=d0, name="Cafe")
+    r = op(client, t, "insert_stop", dayId=d1, name="Museum")
+    ids = {s["name"]: s["id"] for d in r.json()["data"]["trip"]["days"] for s in d["stops"]}
+    r = op(client, t, "swap_stops", stopId=ids["Park"], otherStopId=ids["Museum"])
+    assert r.status_code == 200 and r.json()["data"]["summary"] == "Swapped “Park” (Day 2) and “Museum” (Day 1)"
+    days = r.json()["data"]["trip"]["days"]
+    assert [[s["name"] for s in d["stops"]] for d in days] == [["Museum", "Cafe"], ["Park"]]
+    same = op(client, t, "swap_stops", stopId=ids["Park"], otherStopId=ids["Park"])
+    assert same.status_code == 422 and same.json()["error"]["field"] == "otherStopId"
+    assert op(client, t, "swap_stops", stopId=ids["Park"], otherStopId="nope").status_code == 404
 
 
 def test_set_time_is_pinned_and_clearing_it_recomputes(client):
@@ -220,7 +241,8 @@ def test_trip_etag_changes_with_votes_and_answers_304_when_unchanged(client):
     signup(client)
     trip = new_trip(client)
     t = trip["id"]
-    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="A").json()["data"]["trip"]["days"][0]["stops"][0]
+    r = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="A")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]
     first = client.get(f"/api/trips/{t}")
     etag = first.headers["etag"]
     again = client.get(f"/api/trips/{t}", headers={"If-None-Match": etag})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import httpx
 import pytest
@@ -23,7 +23,7 @@ LISBON = (38.7223, -9.1393)
 
 class Clock:
     def __init__(self, day: date):
-        self.now = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc).timestamp()
+        self.now = datetime(day.year, day.month, day.day, 12, tzinfo=UTC).timestamp()
 
     def __call__(self) -> float:
         return self.now
@@ -153,7 +153,7 @@ async def test_timeout_is_unavailable(tmp_path, weather_standin):
 
 
 def test_trip_weather_route(settings, weather_standin):
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     with make_client(weather_settings(settings, weather_standin)) as client:
         signup(client)
         trip = new_trip(client, days=3, startDate=(today + timedelta(days=1)).isoformat())
@@ -180,7 +180,7 @@ def test_trip_weather_route(settings, weather_standin):
 
 def test_trip_weather_failure_is_a_plain_503(settings, weather_standin):
     weather_standin.fail(FORECAST, status=502)
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     with make_client(weather_settings(settings, weather_standin)) as client:
         signup(client)
         trip = new_trip(client, days=1, startDate=today.isoformat())

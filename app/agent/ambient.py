@@ -9,6 +9,10 @@ the model (`is_addressed {addressed}`, feature agent_ambient) for the rest.
 An ambient reply uses read tools only and its own prompt, which does not
 offer writes: when a change is needed it asks the member to continue with
 @agent in the agent panel (the chat stream, where writes can be approved).
+
+A message that asks for street view (grounding.py) is always addressed and
+answered by the application, without a model call. Every reply records the
+member message it answers as its turn id (and so do its model calls).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from contextlib import aclosing
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,7 +29,7 @@ from ..services import Services
 from ..social import insert_comment
 from ..trips import store
 from ..trips.model import Trip
-from . import files, timeline, tools
+from . import files, grounding, timeline, tools
 from .chat import instructions_for
 
 log = logging.getLogger("wayline.agent")
@@ -95,15 +100,37 @@ def heuristic(text: str, previous_role: str | None) -> bool | None:
 
 
 async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts: list[dict]) -> tuple[bool, dict]:
-    """Append a member's plain message; schedule the ambient decision. Returns
-    (addressed right now: an explicit @agent, the stored row)."""
+    """Append a member's plain message; schedule the ambient decision (or the
+    street-view answer). Returns (addressed right now: an explicit @agent or a
+    street-view request, the stored row)."""
     mention = mentions_agent(text)
+    street_view = grounding.parse(text)
     async with svc.db.write() as tx:
         previous = await timeline.latest_role(tx, trip_id)
         row = await timeline.append(tx, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
                                     actor_user_id=user["id"], actor_name=user["displayName"])
+    if street_view is not None:
+        svc.background.spawn(_street_view_reply(svc, trip_id, row, street_view), name=f"agent-street-{row['id']}")
+        return True, row
     svc.background.spawn(_maybe_reply(svc, trip_id, user, row, previous), name=f"agent-ambient-{row['id']}")
     return mention, row
+
+
+async def street_view_parts(svc: Services, trip_id: str, request: grounding.Request) -> list[dict]:
+    async with svc.db.read() as conn:
+        trip = await store.load(conn, trip_id)
+    result = await grounding.ground(svc, trip, request)
+    log.info("street view for message in trip %s: %s", trip_id, result.outcome)
+    return grounding.reply_parts(result)
+
+
+async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: grounding.Request) -> None:
+    try:
+        parts = await street_view_parts(svc, trip_id, request)
+        await timeline.append_message(svc, trip_id, role="assistant", parts=parts, source=row["source"],
+                                      actor_name=AGENT_NAME, turn_id=row["id"])
+    except Exception:
+        log.exception("street view reply to %s failed", row["id"])
 
 
 async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previous: str | None) -> None:
@@ -117,12 +144,12 @@ async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previ
         async with svc.db.read() as conn:
             trip = await store.load(conn, trip_id)
         items = await _recent_items(svc, trip_id, row["seq"])
-        reply = await read_only_reply(svc, trip, user, items)
+        reply = await read_only_reply(svc, trip, user, items, turn_id=row["id"])
         if reply:
             await timeline.append_message(svc, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
-                                          source=row["source"], actor_name=AGENT_NAME)
+                                          source=row["source"], actor_name=AGENT_NAME, turn_id=row["id"])
     except AppError as exc:
-        log.info("ambient reply skipped: %s", exc.code)
+        log.info("ambient reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:
         log.exception("ambient reply failed")
 
@@ -133,13 +160,11 @@ async def _ask_addressed(svc: Services, trip_id: str, user: dict, row: dict) -> 
         "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 8", (trip_id, row["seq"]))
     lines = [{"from": "assistant" if r["role"] == "assistant" else (r["actor_name"] or "member"),
               "text": timeline.text_of(json.loads(r["parts_json"]))[:500]} for r in reversed(recent)]
-    async with svc.aiusage.guard(user_id=user["id"], trip_id=trip_id, feature="agent_ambient",
-                                 max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS) as guard:
-        result = await svc.ai.call_structured(
-            name="is_addressed", schema_model=IsAddressed, instructions=ADDRESSED_INSTRUCTIONS,
-            input=json.dumps({"messages": lines}, ensure_ascii=False), max_output_tokens=guard.max_output_tokens)
-        guard.record(result.input_tokens, result.output_tokens)
-    return result.output.addressed
+    answer = await svc.ai.structured(
+        feature="agent_ambient", user_id=user["id"], trip_id=trip_id, name="is_addressed", schema=IsAddressed,
+        instructions=ADDRESSED_INSTRUCTIONS, input=json.dumps({"messages": lines}, ensure_ascii=False),
+        max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS, turn_id=row["id"])
+    return answer.addressed
 
 
 async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
@@ -171,8 +196,9 @@ async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: st
     return items
 
 
-async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "") -> str:
-    """A reply with read tools only, one usage guard (agent_ambient) per round."""
+async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
+                          turn_id: str | None = None) -> str:
+    """A reply with read tools only, one guarded model round (agent_ambient) per step."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
     instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
@@ -180,19 +206,17 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
         calls = []
-        async with svc.aiusage.guard(user_id=user["id"], trip_id=trip.id, feature="agent_ambient",
-                                     max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS) as guard:
-            async for event in svc.ai.stream_turn(instructions=instructions, input=items, tools=specs,
-                                                  max_output_tokens=guard.max_output_tokens):
+        async with aclosing(svc.ai.stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
+                                          instructions=instructions, input=items, tools=specs,
+                                          max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS, turn_id=turn_id)) as events:
+            async for event in events:
                 if event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
-                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     if event.text:
                         texts.append(event.text)
                         items.append({"role": "assistant", "content": event.text})
                 elif event.type == "error":
-                    guard.fail(event.code)
                     return "\n\n".join(texts).strip()
         if not calls:
             break
@@ -223,20 +247,26 @@ async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict,
 
 async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
     try:
-        async with svc.db.read() as conn:
-            trip = await store.load(conn, trip_id)
-        day, stop = trip.stop(stop_id)
-        items = await _recent_items(svc, trip_id, row["seq"], stop_id=stop_id)
-        extra = (f"\n\nThis conversation is the comment thread of the stop {stop.name!r} (id {stop.id}) on "
-                 f"{trip.day_date(day)}; answer about that stop, in a few sentences of plain text.")
-        reply = await read_only_reply(svc, trip, user, items, extra)
+        street_view = grounding.parse(timeline.text_of(json.loads(row["parts_json"])))
+        if street_view is not None:
+            parts = await street_view_parts(svc, trip_id, street_view)
+            reply = timeline.text_of(parts)  # the comment keeps the text; the timeline row the card too
+        else:
+            async with svc.db.read() as conn:
+                trip = await store.load(conn, trip_id)
+            day, stop = trip.stop(stop_id)
+            items = await _recent_items(svc, trip_id, row["seq"], stop_id=stop_id)
+            extra = (f"\n\nThis conversation is the comment thread of the stop {stop.name!r} (id {stop.id}) on "
+                     f"{trip.day_date(day)}; answer about that stop, in a few sentences of plain text.")
+            reply = await read_only_reply(svc, trip, user, items, extra, turn_id=row["id"])
+            parts = [{"type": "text", "text": reply}]
         if not reply:
             return
         async with svc.db.write() as tx:
-            await timeline.append(tx, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
-                                  source="stop_comment", stop_id=stop_id, actor_name=AGENT_NAME)
+            await timeline.append(tx, trip_id, role="assistant", parts=parts, source="stop_comment",
+                                  stop_id=stop_id, actor_name=AGENT_NAME, turn_id=row["id"])
             await insert_comment(tx, trip_id, stop_id, None, AGENT_NAME, reply[:4000])
     except AppError as exc:
-        log.info("stop comment reply skipped: %s", exc.code)
+        log.info("stop comment reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:
         log.exception("stop comment reply failed")

@@ -9,12 +9,20 @@ turn runs in a tracked background task that feeds a queue the response
 drains. If the client goes away mid-stream the task still finishes and
 persists the assistant message (shutdown drains it).
 
-Per model round (at most AI_MAX_TOOL_STEPS): one usage guard (agent_chat),
-text streamed as it comes, then each function call: read tools run at once
-and the loop continues; write tools (from TRIP_OPS) are validated against
-the trip, signed (approvals.py) and end the turn with `tool-approval-request`.
-Approved writes of a continuation are applied in order on one aggregate in
-ONE `apply_ops` call and each is echoed as `{ok, summary, trip}`.
+Per model round (at most AI_MAX_TOOL_STEPS): one guarded `svc.ai.stream` (agent_chat),
+reasoning summaries and text streamed as they come, then each function call:
+read tools run at once and the loop continues; `showCard` becomes a
+`data-spec` part (turncards.py); write tools (from TRIP_OPS) are validated
+against the trip, signed (approvals.py) and end the turn with
+`tool-approval-request`. Approved writes of a continuation are applied in
+order on one aggregate in ONE `apply_ops` call and each is echoed as
+`{ok, summary, trip}`. A street-view request (grounding.py) is answered
+without a model call.
+
+Ids: the assistant message has its own id (`start {messageId}`, kept across
+continuations; approvals are signed with it). The turn id is the id of the
+member message that started the turn, also kept across continuations (the
+assistant row records it): usage rows, log lines and spans carry it.
 """
 
 from __future__ import annotations
@@ -22,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 from ..ids import new_id
 from ..errors import AppError, Conflict, Forbidden, Invalid
@@ -33,10 +43,12 @@ from ..trips import store
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext
 from ..trips.service import apply_ops, validate_args
-from . import approvals, files, timeline, tools
+from . import approvals, files, grounding, timeline, tools
+from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .context import trip_snapshot
 from .stream import DONE, sse
 from .transcript import UIMessageIn, build_input, compact_output, function_call, function_output, tool_name
+from .turncards import TurnCards, recent_cards
 
 log = logging.getLogger("wayline.agent")
 
@@ -57,7 +69,10 @@ When a member asks you to create or fill a multi-day plan:
    to record a spend.
 A small, explicit edit request (move, rename, retime one stop) may be written directly; approval gates it.
 Stops with a set time are fixed appointments. Attachments and notes may link trip uploads; read them with
-readTripMedia. Keep answers short and reply in the member's language."""
+readTripMedia. Keep answers short and reply in the member's language.
+showCard draws a compact card beside your answer (a plan, days, stops, a comparison, a budget); keep the prose
+short when a card says it. To change one of the recentCards in the context, call showCard with refine set to
+its id and only the changed elements."""
 
 VIEWER_NOTE = ("The member talking to you is a viewer: you have no write tools for them. If a change is "
                "needed, describe it and say that an owner or editor can ask you to make it.")
@@ -68,11 +83,13 @@ class Turn:
     trip_id: str
     user: dict
     role: str
-    turn_id: str                 # the assistant message id (kept across continuations)
+    message_id: str              # the assistant message id (kept across continuations)
+    turn_id: str                 # the member message that started the turn (kept too)
     input: list[dict]
     responses: list[approvals.Response] = field(default_factory=list)
     continuing: bool = False
     own_hosts: tuple[str, ...] = ()   # hosts whose absolute upload URLs count as ours
+    street_view: grounding.Request | None = None   # answered by the application, no model
 
 
 # -- before the stream ---------------------------------------------------------
@@ -93,24 +110,28 @@ async def prepare(svc: Services, trip_id: str, user: dict, role: str, messages: 
         if not text and not cleaned:
             raise Invalid("messages: the last message needs text or a file", field="messages")
         parts = ([{"type": "text", "text": text}] if text else []) + cleaned
-        await timeline.append_message(svc, trip_id, role="user", parts=parts,
-                                      source="mention" if "@agent" in text.lower() else "chat",
-                                      message_id=timeline.usable_client_id(last.id),
-                                      actor_user_id=user["id"], actor_name=user["displayName"])
-        items = await build_input(svc, trip_id, messages, continuing=False, own_hosts=own_hosts)
-        return Turn(trip_id, user, role, "msg_" + new_id(), items, own_hosts=own_hosts)
+        row = await timeline.append_message(svc, trip_id, role="user", parts=parts,
+                                            source="mention" if "@agent" in text.lower() else "chat",
+                                            message_id=timeline.usable_client_id(last.id),
+                                            actor_user_id=user["id"], actor_name=user["displayName"])
+        street_view = grounding.parse(text)
+        items = [] if street_view else await build_input(svc, trip_id, messages, continuing=False,
+                                                         own_hosts=own_hosts)
+        return Turn(trip_id, user, role, "msg_" + new_id(), row["id"], items, own_hosts=own_hosts,
+                    street_view=street_view)
     if last.role != "assistant":
         raise Invalid("messages: the last message must be the member's or the assistant turn to continue",
                       field="messages")
     responded = [p for p in last.parts if tool_name(p) and p.get("state") == "approval-responded"]
-    turn_id = timeline.usable_client_id(last.id)
-    if not responded or turn_id is None:
+    message_id = timeline.usable_client_id(last.id)
+    if not responded or message_id is None:
         raise Invalid("messages: nothing to continue (no approval responses)", field="messages")
     if role == "viewer":
         raise Forbidden("Only owners and editors can approve or deny changes to the trip")
-    responses = [await approvals.redeem(svc, trip_id, turn_id, p, user["id"]) for p in responded]
+    responses = [await approvals.redeem(svc, trip_id, message_id, p, user["id"]) for p in responded]
     items = await build_input(svc, trip_id, messages, continuing=True, own_hosts=own_hosts)
-    return Turn(trip_id, user, role, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
+    turn_id = await timeline.turn_of(svc, trip_id, message_id) or message_id
+    return Turn(trip_id, user, role, message_id, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
 
 
 # -- applying approved writes -------------------------------------------------------
@@ -181,10 +202,13 @@ class _Emitter:
         self.queue.put_nowait(sse(type_, **fields))
 
 
-async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, base: str) -> str:
+async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, base: str,
+                           cards: list[dict] | None = None) -> str:
     prefs = await effective(svc.db, user["id"], trip.id)
     context = {"today": timeline.now_dt(svc).date().isoformat(), "member": {"name": user["displayName"], "role": role},
                "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
+    if cards:
+        context["recentCards"] = cards
     note = f"\n\n{VIEWER_NOTE}" if role == "viewer" else ""
     return f"{base}{note}\n\nContext (JSON):\n{json.dumps(context, ensure_ascii=False)}"
 
@@ -192,7 +216,7 @@ async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, bas
 def stream(svc: Services, turn: Turn) -> AsyncIterator[bytes]:
     """Start the turn in the background; the returned iterator is the body."""
     emit = _Emitter()
-    svc.background.spawn(_run(svc, turn, emit), name=f"agent-chat-{turn.turn_id}")
+    svc.background.spawn(_run(svc, turn, emit), name=f"agent-chat-{turn.message_id}")
 
     async def body() -> AsyncIterator[bytes]:
         while True:
@@ -206,30 +230,59 @@ def stream(svc: Services, turn: Turn) -> AsyncIterator[bytes]:
 
 async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
     base_parts: list[dict] = []
-    try:
-        if turn.continuing:
-            base_parts = await timeline.stored_parts(svc, turn.trip_id, turn.turn_id) or []
-        emit("start", messageId=turn.turn_id)
-        if turn.responses:
-            await _settle_approvals(svc, turn, emit, base_parts)
-        if turn.responses and all(r.error is not None for r in turn.responses):
-            reason = "stop"  # only refused approvals: nothing new for the model, no model call
+    with svc.telemetry.span("wayline.agent.turn", **{
+            "wayline.trip_id": turn.trip_id, "wayline.turn_id": turn.turn_id,
+            "wayline.message_id": turn.message_id, "wayline.continuation": turn.continuing}):
+        try:
+            if turn.continuing:
+                base_parts = await timeline.stored_parts(svc, turn.trip_id, turn.message_id) or []
+            emit("start", messageId=turn.message_id)
+            if turn.street_view is not None:
+                reason = await _street_view(svc, turn, emit)
+            else:
+                if turn.responses:
+                    await _settle_approvals(svc, turn, emit, base_parts)
+                if turn.responses and all(r.error is not None for r in turn.responses):
+                    reason = "stop"  # only refused approvals: nothing new for the model, no model call
+                else:
+                    reason = await _loop(svc, turn, emit)
+            emit("finish", finishReason=reason)
+        except Exception as exc:  # never leave the client hanging; never leak internals
+            log.exception("agent chat turn %s failed", turn.turn_id)
+            emit("error", errorText=exc.message if isinstance(exc, AppError) else "The agent failed. Please try again.")
+            emit("finish", finishReason="error")
+        finally:
+            # Stored before [DONE]: a client that continues (or reads the history)
+            # right after the stream ends finds the message.
+            parts = base_parts + emit.parts
+            if parts:
+                try:
+                    await asyncio.shield(timeline.upsert_assistant(svc, turn.trip_id, turn.message_id, parts,
+                                                                   turn_id=turn.turn_id))
+                except Exception:
+                    log.exception("agent chat turn %s: could not persist the assistant message", turn.turn_id)
+            emit.queue.put_nowait(DONE)
+            emit.queue.put_nowait(None)
+
+
+async def _street_view(svc: Services, turn: Turn, emit: _Emitter) -> str:
+    """An explicit street-view request: the application's answer, no model call."""
+    async with svc.db.read() as conn:
+        trip = await store.load(conn, turn.trip_id)
+    result = await grounding.ground(svc, trip, turn.street_view)
+    log.info("agent turn %s: street view %s", turn.turn_id, result.outcome)
+    emit("start-step")
+    for part in grounding.reply_parts(result):
+        if part["type"] == "text":
+            text_id = f"txt_{turn.message_id}_sv"
+            emit("text-start", id=text_id)
+            emit("text-delta", id=text_id, delta=part["text"])
+            emit("text-end", id=text_id)
         else:
-            reason = await _loop(svc, turn, emit)
-        emit("finish", finishReason=reason)
-    except Exception as exc:  # never leave the client hanging; never leak internals
-        log.exception("agent chat turn failed")
-        emit("error", errorText=exc.message if isinstance(exc, AppError) else "The agent failed. Please try again.")
-        emit("finish", finishReason="error")
-    finally:
-        emit.queue.put_nowait(DONE)
-        emit.queue.put_nowait(None)
-        parts = base_parts + emit.parts
-        if parts:
-            try:
-                await asyncio.shield(timeline.upsert_assistant(svc, turn.trip_id, turn.turn_id, parts))
-            except Exception:
-                log.exception("agent chat: could not persist the assistant message")
+            emit(part["type"], id=part["id"], data=part["data"])
+        emit.parts.append(part)
+    emit("finish-step")
+    return "stop"
 
 
 async def _settle_approvals(svc: Services, turn: Turn, emit: _Emitter, base_parts: list[dict]) -> None:
@@ -274,8 +327,10 @@ async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
     async with svc.db.read() as conn:
         trip = await store.load(conn, turn.trip_id)
     can_write = turn.role != "viewer"
-    specs = tools.read_tool_specs() + (tools.write_tool_specs() if can_write else [])
-    instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS)
+    specs = tools.read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
+    offered = await recent_cards(svc, trip)
+    cards = TurnCards(trip, offered)
+    instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
     working = trip.snapshot()  # proposed writes of this turn are checked in order on one copy
     for step in range(svc.settings.ai_max_tool_steps):
         emit("start-step")
@@ -286,7 +341,17 @@ async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
         waiting = more = False
         for call in calls:
             name = call.name
-            if name in tools.READ_TOOLS:
+            if name == SHOW_CARD:
+                # No tool chunks: the card itself is the message's data-spec part.
+                part, output = cards.show(call.arguments)
+                if part is not None:
+                    emit("data-spec", id=part["id"], data=part["data"])
+                    emit.parts.append(part)
+                turn.input += [call.as_input_item(), function_output(call.call_id, output)]
+                # A card that was drawn whole needs no answer; a refused or trimmed one is
+                # reported back so the model can fix it.
+                more |= not output.get("shown") or bool(output.get("dropped"))
+            elif name in tools.READ_TOOLS:
                 emit("tool-input-start", toolCallId=call.call_id, toolName=name)
                 emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
                 result = await tools.run_read_tool(svc, trip, name, call.arguments, turn.own_hosts)
@@ -332,7 +397,7 @@ async def _propose_write(svc: Services, turn: Turn, emit: _Emitter, working: Tri
         emit("tool-input-error", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments), errorText=error)
         turn.input += [call.as_input_item(), function_output(call.call_id, {"error": error})]
         return False
-    approval = await approvals.issue(svc, turn.trip_id, turn.turn_id, call.call_id, name, shown, turn.user["id"])
+    approval = await approvals.issue(svc, turn.trip_id, turn.message_id, call.call_id, name, shown, turn.user["id"])
     emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=shown)
     emit("tool-approval-request", approvalId=approval, toolCallId=call.call_id)
     emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "state": "approval-requested",
@@ -345,37 +410,72 @@ async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: 
     """One streamed model round. Returns the function calls, and a finish
     reason when the turn must end now (error, cut off)."""
     text_id, text, calls, reason = None, [], [], None
+    reasoning = _Reasoning(emit, f"rsn_{turn.message_id}_{step}")
     try:
-        async with svc.aiusage.guard(user_id=turn.user["id"], trip_id=turn.trip_id, feature="agent_chat",
-                                     max_output_tokens=CHAT_MAX_OUTPUT_TOKENS) as guard:
-            async for event in svc.ai.stream_turn(instructions=instructions, input=turn.input, tools=specs,
-                                                  max_output_tokens=guard.max_output_tokens):
+        async with aclosing(svc.ai.stream(feature="agent_chat", user_id=turn.user["id"], trip_id=turn.trip_id,
+                                          instructions=instructions, input=turn.input, tools=specs,
+                                          max_output_tokens=CHAT_MAX_OUTPUT_TOKENS, turn_id=turn.turn_id,
+                                          reasoning=True)) as events:
+            async for event in events:
                 if event.type == "text_delta":
                     if text_id is None:
-                        text_id = f"txt_{turn.turn_id}_{step}_{len(emit.parts)}"
+                        text_id = f"txt_{turn.message_id}_{step}_{len(emit.parts)}"
                         emit("text-start", id=text_id)
                     emit("text-delta", id=text_id, delta=event.delta)
                     text.append(event.delta)
+                elif event.type in ("reasoning_start", "reasoning_delta", "reasoning_end"):
+                    reasoning.on(event)
                 elif event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
-                    guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     if event.status == "incomplete":
                         reason = "length"
                 elif event.type == "error":
-                    guard.fail(event.code)
-                    if event.usage is not None:
-                        guard.record(event.usage.input_tokens, event.usage.output_tokens)
                     emit("error", errorText=event.message)
                     reason = "error"
     except AppError as exc:  # usage limit or busy: refused before the provider was called
         emit("error", errorText=exc.message)
         reason = "error"
+    reasoning.close_open()
     if text_id is not None:
         emit("text-end", id=text_id)
         emit.parts.append({"type": "text", "text": "".join(text)})
         turn.input.append({"role": "assistant", "content": "".join(text)})
     return calls, reason
+
+
+class _Reasoning:
+    """Reasoning summaries of one round as `reasoning-start/-delta/-end`
+    chunks, each kept as a `{type: "reasoning", text}` part (never given
+    back to the model: transcript.py replays text and tool parts only)."""
+
+    def __init__(self, emit: _Emitter, prefix: str) -> None:
+        self.emit, self.prefix = emit, prefix
+        self.open: dict[str, tuple[str, list[str]]] = {}   # provider id -> (our chunk id, text so far)
+        self.count = 0
+
+    def on(self, event) -> None:
+        if event.type == "reasoning_start" and event.id not in self.open:
+            self.count += 1
+            self.open[event.id] = (f"{self.prefix}_{self.count}", [])
+            self.emit("reasoning-start", id=self.open[event.id][0])
+        elif event.type == "reasoning_delta" and event.id in self.open:
+            self.open[event.id][1].append(event.delta)
+            self.emit("reasoning-delta", id=self.open[event.id][0], delta=event.delta)
+        elif event.type == "reasoning_end" and event.id in self.open:
+            self._end(event.id, event.text)
+
+    def _end(self, provider_id: str, text: str | None = None) -> None:
+        chunk_id, pieces = self.open.pop(provider_id)
+        self.emit("reasoning-end", id=chunk_id)
+        text = text or "".join(pieces)
+        if text.strip():
+            self.emit.parts.append({"type": "reasoning", "text": text})
+
+    def close_open(self) -> None:
+        """A round that ended mid-summary (an error) still closes what it opened."""
+        for provider_id in list(self.open):
+            self._end(provider_id)
 
 
 STORED_OUTPUT_CHARS = 8000

@@ -2,7 +2,8 @@
 
 Ids are included so the model can name them in tool calls (the server checks
 every id it gets back). Times are the server's computed schedule (estimated
-legs, no I/O). Notes are truncated; they may link trip uploads, which the
+legs, no I/O): "00:30 (+1)" after midnight, with the minutes from the day's
+midnight beside them. Notes are truncated; they may link trip uploads, which the
 model can read with `readTripMedia`.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..trips.model import Trip
-from ..trips.schedule import day_schedule, to_hhmm
+from ..trips.schedule import clock_label, day_schedule
 
 NOTE_CHARS = 300
 MAX_STOPS_SHOWN = 40
@@ -37,7 +38,8 @@ def trip_snapshot(trip: Trip) -> dict[str, Any]:
             stops.append({k: v for k, v in {
                 "id": stop.id, "kind": stop.kind, "name": stop.name, "placeId": stop.place_id,
                 "lat": stop.lat, "lng": stop.lng, "setTime": stop.set_time, "durationMin": stop.duration_min,
-                "meal": stop.meal, "start": to_hhmm(slot.start), "end": to_hhmm(slot.end),
+                "meal": stop.meal, "start": clock_label(slot.start), "end": clock_label(slot.end),
+                "startMinutes": slot.start, "endMinutes": slot.end,
                 "travelMinBefore": slot.travel_min or None, "note": _note(stop.note),
             }.items() if v is not None})
         days.append({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title or None,

@@ -1,12 +1,14 @@
 """Proactive suggestions: evaluate members' edits, approve or dismiss patches.
 
 Evaluation (an op listener, debounced per trip): after a member's op the
-review rules (`app.review.material_risks`) look for a NEW material risk. Only
+review rules (`app.review.material_risks`, with the trip's places and weather
+loaded as the review route loads them) look for a NEW material risk. Only
 then is the model asked for an `intervention_decision`, so a benign edit costs
-nothing and a burst of edits costs one call. The model chooses; the server
-owns the facts: the patch it may pick is one of the fixes review computed
-(copied exactly), or an op of PATCH_OPS that validates and applies to the
-current trip; anything else is dropped.
+nothing and a burst of edits costs one call. The forecast watch
+(app/agent/watch.py) asks the same way when a risk appears without an edit.
+The model chooses; the server owns the facts: the patch it may pick is one of
+the fixes review computed (copied exactly), or an op of PATCH_OPS that
+validates and applies to the current trip; anything else is dropped.
 
 - shouldNotify, confidence >= AI_PROACTIVE_THRESHOLD, a usable patch:
   an assistant message and a pending suggestion (members see a toast);
@@ -38,9 +40,11 @@ from ..trips import store
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext
 from ..trips.service import OpEvent, apply_ops, validate_args
+from ..planner.context import stop_places, trip_weather
 from . import timeline
 from .timeline import iso, now_dt
 from .context import trip_snapshot
+from .watch import remember_seen
 
 log = logging.getLogger("wayline.agent")
 
@@ -90,11 +94,13 @@ class InterventionDecision(BaseModel):
 
 
 EVAL_INSTRUCTIONS = """You watch a shared trip plan for a small group and speak up only for MATERIAL planning risks:
-impossible timing, duplicate or conflicting stops, weather or season conflicts, avoidable backtracking,
-and inconsistent budget entries. Style, taste and minor inefficiencies are not material: stay quiet.
+impossible timing, duplicate or conflicting stops, a stop its opening hours rule out, weather or season conflicts,
+avoidable backtracking, and inconsistent budget entries. Style, taste and minor inefficiencies are not material:
+stay quiet.
 
-You get the trip, the edit a member just made, and the risks the server's rules found that are NEW after
-that edit, each with fixes the server computed and verified (exact registry operations).
+You get the trip, the edit a member just made (or, with no edit, a note that the forecast or the opening hours
+changed), and the risks the server's rules found that are NEW, each with fixes the server computed and verified
+(exact registry operations).
 Answer with intervention_decision:
 - shouldNotify: true only if a member should hear about this now.
 - severity: low | medium | high; confidence: 0..1 that this is a real problem worth interrupting for.
@@ -111,11 +117,11 @@ def _as_dict(finding: Any) -> dict:
     return finding.to_json() if hasattr(finding, "to_json") else dict(finding)
 
 
-def new_risks(before: Trip, after: Trip) -> list[dict]:
+def new_risks(before: Trip, after: Trip, places: dict | None = None, weather: dict | None = None) -> list[dict]:
     """Material risks present after the edit and not before (review rules, no I/O)."""
     from ..review import material_risks
 
-    return [_as_dict(f) for f in material_risks(before, after)]
+    return [_as_dict(f) for f in material_risks(before, after, places=places, weather=weather)]
 
 
 def offered_fixes(risks: list[dict]) -> list[dict]:
@@ -216,25 +222,35 @@ class Evaluator:
         svc = self.svc
         async with svc.db.read() as conn:
             after = await store.load(conn, trip_id)
+        # The facts the review route sees: every stop's place (the cache), the weather.
+        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()]),
+                                               trip_weather(svc, after))
         # Pure CPU (review simulates its fixes): off the event loop.
-        risks = await asyncio.to_thread(new_risks, burst.before, after)
+        risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
         if not risks:
             return
+        if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id):
+            await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
+
+    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> bool:
+        """Ask the model about new material risks (feature `agent_eval`, under
+        the AI limits) and record what it decided; False when the trip moved
+        on meanwhile (nothing recorded). Raises AppError when the limits or
+        the provider refuse."""
         fixes = offered_fixes(risks)
-        payload = {"trip": trip_snapshot(after), "edit": burst.summaries[-12:], "newRisks": [
+        payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
              "fixes": [f for f in r.get("fixes", []) if f.get("op") in PATCH_OPS]} for r in risks]}
-        async with svc.aiusage.guard(user_id=burst.actor_id, trip_id=trip_id, feature="agent_eval",
-                                     max_output_tokens=EVAL_MAX_OUTPUT_TOKENS) as guard:
-            result = await svc.ai.call_structured(
-                name="intervention_decision", schema_model=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
-                input=json.dumps(payload, ensure_ascii=False), max_output_tokens=guard.max_output_tokens)
-            guard.record(result.input_tokens, result.output_tokens)
-        await self.record(after, result.output, choose_patch(result.output, fixes, after))
+        decision = await self.svc.ai.structured(
+            feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
+            schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
+            input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
+        return await self.record(trip, decision, choose_patch(decision, fixes, trip))
 
-    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> None:
+    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> bool:
+        """Store the decision; False when the trip moved on since it was read."""
         if not decision.shouldNotify:
-            return
+            return True
         svc = self.svc
         threshold = svc.settings.ai_proactive_threshold
         reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
@@ -242,7 +258,7 @@ class Evaluator:
         async with svc.db.write() as tx:
             version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
             if not version or version[0][0] != trip.version:
-                return  # the trip moved on; the edit that moved it gets its own evaluation
+                return False  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and patch is not None:
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
@@ -266,6 +282,7 @@ class Evaluator:
                                              {"type": "data-observation", "data": {
                                                  "severity": decision.severity, "confidence": decision.confidence,
                                                  "quiet": True}}])
+        return True
 
 
 # -- approve and dismiss ---------------------------------------------------------

@@ -17,7 +17,7 @@ import json
 import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ..errors import NotFound
@@ -33,7 +33,7 @@ CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def now_dt(svc: Services) -> datetime:
     """Now on the services clock (tests inject one to expire suggestions)."""
-    return datetime.fromtimestamp((svc.clock or time.time)(), timezone.utc)
+    return datetime.fromtimestamp((svc.clock or time.time)(), UTC)
 
 
 # -- DTOs ---------------------------------------------------------------------
@@ -186,12 +186,13 @@ def usable_client_id(value: Any) -> str | None:
 
 async def append(conn, trip_id: str, *, role: str, parts: list, source: str, message_id: str | None = None,
                  actor_user_id: str | None = None, actor_name: str | None = None,
-                 stop_id: str | None = None) -> dict:
+                 stop_id: str | None = None, turn_id: str | None = None) -> dict:
     """Append a row on an open write transaction; returns the row dict.
 
     With a client id that this trip already holds, nothing is written and the
     stored row is returned (no duplicates on continuation or retry). An id
-    taken by another trip is never reused: the row gets a fresh server id."""
+    taken by another trip is never reused: the row gets a fresh server id.
+    `turn_id` (agent answers): the member message the answer belongs to."""
     if message_id is not None:
         rows = await conn.execute_fetchall(
             f"SELECT trip_id, {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
@@ -199,9 +200,22 @@ async def append(conn, trip_id: str, *, role: str, parts: list, source: str, mes
             if rows[0]["trip_id"] == trip_id:
                 return dict(rows[0])
             message_id = None
-    return await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
-                                      actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
-                                      message_id=message_id)
+    row = await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
+                                     actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
+                                     message_id=message_id)
+    if turn_id is not None:
+        await _set_turn(conn, row["id"], turn_id)
+    return row
+
+
+async def _set_turn(conn, message_id: str, turn_id: str) -> None:
+    await conn.execute("UPDATE agent_messages SET turn_id = ? WHERE id = ?", (turn_id, message_id))
+
+
+async def turn_of(svc: Services, trip_id: str, message_id: str) -> str | None:
+    """The turn an agent answer belongs to (None: unknown, e.g. a message from before turn ids)."""
+    return await svc.db.fetchval("SELECT turn_id FROM agent_messages WHERE id = ? AND trip_id = ?",
+                                 (message_id, trip_id))
 
 
 async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
@@ -211,21 +225,25 @@ async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
 
 
 async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: list, *,
-                           source: str = "chat") -> dict | None:
+                           source: str = "chat", turn_id: str | None = None) -> dict | None:
     """Store an assistant turn's parts under its id. A continuation of the same
     turn replaces the parts and moves the row to a new seq, so pollers (who
     ask for seq > after) see the updated message; clients merge by id."""
     async with svc.db.write() as tx:
-        return await _upsert(tx, trip_id, message_id, parts, source)
+        return await _upsert(tx, trip_id, message_id, parts, source, turn_id)
 
 
-async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str) -> dict | None:
+async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str,
+                  turn_id: str | None) -> dict | None:
     rows = await conn.execute_fetchall("SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
     if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
         return None  # never overwrite someone else's row
     if not rows:
-        return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
-                                          actor_name="Wayline agent", message_id=message_id)
+        row = await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
+                                         actor_name="Wayline agent", message_id=message_id)
+        if turn_id is not None:
+            await _set_turn(conn, message_id, turn_id)
+        return row
     conn.touch(trip_id, "timeline")
     seq = (await conn.execute_fetchall(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]

@@ -10,7 +10,8 @@ tool with nullable fields gets, generated from the op's model like the rest.
 Ops whose arguments cannot be expressed strictly (free-form share maps) are
 offered non-strict.
 
-Read tools never change a trip: Google place search, nearby, details, routes
+Read tools never change a trip: place search, nearby, details, routes (from the
+places provider: Google or OpenStreetMap)
 and lodging (Places with type lodging; no scraping), Open-Meteo weather, and
 `readTripMedia` for this trip's uploads (files.py; never fetched over the
 network).
@@ -25,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ..ai import strict_schema
-from ..errors import AppError, Invalid
+from ..ai_schema import strict_schema
+from ..errors import AppError, Invalid, Unavailable
 from ..legs import estimate
 from ..services import Services
 from ..trips.model import Trip
@@ -52,7 +53,8 @@ class PlaceNearby(ToolArgs):
     lng: float = Field(ge=-180, le=180)
     radiusM: int | None = Field(default=None, ge=50, le=50_000, description="Search radius in metres; null: 1500")
     types: list[str] | None = Field(default=None,
-                                    description="Google Places Table A types, e.g. ['restaurant', 'museum']")
+                                    description="Place types (Google Places Table A names), "
+                                                "e.g. ['restaurant', 'museum']")
 
 
 class PlaceDetail(ToolArgs):
@@ -87,13 +89,22 @@ class ReadTripMedia(ToolArgs):
 
 
 READ_TOOLS: dict[str, tuple[type[ToolArgs], str]] = {
-    "placeSearch": (PlaceSearch, "Search Google Places by text. Use it before proposing any place."),
+    "placeSearch": (PlaceSearch, "Search places by text. Use it before proposing any place."),
     "placeNearby": (PlaceNearby, "Places near a point, optionally of some types."),
-    "placeDetail": (PlaceDetail, "Details of one Google place: address, rating, price level, opening hours."),
+    "placeDetail": (PlaceDetail, "Details of one place: address, rating, price level, opening hours."),
     "routes": (Routes, "Travel time and distance between two points in one mode."),
     "checkWeather": (CheckWeather, "Daily weather for trip dates: forecast when near, typical values otherwise."),
-    "lodgingSearch": (LodgingSearch, "Hotels and other lodging from Google Places."),
+    "lodgingSearch": (LodgingSearch, "Hotels and other lodging near a point or matching a query."),
     "readTripMedia": (ReadTripMedia, "Read a file uploaded to this trip (text, image or PDF) by its upload URL."),
+}
+
+
+# What each read tool does, in words for people: tool cards and errors use
+# these, never the tool's name.
+READ_TOOL_ACTIONS = {
+    "placeSearch": "search for places", "placeNearby": "look for places nearby", "placeDetail": "look up a place",
+    "routes": "work out the travel time", "checkWeather": "check the weather",
+    "lodgingSearch": "search for places to stay", "readTripMedia": "read a file",
 }
 
 
@@ -166,11 +177,13 @@ def parse_arguments(raw: str, op_name: str | None = None) -> dict:
 @dataclass
 class ToolResult:
     output: Any = None                  # JSON for the stream and the model
-    error: str | None = None            # set instead of output when the tool failed
+    error: str | None = None            # set instead of output when the tool failed: plain words, shown to people
+    detail: str | None = None           # what went wrong, for the model only (field names, what to do instead)
     model_items: list[dict] = field(default_factory=list)  # extra input items (inline images/PDFs)
 
     def for_model(self) -> str:
-        text = json.dumps({"error": self.error} if self.error else self.output, ensure_ascii=False)
+        failure = {"error": self.error, **({"detail": self.detail} if self.detail else {})}
+        text = json.dumps(failure if self.error else self.output, ensure_ascii=False)
         return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "…(truncated)"
 
 
@@ -184,7 +197,11 @@ DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 
 
 def _hours(raw: dict) -> list[str] | None:
-    """Usual weekly hours as lines; Google's own text when it sent one."""
+    """Usual weekly hours as lines; Google's own text when it sent one, and an
+    OpenStreetMap place's `opening_hours` value as it stands."""
+    if raw.get("source") == "osm":
+        value = (raw.get("tags") or {}).get("opening_hours")
+        return [value] if value else None
     hours = raw.get("regularOpeningHours")
     if not isinstance(hours, dict):
         return None
@@ -215,8 +232,14 @@ async def run_read_tool(svc: Services, trip: Trip, name: str, raw_arguments: str
     try:
         args = model.model_validate(json.loads(raw_arguments or "{}"))
     except (ValueError, ValidationError) as exc:
-        detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else "arguments are not JSON"
-        return ToolResult(error=f"Invalid arguments for {name}: {detail}")
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            detail = f"{where}: {first.get('msg')}" if where else first.get("msg")
+        else:
+            detail = "the arguments are not JSON"
+        return ToolResult(error=f"Could not {READ_TOOL_ACTIONS[name]}: the request was incomplete.",
+                          detail=f"Invalid arguments for {name}: {detail}")
     try:
         return await _run(svc, trip, name, args, own_hosts)
     except AppError as exc:
@@ -224,40 +247,44 @@ async def run_read_tool(svc: Services, trip: Trip, name: str, raw_arguments: str
 
 
 async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple[str, ...]) -> ToolResult:
-    google = svc.google
+    places = svc.places
     places_needed = name in ("placeSearch", "placeNearby", "placeDetail", "lodgingSearch")
-    if places_needed and google is None:
-        return ToolResult(error="Place search is not set up on this server (no Google key). "
-                                "Say so and do not invent places.")
+    if places_needed and places is None:
+        return ToolResult(error="Place search is not set up on this server.",
+                          detail="No places provider: say so and do not invent places.")
     if name == "placeSearch":
         lat, lng = _near(trip, args.lat, args.lng)
-        found = await google.search_text(args.query, lat=lat, lng=lng, max_results=MAX_RESULTS)
+        found = await places.search_text(args.query, lat=lat, lng=lng, max_results=MAX_RESULTS)
         return ToolResult({"places": [_place(p) for p in found]})
     if name == "placeNearby":
-        found = await google.search_nearby(args.lat, args.lng, radius_m=args.radiusM or 1500,
+        found = await places.search_nearby(args.lat, args.lng, radius_m=args.radiusM or 1500,
                                            types=args.types or None, max_results=MAX_RESULTS)
         return ToolResult({"places": [_place(p) for p in found]})
     if name == "placeDetail":
-        place = await google.place(args.placeId)
+        place = await places.place(args.placeId)
         return ToolResult({**_place(place), "openingHours": _hours(place.get("raw") or {}),
                            "googleMapsUri": (place.get("raw") or {}).get("googleMapsUri")})
     if name == "lodgingSearch":
         lat, lng = _near(trip, args.lat, args.lng)
         if args.query:
-            found = await google.search_text(args.query, lat=lat, lng=lng, radius_m=args.radiusM or 5000,
+            found = await places.search_text(args.query, lat=lat, lng=lng, radius_m=args.radiusM or 5000,
                                              max_results=MAX_RESULTS, included_type="lodging")
         elif lat is not None and lng is not None:
-            found = await google.search_nearby(lat, lng, radius_m=args.radiusM or 3000, types=["lodging"],
+            found = await places.search_nearby(lat, lng, radius_m=args.radiusM or 3000, types=["lodging"],
                                                max_results=MAX_RESULTS)
         else:
-            return ToolResult(error="Give a query or a point to search for lodging.")
+            return ToolResult(error="Could not search for places to stay: the trip has no destination yet.",
+                              detail="Give a query or a point to search for lodging.")
         return ToolResult({"lodging": [_place(p) for p in found]})
     if name == "routes":
         a, b = (args.fromLat, args.fromLng), (args.toLat, args.toLng)
-        route = await google.route(a, b, args.mode) if google is not None else None
+        try:
+            route = await places.route(a, b, args.mode) if places is not None else None
+        except Unavailable:
+            route = None   # routing is down: the labelled estimate, as the legs do
         if route is not None:
             return ToolResult({"mode": args.mode, "durationMin": round(route.duration_s / 60),
-                               "distanceM": route.distance_m, "source": "google"})
+                               "distanceM": route.distance_m, "source": places.name})
         leg = estimate("a", "b", a, b, args.mode)
         return ToolResult({"mode": args.mode, "durationMin": round(leg.duration_s / 60), "distanceM": leg.distance_m,
                            "source": "estimate"})
@@ -268,12 +295,14 @@ async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple
         try:
             start = date.fromisoformat(args.startDate)
         except ValueError:
-            return ToolResult(error="startDate must be a real date (YYYY-MM-DD)")
+            return ToolResult(error="Could not check the weather: the date was not a real date.",
+                              detail="startDate must be a real date (YYYY-MM-DD)")
         return ToolResult({"days": await svc.weather.days(lat, lng, start, args.days)})
     if name == "readTripMedia":
         upload = await files.resolve(svc, trip.id, args.url, own_hosts, field="url")
         if upload.media_type not in files.SUPPORTED_TYPES:
-            return ToolResult(error=f"{upload.filename} is a {upload.media_type} file, which cannot be read.")
+            return ToolResult(error=f"{upload.filename} is a kind of file the AI cannot read.",
+                              detail=f"{upload.media_type} is not supported")
         content = await files.model_content(svc, upload)
         meta = {"url": upload.url, "filename": upload.filename, "mediaType": upload.media_type, "size": upload.size}
         if content["type"] == "input_text":

@@ -12,9 +12,9 @@ ignored.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AppError
 from ..services import Services
@@ -27,11 +27,39 @@ TEXT_CHARS = 4000
 OUTPUT_CHARS = 4000
 
 
+class UIPartIn(BaseModel):
+    """One part of a client's UIMessage. Only the fields the server reads are
+    typed (anything else passes through untouched); a text or reasoning part
+    must carry its text as a string."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str = Field(max_length=200)
+    text: str | None = None          # lengths: the body limit bounds them; chat.prepare checks the new text
+    url: str | None = None
+    mediaType: str | None = None
+    filename: str | None = None
+    toolCallId: str | None = None
+    toolName: str | None = None
+    state: str | None = None
+
+    @model_validator(mode="after")
+    def _text_is_text(self) -> UIPartIn:
+        if self.type in ("text", "reasoning") and self.text is None:
+            raise ValueError(f"a {self.type} part needs its text as a string")
+        return self
+
+
+def _as_dicts(parts: list[UIPartIn]) -> list[dict[str, Any]]:
+    # Checked against the schema, then handed on as the plain dicts the
+    # transcript code reads (only the fields the client sent).
+    return [part.model_dump(exclude_unset=True) for part in parts]
+
+
 class UIMessageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
     id: str | None = Field(default=None, max_length=200)
     role: str = Field(max_length=20)
-    parts: list[dict[str, Any]] = Field(default_factory=list, max_length=400)
+    parts: Annotated[list[UIPartIn], AfterValidator(_as_dicts)] = Field(default_factory=list, max_length=400)
 
 
 def tool_name(part: dict) -> str | None:

@@ -1,19 +1,30 @@
-"""One day as the TripDto shows it: the cached aggregate, the shown legs and
-the day's places, plus the checks every planner feature starts with."""
+"""One day as the TripDto shows it: the cached aggregate, the shown legs, the
+trip's places and weather, plus the checks every planner feature starts with.
+
+`stop_places` and `trip_weather` are the loaders every caller of the review
+uses (the review route, the copilot, Optimize, the trip agent), so they all
+see the same facts."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
-from typing import Iterable
+from datetime import date as Date
+from collections.abc import Iterable
 
 from ..errors import NotFound, Unavailable
 from ..legs import Leg
+
 from ..review import ReviewResult, day_fingerprint, light_copy, review_day
 from ..services import Services
 from ..trips.model import Day, Trip
+
 from ..trips.ops import TRIP_OPS, OpContext
 from ..trips.service import validate_args
+
+log = logging.getLogger("wayline.planner")
+WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
 
 
 @dataclass
@@ -23,35 +34,43 @@ class DayContext:
     trip: Trip
     day: Day
     legs: list[Leg]
-    places: dict[str, dict] | None   # food stops' Google JSON for the hours rule (None: no Google)
+    places: dict[str, dict] | None           # the trip's stops' place JSON (None: no places provider)
+    weather: dict[str, dict] | None = None   # date -> app.weather day (None: unknown)
+    trip_legs: dict[str, list[Leg]] | None = None   # every day's shown legs
 
     @property
     def date(self) -> str:
         return self.trip.day_date(self.day)
 
     def review(self) -> ReviewResult:
-        return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places)
+        return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
+                          trip_legs=self.trip_legs)
 
     def fingerprint(self) -> str:
         return day_fingerprint(self.trip, self.day)
 
 
-async def load_day(svc: Services, trip_id: str, day_id: str) -> DayContext:
-    """The day with its shown legs and its restaurants' hours. Membership is
-    the caller's to check first."""
+async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bool = True) -> DayContext:
+    """The day with its shown legs and, for the review (`review_facts`), the
+    places of every stop of the trip (a fix may move a stop to another day)
+    and the trip's weather. Membership is the caller's to check first."""
     entry = await svc.trip_cache.entry(trip_id)
     day = entry.trip.day(day_id)
-    places = await food_places(svc, day.stops)
-    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places)
+    places = weather = None
+    if review_facts:
+        places, weather = await asyncio.gather(stop_places(svc, entry.trip.all_stops()),
+                                               trip_weather(svc, entry.trip))
+    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
 
 
-async def food_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
-    """Google's JSON for each food stop's place (cached by app.google); a place
-    Google cannot answer for is left out, so its hours stay unknown."""
-    if svc.google is None:
+async def stop_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
+    """The place JSON of every stop that has a place (cached by the provider);
+    a place the provider cannot answer for is left out, so its hours stay
+    unknown. None without a places provider."""
+    if svc.places is None:
         return None
-    ids = sorted({s.place_id for s in stops if s.kind == "food" and s.place_id})
-    answers = await asyncio.gather(*(svc.google.place(pid) for pid in ids), return_exceptions=True)
+    ids = sorted({s.place_id for s in stops if s.place_id})
+    answers = await asyncio.gather(*(svc.places.place(pid) for pid in ids), return_exceptions=True)
     places = {}
     for pid, answer in zip(ids, answers):
         if isinstance(answer, (Unavailable, NotFound)):
@@ -62,11 +81,21 @@ async def food_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
     return places
 
 
-def require_google(svc: Services):
-    if svc.google is None:
-        raise Unavailable("Place search is off: this server has no Google Maps key (GOOGLE_MAPS_API_KEY).",
-                          code="places_unavailable")
-    return svc.google
+async def trip_weather(svc: Services, trip: Trip) -> dict[str, dict] | None:
+    """The trip's weather by date (forecast, or typical beyond it; cached by
+    app.weather), or None when it is unknown: no destination, no weather
+    service, or the service is down or slow (the weather rule is then silent:
+    a review never waits long for the weather)."""
+    if svc.weather is None or trip.dest_lat is None or trip.dest_lng is None or not trip.days:
+        return None
+    try:
+        days = await asyncio.wait_for(svc.weather.days(trip.dest_lat, trip.dest_lng,
+                                                       Date.fromisoformat(trip.start_date), len(trip.days)),
+                                      WEATHER_WAIT_S)
+    except (TimeoutError, Unavailable):
+        log.info("review without weather: the weather service is unavailable")
+        return None
+    return {d["date"]: d for d in days}
 
 
 def require_ai(svc: Services):

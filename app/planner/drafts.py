@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from ..errors import Conflict, Invalid, NotFound
-from ..hours import check_hours
+from ..hours import check_at
 from ..ids import iso, utcnow
 from ..review import day_fingerprint
 from ..services import Services
 from ..trips.model import Trip
+from ..trips.schedule import clock_label, to_minutes
 from ..trips.service import Applied, apply_ops
 from .context import DayContext
 
@@ -27,7 +28,7 @@ def new_draft_id() -> str:
 
 async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
                       preview: dict, place_raw: dict | None = None) -> str:
-    draft_id, now = new_draft_id(), datetime.now(timezone.utc)
+    draft_id, now = new_draft_id(), datetime.now(UTC)
     async with svc.db.write() as conn:
         await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
         await conn.execute(
@@ -78,11 +79,13 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
             raise Conflict(STALE, code="stale")
         if place_raw is not None:
             args = edits[0][1]
-            start = args.get("setTime") or preview["startTime"]
-            check = check_hours(place_raw, trip.day_date(day), start, args["durationMin"])
+            # A set time is on the day's own clock; a computed start may run past midnight.
+            start = (to_minutes(args["setTime"]) if args.get("setTime")
+                     else preview.get("startMinutes", to_minutes(preview["startTime"])))
+            check = check_at(place_raw, trip.day_date(day), start, args["durationMin"], meal=True)
             if not check.fits:
                 latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
-                raise Conflict(f"{args['name']} is not open for the whole meal from {start} "
+                raise Conflict(f"{args['name']} is not open for the whole meal from {clock_label(start)} "
                                f"(with 30 minutes before closing).{latest}",
                                code="hours", latestStart=check.latest_start)
 

@@ -5,8 +5,9 @@
    types from the trip's interests and the person's cuisines).
 2. The model (`plan_day`) returns ids only: an order for the stops without a
    set time and up to four candidate places, each after an existing stop.
-3. `check_plan` validates those ids with pydantic against the facts; any id it
-   was not given, a pinned stop moved, a free stop missing or doubled, or more
+3. The schema sent lists the ids that exist (`plan_schema`: `enum`s built from
+   the facts), and `check_plan` validates those ids with pydantic against the
+   facts all the same; any id it was not given, a pinned stop moved, a free stop missing or doubled, or more
    than four additions rejects the whole answer (502 `plan_rejected`). Nothing
    is repaired.
 4. `build_draft` makes exact registry ops (move_stop / insert_stop): pinned
@@ -27,17 +28,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, mod
 from pydantic_core import PydanticCustomError
 
 from .. import legs as legs_mod
+from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours import MEAL_MINUTES, check_hours
-from ..legs import Leg, haversine_m
+from ..hours import MEAL_MINUTES, check_at
+from ..legs import Leg, by_pair, haversine_m
 from .context import DayContext, new_refs, require_ai, simulate
 from .drafts import store_draft
+from .shortest import SAVING_WORTH_MIN, order_edits, solve, summary_of
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..review import review_day
 from ..services import Services
 from ..trips.model import Day
-from ..trips.schedule import day_schedule, to_hhmm
+from ..trips.schedule import clock_label, day_schedule, to_hhmm
 
 PLAN_MAX_STOPS = 25
 PLAN_MAX_CANDIDATES = 12
@@ -46,7 +49,8 @@ PLAN_MAX_ADDITIONS = 4
 PLAN_MAX_OUTPUT_TOKENS = 2500
 DEFAULT_PLAN_TYPES = ["tourist_attraction", "restaurant"]
 
-PLAN_INSTRUCTIONS = """You help plan one day of a trip in Wayline. The facts are verified by the server; you only choose ids.
+PLAN_INSTRUCTIONS = """You help plan one day of a trip in Wayline. \
+The facts are verified by the server; you only choose ids.
 Return JSON with:
 - order: every id in freeStopIds exactly once, in the order to visit them. Stops with a set time are pinned:
   never list them; they keep their place and their time.
@@ -95,7 +99,7 @@ class CheckedPlan(PlanDay):
     """A plan_day answer validated against the ids the server gave (context)."""
 
     @model_validator(mode="after")
-    def _against_facts(self, info: ValidationInfo) -> "CheckedPlan":
+    def _against_facts(self, info: ValidationInfo) -> CheckedPlan:
         facts = info.context
         if not isinstance(facts, PlanFacts):
             raise _refuse("there were no facts to check it against")
@@ -125,6 +129,14 @@ class CheckedPlan(PlanDay):
         return self
 
 
+def plan_schema(facts: PlanFacts) -> type[PlanDay]:
+    """`plan_day` for this call: its schema lists the ids that exist (the free
+    stops, the candidates, the day's stops). CheckedPlan still refuses any
+    other id: no plan can be built from one."""
+    return with_choices(PlanDay, {"order[]": facts.free_ids, "additions[].placeId": list(facts.candidates),
+                                  "additions[].afterStopId": list(facts.names)})
+
+
 def check_plan(plan: PlanDay, facts: PlanFacts) -> CheckedPlan:
     try:
         return CheckedPlan.model_validate(plan.model_dump(), context=facts)
@@ -149,7 +161,7 @@ def plan_types(prefs: EffectivePreferences) -> list[str]:
 async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
     """Up to 12 usable Google places near the day, taken in turn from each
     type's ranking so every chosen type is represented. Empty without Google."""
-    if svc.google is None:
+    if svc.places is None:
         return []
     anchor = centre(ctx.day.stops, ctx.trip)
     if anchor is None:
@@ -158,7 +170,7 @@ async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePre
                  default=0.0)
     radius = min(5000.0, max(1500.0, spread + 500))
     types = plan_types(prefs)
-    answers = await asyncio.gather(*(svc.google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=[t])
+    answers = await asyncio.gather(*(svc.places.search_nearby(anchor[0], anchor[1], radius_m=radius, types=[t])
                                      for t in types), return_exceptions=True)
     rankings = []
     for answer in answers:
@@ -185,7 +197,7 @@ def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
 def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePreferences) -> str:
     """The facts as the model reads them. Preferences come from for_model(),
     which carries only whether the person has allergies, never the text."""
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
     pace = ctx.trip.prefs.pace
 
     def point(x):
@@ -195,11 +207,10 @@ def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePrefere
         "date": ctx.date, "dayStart": ctx.day.start_time or "09:00", "pace": pace,
         "stopsPerDay": PACE_STOPS[pace], "visitMinutes": PACE_VISIT_MIN[pace],
         "stops": [{"id": s.id, "name": s.name, "kind": s.kind, "pinned": bool(s.set_time), "setTime": s.set_time,
-                   "start": to_hhmm(slot.start), "end": to_hhmm(slot.end), "durationMin": s.duration_min,
+                   "start": clock_label(slot.start), "end": clock_label(slot.end), "durationMin": s.duration_min,
                    "meal": s.meal, "lat": point(s.lat), "lng": point(s.lng)} for s, slot in zip(ctx.day.stops, slots)],
         "freeStopIds": [s.id for s in ctx.day.stops if not s.set_time],
-        "legs": [{"from": l.from_stop_id, "to": l.to_stop_id, "mode": l.mode, "minutes": round(l.duration_s / 60),
-                  "meters": l.distance_m, "source": l.source} for l in ctx.legs],
+        "legs": [leg.for_model() for leg in ctx.legs],
         "candidates": [{k: v for k, v in {
             "placeId": p["placeId"], "name": p["name"], "kind": "food" if is_food(p) else "sight",
             "types": (p.get("types") or [])[:4], "rating": p.get("rating"), "userRatingCount": p.get("userRatingCount"),
@@ -257,7 +268,7 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     trip = simulate(ctx.trip, edits, [ctx.day.id])
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)   # the legs the TripDto will show
-    pairs = {(l.from_stop_id, l.to_stop_id): l for l in legs}
+    pairs = by_pair(legs)
     refs = new_refs(ctx.day, day)
     # A meal's length depends on when it starts, and a start only on what comes
     # before it: fix the added restaurants in day order.
@@ -271,47 +282,72 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     if not _pinned_in_place(ctx.day, day):  # by construction never; checked because it is a hard rule
         raise PlanRejected("The plan would move a stop with a set time; nothing was changed.")
     slots = {s.stop_id: s for s in day_schedule(day, pairs)}
-    places = dict(ctx.places or {})
     for sid in refs:
         stop = next(s for s in day.stops if s.id == sid)
         if stop.kind != "food":
             continue
         raw = candidates[stop.place_id]["raw"]
-        places[stop.place_id] = raw
         start = slots[sid].start
-        check = check_hours(raw, ctx.date, to_hhmm(min(start, 24 * 60 - 1)), stop.duration_min)
-        if start >= 24 * 60 or not check.fits:
-            raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {to_hhmm(start)}, when it is not "
-                               f"open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please try again.")
-    preview = _preview(ctx, day, legs, slots, refs, places, plan.summary, trip)
+        if not check_at(raw, ctx.date, start, stop.duration_min, meal=True).fits:
+            raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {clock_label(start)}, when it is "
+                               f"not open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please "
+                               f"try again.")
+    return await preview_draft(svc, ctx, edits, plan.summary, candidate_places(candidates))
+
+
+def candidate_places(candidates: dict) -> dict:
+    return {c["placeId"]: c["raw"] for c in candidates.values()}
+
+
+async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
+                        more_places: dict | None = None) -> dict:
+    """The draft of `edits` as applying them will show it: the preview (times
+    from the legs the TripDto will compute, hours badges, review findings) and
+    the travel before and after."""
+    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
+    places = {**(ctx.places or {}), **(more_places or {})}
+    preview = _preview(ctx, day, legs, slots, new_refs(ctx.day, day), places, summary, trip)
     travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
     return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
 
 
 def _minutes(legs: list[Leg]) -> int:
-    return round(sum(l.duration_s for l in legs) / 60)
+    return round(sum(leg.duration_s for leg in legs) / 60)
+
+
+def _side(stop, slot, date: str, places: dict) -> dict:
+    """One side of a stop in the preview: its times, and its hours badge from
+    those very times (None: the place has no known hours data)."""
+    raw = places.get(stop.place_id) if stop.place_id else None
+    hours = None
+    if raw is not None:
+        check = check_at(raw, date, slot.start, stop.duration_min, meal=stop.kind == "food")
+        hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+    return {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end), "startMinutes": slot.start,
+            "endMinutes": slot.end, "hours": hours}
 
 
 def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
              trip) -> dict:
-    before = {s.stop_id: s for s in day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})}
+    before_day = {s.stop_id: s for s in day_schedule(ctx.day, by_pair(ctx.legs))}
+    was_stop = {s.id: s for s in ctx.day.stops}
     ref = lambda sid: refs.get(sid, sid)  # noqa: E731
     stops = []
     for s in day.stops:
-        slot, was = slots[s.id], before.get(s.id)
-        hours = None
-        if s.kind == "food" and s.place_id in places:
-            check = check_hours(places[s.place_id], ctx.date, to_hhmm(min(slot.start, 24 * 60 - 1)), s.duration_min)
-            hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+        was = before_day.get(s.id)
         stops.append({"ref": ref(s.id), "stopId": None if s.id in refs else s.id, "name": s.name, "kind": s.kind,
                       "placeId": s.place_id, "added": s.id in refs, "setTime": s.set_time,
                       "durationMin": s.duration_min, "meal": s.meal,
-                      "before": None if was is None else {"startTime": to_hhmm(was.start), "endTime": to_hhmm(was.end)},
-                      "after": {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end)}, "hours": hours})
-    findings = review_day(trip, day, legs, trip.prefs, places, with_fixes=False).findings
+                      "before": None if was is None else _side(was_stop[s.id], was, ctx.date, places),
+                      "after": _side(s, slots[s.id], ctx.date, places)})
+    findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
     return {
         "summary": summary, "date": ctx.date, "stops": stops,
-        "legs": [{**l.to_json(), "fromStopId": ref(l.from_stop_id), "toStopId": ref(l.to_stop_id)} for l in legs],
+        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)}
+                 for leg in legs],
         "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
     }
 
@@ -326,9 +362,10 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     """POST .../optimize: a stored draft {id, edits, preview, travel}, or a refusal.
 
     Order: AI configured (503), preferences saved once (409), day size (422),
-    Google candidates, then the usage guard reserves BEFORE the model call
-    (503/429 over a limit, provider not called). A rejected answer is recorded
-    as a failed call and nothing is stored."""
+    Google candidates, then the gateway reserves BEFORE the model call
+    (503/429 over a limit, provider not called). The answer is checked and
+    drafted inside the call (`validate`), so a rejected answer is recorded as
+    a failed call and nothing is stored."""
     require_ai(svc)
     if not prefs.saved:
         raise Conflict("Plan with AI needs your preferences once: save them (the defaults are fine) and try again.",
@@ -336,14 +373,49 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     check_day_size(ctx.day)
     candidates = await collect_candidates(svc, ctx, prefs)
     facts = plan_facts(ctx, candidates)
-    async with svc.aiusage.guard(user_id=user_id, trip_id=ctx.trip.id, feature="plan_day",
-                                 max_output_tokens=PLAN_MAX_OUTPUT_TOKENS) as usage:
-        result = await svc.ai.call_structured(name="plan_day", schema_model=PlanDay, instructions=PLAN_INSTRUCTIONS,
-                                              input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
-                                              max_output_tokens=usage.max_output_tokens)
-        usage.record(result.input_tokens, result.output_tokens)
-        plan = check_plan(result.output, facts)
-        draft = await build_draft(svc, ctx, plan, facts.candidates)
-    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
-                                 {"preview": draft["preview"], "travel": draft["travel"]})
-    return {"id": draft_id, **draft}
+
+    async def to_draft(plan: PlanDay) -> dict:
+        return await build_draft(svc, ctx, check_plan(plan, facts), facts.candidates)
+
+    draft = await svc.ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
+                                    schema=plan_schema(facts), instructions=PLAN_INSTRUCTIONS,
+                                    input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
+                                    max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
+    shortest = await shortest_alternative(svc, ctx, draft, candidate_places(facts.candidates))
+    draft["travel"]["optimalMin"] = shortest["travel"]["afterMin"] if shortest else None
+    out = {"draft": {"id": await store_plan(svc, ctx, user_id, draft), **draft}}
+    if shortest and draft["travel"]["afterMin"] - shortest["travel"]["afterMin"] >= SAVING_WORTH_MIN:
+        out["shortestDraft"] = {"id": await store_plan(svc, ctx, user_id, shortest), **shortest}
+    return out
+
+
+async def store_plan(svc: Services, ctx: DayContext, user_id: str, draft: dict) -> str:
+    return await store_draft(svc, ctx, user_id, "plan", draft["edits"],
+                             {"preview": draft["preview"], "travel": draft["travel"]})
+
+
+async def shortest_alternative(svc: Services, ctx: DayContext, draft: dict, more_places: dict) -> dict | None:
+    """The model's plan (its order and its additions) in the exact shortest
+    order, as a draft of its own; None when no order fits, or when an added
+    place would have to come first (an addition is inserted after a stop)."""
+    edits = [(e["op"], e["args"]) for e in draft["edits"]]
+    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    day = trip.day(ctx.day.id)
+    result, matrix = await solve(svc, ctx, day, {**(ctx.places or {}), **more_places})
+    if not result.feasible:
+        return None
+    existing = {s.id for s in ctx.day.stops}
+    by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}   # one per place
+    added = {s.id: by_place[s.place_id] for s in day.stops if s.id not in existing}
+    target = list(result.order)
+    if target[0] in added:
+        return None
+    moves = order_edits(ctx.day, [sid for sid in target if sid in existing])
+    inserts, anchor = [], None
+    for sid in target:
+        if sid in existing:
+            anchor = sid
+        else:
+            inserts.append(("insert_stop", {**added[sid], "afterStopId": anchor}))
+    # Several places after one stop keep the target's order: insert the last first.
+    return await preview_draft(svc, ctx, moves + inserts[::-1], summary_of(result, matrix), more_places)

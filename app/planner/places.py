@@ -3,14 +3,11 @@ and whether the day has one already. Pure functions, no I/O."""
 
 from __future__ import annotations
 
-import math
-from typing import Iterable
+from collections.abc import Iterable
 
-from ..hours import check_hours
 from ..legs import haversine_m
 from ..preferences import EffectivePreferences
 from ..trips.model import Day, Trip
-from ..trips.schedule import to_hhmm, to_minutes
 
 FOOD_NOTE = ("Check allergies and dietary needs with the restaurant before you go: Google can't confirm "
              "them, and Wayline never claims a place meets one.")
@@ -116,16 +113,3 @@ def meal_for(start_min: int) -> str:
     if start_min < 17 * 60 + 30:
         return "afternoon_tea"
     return "dinner"
-
-
-def first_fitting_start(raw: dict, date: str, earliest: int, duration: int) -> int | None:
-    """The first start at or after `earliest` (5-min steps) that fits the hours rule."""
-    latest = check_hours(raw, date, to_hhmm(min(earliest, 24 * 60 - 1)), duration).latest_start
-    if latest is None or earliest >= 24 * 60:
-        return None
-    start = int(math.ceil(earliest / 5) * 5)
-    while start <= to_minutes(latest):
-        if check_hours(raw, date, to_hhmm(start), duration).fits:
-            return start
-        start += 5
-    return None

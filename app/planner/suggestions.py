@@ -1,5 +1,8 @@
 """Find places to eat and Explore nearby: places search + ranking in code, no
-model call. Each suggestion is stored as a one-stop draft (drafts.py)."""
+model call. Each suggestion is stored as a draft (drafts.py): one
+`insert_stop`, or, when the day already has that meal, the new restaurant
+inserted right after the old one and the old one removed (`replacesStopId`),
+applied as one change."""
 
 from __future__ import annotations
 
@@ -9,16 +12,17 @@ from typing import Any
 
 from .. import legs as legs_mod
 from ..errors import Invalid
-from ..hours import MEAL_MINUTES, check_hours
-from ..legs import Leg, haversine_m
+from ..hours import CLOSING_BUFFER_MIN, MEAL_MINUTES, check_at, first_start, hours_on
+from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..services import Services
-from ..trips.model import Day, Trip
+from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_minutes
-from .context import DayContext, new_refs, require_google, simulate
+from ..places import require_places
+from .context import DayContext, new_refs, simulate
 from .drafts import store_draft
-from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, first_fitting_start,
-                     interest_types, is_food, score, usable)
+from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
+                     score, usable)
 
 NO_HOURS_NOTE = "Google lists no opening hours for this place; check before you go."
 SUGGESTIONS = 5
@@ -57,24 +61,38 @@ def _cheapest_after(day: Day, place: dict) -> str | None:
     return best
 
 
-async def timed_insert(svc: Services, ctx: DayContext, args: dict) -> tuple[Trip, Day, dict, list[Leg]]:
-    """The day with one stop inserted, timed with the same legs the TripDto
-    will show: returns (trip, day, the new stop's slot, legs)."""
-    trip = simulate(ctx.trip, [("insert_stop", args)], [ctx.day.id])
+async def timed_insert(svc: Services, ctx: DayContext, args: dict,
+                       replaces: str | None = None) -> tuple[Trip, Day, dict, list[Leg]]:
+    """The day with one stop inserted (and the stop it replaces removed), timed
+    with the same legs the TripDto will show: returns (trip, day, the new
+    stop's slot, legs)."""
+    trip = simulate(ctx.trip, _edits(args, replaces), [ctx.day.id])
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
-    slots = day_schedule(day, {(l.from_stop_id, l.to_stop_id): l for l in legs})
+    slots = day_schedule(day, by_pair(legs))
     ref = next(iter(new_refs(ctx.day, day)))
     slot = next(s for s in slots if s.stop_id == ref)
     return trip, day, {"start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
 
 
+def _edits(args: dict, replaces: str | None) -> list[tuple[str, dict]]:
+    """The draft's ops: the insert first (apply re-checks its hours), then the
+    removal of the stop it replaces, so the new stop takes its place."""
+    return [("insert_stop", args)] + ([("delete_stop", {"stopId": replaces})] if replaces else [])
+
+
+def _explore_rank(suggestion: dict) -> int:
+    """Explore shows places that fit their hours first, places without hours last."""
+    return 1 if suggestion["hours"]["status"] == "none" else 0
+
+
 async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
                   meal: str | None = None, explore: bool = False) -> list[dict]:
     """Find places to eat (`meal`) or Explore nearby: ranked Google places,
-    each stored as a one-stop draft. No model call."""
-    google = require_google(svc)
-    slots = day_schedule(ctx.day, {(l.from_stop_id, l.to_stop_id): l for l in ctx.legs})
+    each stored as a draft. No model call."""
+    provider = require_places(svc)
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
+    replaced = None
     if explore:
         types = (interest_types(ctx.trip.prefs.interests) or DEFAULT_EXPLORE_TYPES)[:5]
         anchor_stops = ctx.day.stops
@@ -82,34 +100,43 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
         meals = {s.meal for s in ctx.day.stops}
         meal = meal or next((m for m in ("lunch", "dinner") if m not in meals), "dinner")
         types = list(dict.fromkeys(MEAL_TYPES[meal] + cuisine_types(prefs.user.cuisines)))
-        after_id = _insertion_after(ctx.day, slots, meal)
+        # The day has this meal already: each suggestion replaces it, where it is.
+        replaced = next((s for s in ctx.day.stops if s.meal == meal), None)
+        after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
         anchor_stops = [s for s in ctx.day.stops if s.id == after_id] or ctx.day.stops
     anchor = centre(anchor_stops, ctx.trip) or centre(ctx.day.stops, ctx.trip)
     if anchor is None:
         raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
     ranked: list[dict] = []
     for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
-        found = await google.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
+        found = await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
         ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
                         key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
         if ranked:
             break
-    timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots)
+    timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots, replaced)
                                    for place in ranked[:EXACT_CHECKS]))
+    kept = [t for t in timed if t is not None]
+    if explore:
+        kept.sort(key=lambda t: _explore_rank(t[0]))   # stable: the ranking order within each group
     out = []
-    for suggestion, edits, raw in [t for t in timed if t is not None][:SUGGESTIONS]:
+    for suggestion, edits, raw in kept[:SUGGESTIONS]:
         kind = "explore" if explore else "eat"
         out.append({"draftId": await store_draft(svc, ctx, user_id, kind, edits, suggestion, raw), **suggestion})
     return out
 
 
-async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool,
-                          slots) -> tuple[dict, list[dict], dict | None] | None:
-    """(what the person sees, the draft's edits, Google's JSON for the hours
+async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
+                          replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
+    """(what the person sees, the draft's edits, the place JSON for the hours
     re-check on apply), or None when the place does not fit the day."""
     food = not explore or is_food(place)
-    after_id = _cheapest_after(ctx.day, place) if explore else _insertion_after(ctx.day, slots, meal)
-    duration = PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore else MEAL_MINUTES[meal]
+    if explore:
+        after_id = _cheapest_after(ctx.day, place)
+    else:
+        after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
+    duration = (PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore
+                else replaced.duration_min if replaced else MEAL_MINUTES[meal])
     args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
                             "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
                             "durationMin": duration, "note": FOOD_NOTE if food else ""}
@@ -119,27 +146,33 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
         args["afterStopId"] = after_id
     if not explore:
         args["meal"] = meal
-    _, _, slot, _ = await timed_insert(svc, ctx, args)
+    if replaced is not None and replaced.set_time:
+        args["setTime"] = replaced.set_time     # the meal keeps its appointment if the new place allows it
+    replaces = replaced.id if replaced else None
+    _, _, slot, _ = await timed_insert(svc, ctx, args, replaces)
     start = slot["start"]
-    hours = check_hours(place["raw"], ctx.date, to_hhmm(min(start, 24 * 60 - 1)), duration)
+    hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
     if food and not hours.fits:
         # A later start that fits becomes a set time (the meal waits for the
         # opening); none: the place is not suggested. No hours: never open.
-        later = first_fitting_start(place["raw"], ctx.date, start, duration) if hours.status != "none" else None
+        later = first_start(hours_on(place["raw"], ctx.date, meal=True), start, duration, CLOSING_BUFFER_MIN)
         if later is None:
             return None
         args["setTime"] = to_hhmm(later)
         start = later
-        hours = check_hours(place["raw"], ctx.date, args["setTime"], duration)
+        hours = check_at(place["raw"], ctx.date, later, duration, meal=True)
     elif not food and hours.status != "none" and not hours.fits:
         return None
     note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
+    before = next((s.id for s, n in zip(ctx.day.stops, ctx.day.stops[1:]) if n.id == replaces), None)
     shown = {
         "place": {"placeId": place["placeId"], "name": place["name"], "lat": place["lat"], "lng": place["lng"],
                   "rating": place.get("rating"), "priceLevel": place.get("priceLevel")},
-        "afterStopId": after_id, "startTime": to_hhmm(start), "durationMin": duration,
+        "afterStopId": before if replaces else after_id, "replacesStopId": replaces,
+        "startTime": to_hhmm(start), "startMinutes": start, "durationMin": duration,
         "setTime": args.get("setTime"), "kind": args["kind"], "meal": args.get("meal"),
         "hours": {"status": hours.status, "fits": hours.fits, "closesAt": hours.closes_at},
         "note": note,
     }
-    return shown, [{"op": "insert_stop", "args": args}], place["raw"] if food else None
+    edits = [{"op": name, "args": edit_args} for name, edit_args in _edits(args, replaces)]
+    return shown, edits, place["raw"] if food else None

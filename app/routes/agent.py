@@ -15,17 +15,16 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from ..agent import ambient, chat, files, suggestions, timeline
+from ..agent import ambient, chat, debug, files, suggestions, timeline
 from ..agent.stream import HEADERS
 from ..agent.transcript import UIMessageIn
-from ..errors import Invalid, NotFound, TooLarge
+from ..errors import Invalid, NotFound
 from ..services import Services
 from ..roles import require_role
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 
 MAX_TEXT = 4000
-MAX_CHAT_BODY = 4 * 1024 * 1024   # useChat resends the conversation; attachments are URLs, never bytes
 
 
 def agent_services(request: Request) -> Services:
@@ -113,17 +112,28 @@ async def post_message(request: Request):
 async def chat_turn(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
-    user, role = await member(request, trip_id)
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_CHAT_BODY:
-        raise TooLarge("The conversation is too large to send; start a new chat")
+    user, role = await member(request, trip_id)   # the body's size is bounded by app/bodies.py (4 MiB)
     args = await body(request, ChatRequest)
     messages = args.messages or ([args.message] if args.message else [])
     turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc))
     return StreamingResponse(chat.stream(svc, turn), headers=HEADERS, media_type="text/event-stream")
 
 
-@describe(summary="Poll: messages with seq > after, active suggestions, the trip version")
+@describe(summary="Copy debug info: safe correlation ids of a message and its turn (never its text)")
+async def message_debug(request: Request):
+    svc = agent_services(request)
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id)
+    return ok(await debug.debug_info(svc, trip_id, request.path_params["messageId"]))
+
+
+class EventsQuery(BaseModel):
+    """The poll's query (read by hand below: this route is hot); described for the API document."""
+
+    after: int = Field(default=0, ge=0, le=10**18 - 1)
+
+
+@describe(summary="Poll: messages with seq > after, active suggestions, the trip version", query=EventsQuery)
 async def events(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
@@ -180,6 +190,7 @@ routes = [
     Route(f"{BASE}/events", events, methods=["GET"]),   # the hot path (polling): first
     Route(f"{BASE}/messages", list_messages, methods=["GET"]),
     Route(f"{BASE}/messages", post_message, methods=["POST"]),
+    Route(f"{BASE}/messages/{{messageId}}/debug", message_debug, methods=["GET"]),
     Route(f"{BASE}/chat", chat_turn, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/approve", approve, methods=["POST"]),
     Route(f"{BASE}/suggestions/{{suggestionId}}/apply", apply, methods=["POST"]),

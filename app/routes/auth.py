@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import auth
+from ..client_address import client_address
 from ..errors import NotSignedIn
-from .common import body, ok, services, signed_in
+from .common import body, current_user, ok, services
 from .openapi import describe
 
 
@@ -16,6 +17,11 @@ class SignUp(BaseModel):
     username: str = Field(min_length=1, max_length=64)
     password: str = Field(min_length=1, max_length=256)
     displayName: str | None = Field(default=None, max_length=64)
+
+
+class SignOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    everywhere: bool = False
 
 
 class SignIn(BaseModel):
@@ -34,7 +40,8 @@ def _set_cookie(request: Request, response, token: str) -> None:
 async def signup(request: Request):
     args = await body(request, SignUp)
     svc = services(request)
-    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName)
+    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName,
+                                  hash_n=svc.settings.password_hash_n)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user}, status=201)
     _set_cookie(request, response, token)
@@ -46,33 +53,40 @@ async def signin(request: Request):
     args = await body(request, SignIn)
     svc = services(request)
     username = args.username.strip().lower()
-    address = request.client.host if request.client else "unknown"
-    svc.limiter.check(username, address)
-    user = await auth.authenticate(svc.db, username, args.password)
+    address = client_address(request.scope, svc.settings.trusted_proxies)
+    await svc.limiter.admit(username, address)
+    user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
     if user is None:
         svc.limiter.failed(username, address)
         raise NotSignedIn("Wrong username or password", code="bad_credentials")
-    svc.limiter.succeeded(username)
+    svc.limiter.succeeded(username, address)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user})
     _set_cookie(request, response, token)
     return response
 
 
-@describe(summary="Sign out (ends this session)")
+@describe(body=SignOut, summary="Sign out: this session, or every session of yours with everywhere: true")
 async def signout(request: Request):
+    args = await body(request, SignOut)
     token = request.cookies.get(auth.COOKIE)
-    if token:
-        svc = services(request)
+    svc = services(request)
+    user = await current_user(request) if args.everywhere else None
+    if user is not None:
+        await auth.end_sessions(svc.db, user["id"], svc.sessions)
+        svc.live.close_user(user["id"])
+    elif token:
         await auth.delete_session(svc.db, token, svc.sessions)
     response = ok({"signedOut": True})
     response.delete_cookie(auth.COOKIE, path="/")
     return response
 
 
-@describe(summary="The signed-in user")
+@describe(summary="The signed-in user, or null when signed out (a probe, so never a 401)")
 async def me(request: Request):
-    user = await signed_in(request)
+    user = await current_user(request)
+    if user is None:
+        return ok({"user": None, "isAdmin": False})
     settings = services(request).settings
     return ok({"user": user, "isAdmin": user["username"] in settings.ai_admins})
 

@@ -3,7 +3,6 @@ validated bodies and the `{data: ...}` envelope."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -11,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..auth import COOKIE, require_user, user_for_token
+from ..bodies import parse_json
 from ..errors import BadRequest, NotFound, validation_error
 from ..roles import require_role
 from ..services import Services
@@ -68,13 +68,9 @@ async def member(request: Request, trip_id: str, needs: str = "viewer") -> tuple
 
 
 async def read_json(request: Request) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("The body is not valid JSON", code="malformed_json") from None
+    """The body as JSON ({} when empty); its size was bounded by
+    app.bodies.BodyLimitMiddleware while it was read."""
+    return parse_json(await request.body())
 
 
 def parse(model: type[M], data: Any) -> M:

@@ -11,8 +11,6 @@ from ..errors import BadRequest, TooLarge
 from .common import member, ok, services
 from .openapi import describe
 
-MULTIPART_OVERHEAD = 16 * 1024
-
 
 def _too_large() -> TooLarge:
     return TooLarge(f"Files can be at most {media.MAX_BYTES // (1024 * 1024)} MiB")
@@ -22,13 +20,14 @@ def _too_large() -> TooLarge:
 async def upload(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id, needs="editor")
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > media.MAX_BYTES + MULTIPART_OVERHEAD:
-        raise _too_large()
+    # The whole body is bounded while it is read (app/bodies.py: 2 MiB plus
+    # multipart overhead), so a chunked upload is refused before it is spooled.
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise BadRequest("Send the file as multipart/form-data in a field named file", code="not_multipart")
     try:
-        form = await request.form(max_files=1, max_fields=5)
+        form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
+    except TooLarge:
+        raise
     except Exception:
         raise BadRequest("The upload could not be read as multipart/form-data", code="bad_multipart") from None
     try:

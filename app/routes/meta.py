@@ -23,7 +23,10 @@ def public_config(settings) -> dict:
     return {
         "googleMapsBrowserKey": settings.google_maps_browser_key,
         "aiEnabled": settings.ai_enabled,
-        "placesEnabled": settings.places_enabled,
+        "placesEnabled": True,   # Google with a key, OpenStreetMap without one
+        "placesProvider": settings.places_provider,
+        "mapTilesUrl": settings.map_tiles_url,
+        "mapAttribution": settings.map_attribution,
         "limits": {
             "aiDailyCalls": settings.ai_daily_limit,
             "aiConcurrent": settings.ai_concurrent,

@@ -2,8 +2,9 @@
 
 Members only (`member`: 404 for anyone else). The server builds every provider
 request itself from validated parameters; a URL from a client is never
-fetched. Without GOOGLE_MAPS_API_KEY the place routes answer 503
-`places_unavailable` and the rest of the app works.
+fetched. Places come from Google with GOOGLE_MAPS_API_KEY, else from
+OpenStreetMap (app/places.py); an outage answers 503 `places_unavailable`
+and the rest of the app works.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import Invalid, Unavailable
+from ..places import require_places, valid_place_id
 from .common import member, ok, parse, services
 from .openapi import describe
 
-# Google place ids are URL-safe base64-like text; anything else is refused
-# before it can reach a URL path.
-PLACE_ID = r"^[A-Za-z0-9_-]{4,512}$"
 PLACE_TYPE = r"^[a-z][a-z0-9_]{1,63}$"  # Table A types: lower snake case
 MAX_WEATHER_DAYS = 60
 
@@ -39,23 +38,13 @@ class NearbyQuery(BaseModel):
     limit: int = Field(default=20, ge=1, le=20)
 
 
-class PlaceIdPath(BaseModel):
-    placeId: str = Field(pattern=PLACE_ID)
-
-
 def _query(request: Request, model: type[BaseModel]) -> BaseModel:
     data = {k: v for k, v in request.query_params.items() if v != ""}
     return parse(model, data)
 
 
-def _google(request: Request):
-    google = services(request).google
-    if google is None:
-        raise Unavailable(
-            "Place search is off: this server has no Google Maps key (GOOGLE_MAPS_API_KEY).",
-            code="places_unavailable",
-        )
-    return google
+def _places(request: Request):
+    return require_places(services(request))
 
 
 async def _trip(request: Request, trip_id: str):
@@ -63,19 +52,19 @@ async def _trip(request: Request, trip_id: str):
     return (await services(request).trip_cache.entry(trip_id)).trip
 
 
-@describe(summary="Text search for places, biased to the trip's destination")
+@describe(summary="Text search for places, biased to the trip's destination", query=SearchQuery)
 async def search_places(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
     query = _query(request, SearchQuery)
-    google = _google(request)
+    provider = _places(request)
     trip = await _trip(request, trip_id)
-    places = await google.search_text(query.q, lat=trip.dest_lat, lng=trip.dest_lng, radius_m=query.radius,
+    places = await provider.search_text(query.q, lat=trip.dest_lat, lng=trip.dest_lng, radius_m=query.radius,
                                      max_results=query.limit)
     return ok({"places": places})
 
 
-@describe(summary="Places near a point (default: the trip's destination), optionally of one type")
+@describe(summary="Places near a point (default: the trip's destination), optionally of one type", query=NearbyQuery)
 async def nearby_places(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
@@ -83,14 +72,14 @@ async def nearby_places(request: Request):
     if (query.lat is None) != (query.lng is None):
         missing = "lng" if query.lng is None else "lat"
         raise Invalid(f"{missing}: give both lat and lng, or neither for the trip's destination", field=missing)
-    google = _google(request)
+    provider = _places(request)
     lat, lng = query.lat, query.lng
     if lat is None:
         trip = await _trip(request, trip_id)
         if trip.dest_lat is None or trip.dest_lng is None:
             raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")
         lat, lng = trip.dest_lat, trip.dest_lng
-    places = await google.search_nearby(lat, lng, radius_m=query.radius,
+    places = await provider.search_nearby(lat, lng, radius_m=query.radius,
                                         types=[query.type] if query.type else None, max_results=query.limit)
     return ok({"places": places})
 
@@ -99,8 +88,10 @@ async def nearby_places(request: Request):
 async def place_details(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
-    place_id = parse(PlaceIdPath, {"placeId": request.path_params["placeId"]}).placeId
-    place = await _google(request).place(place_id)
+    place_id = request.path_params["placeId"]
+    if not valid_place_id(place_id):   # refused before it can reach a provider's URL
+        raise Invalid("placeId: not a place id", field="placeId")
+    place = await _places(request).place(place_id)
     return ok({"place": place})
 
 
@@ -125,6 +116,6 @@ async def trip_weather(request: Request):
 routes = [
     Route("/api/trips/{tripId}/places/search", search_places, methods=["GET"]),
     Route("/api/trips/{tripId}/places/nearby", nearby_places, methods=["GET"]),
-    Route("/api/trips/{tripId}/places/{placeId}", place_details, methods=["GET"]),
+    Route("/api/trips/{tripId}/places/{placeId:path}", place_details, methods=["GET"]),
     Route("/api/trips/{tripId}/weather", trip_weather, methods=["GET"]),
 ]

@@ -13,6 +13,7 @@ from ..copilot import CopilotQuestion, ask_copilot
 from ..planner.context import load_day
 from ..planner.drafts import apply_draft
 from ..planner.optimize import optimize_day
+from ..planner.shortest import shortest_draft
 from ..planner.suggestions import suggest
 from ..trips.dto import trip_json
 from ..fields import HHMM
@@ -65,7 +66,7 @@ async def _suggestions(request: Request, *, explore: bool):
     if explore:
         await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id)
+    ctx = await load_day(svc, trip_id, day_id, review_facts=False)
     prefs = await preferences.effective(svc.db, user["id"], trip_id)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 
@@ -88,7 +89,18 @@ async def optimize(request: Request):
     svc = services(request)
     ctx = await load_day(svc, trip_id, day_id)
     prefs = await preferences.effective(svc.db, user["id"], trip_id)
-    return ok({"draft": await optimize_day(svc, ctx, user["id"], prefs)})
+    return ok(await optimize_day(svc, ctx, user["id"], prefs))
+
+
+@describe(body=NoOptions, summary="Shortest order: the day's free stops in the order with the least travel, exactly, "
+                                  "as a draft (no model call); 409 no_order when no order fits")
+async def shortest(request: Request):
+    trip_id, day_id = _ids(request)
+    user, _ = await member(request, trip_id)
+    await body(request, NoOptions)
+    svc = services(request)
+    ctx = await load_day(svc, trip_id, day_id)
+    return ok({"draft": await shortest_draft(svc, ctx, user["id"])})
 
 
 @describe(body=ApplyRequest, summary="Apply a draft exactly as previewed (editors and owners); 409 stale or hours")
@@ -111,5 +123,6 @@ routes = [
     Route(f"{DAY}/eat", eat, methods=["POST"]),
     Route(f"{DAY}/explore", explore, methods=["POST"]),
     Route(f"{DAY}/optimize", optimize, methods=["POST"]),
+    Route(f"{DAY}/shortest", shortest, methods=["POST"]),
     Route("/api/trips/{tripId}/drafts/{draftId}/apply", apply, methods=["POST"]),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .. import preferences
+from .. import preferences, uistate
 from ..trips import service
 from ..trips.ops import SetTripPreferences
 from .common import body, member, ok, services, signed_in
@@ -27,6 +27,19 @@ async def put_mine(request: Request):
     return ok({**prefs.model_dump(), "saved": True})
 
 
+@describe(summary="Whether your agent panel is open (kept per account)")
+async def get_agent_panel(request: Request):
+    user = await signed_in(request)
+    return ok(await uistate.agent_panel(services(request).db, user["id"]))
+
+
+@describe(body=uistate.AgentPanel, summary="Open or close your agent panel; answers the written state")
+async def put_agent_panel(request: Request):
+    user = await signed_in(request)
+    panel = await body(request, uistate.AgentPanel)
+    return ok(await uistate.save_agent_panel(services(request).db, user["id"], panel))
+
+
 @describe(summary="The trip's shared choices (every member sees these)")
 async def get_trip(request: Request):
     trip_id = request.path_params["tripId"]
@@ -46,6 +59,8 @@ async def put_trip(request: Request):
 routes = [
     Route("/api/users/preferences", get_mine, methods=["GET"]),
     Route("/api/users/preferences", put_mine, methods=["PUT"]),
+    Route("/api/users/preferences/agent-panel", get_agent_panel, methods=["GET"]),
+    Route("/api/users/preferences/agent-panel", put_agent_panel, methods=["PUT"]),
     Route("/api/trips/{tripId}/preferences", get_trip, methods=["GET"]),
     Route("/api/trips/{tripId}/preferences", put_trip, methods=["PUT"]),
 ]

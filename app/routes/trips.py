@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from datetime import date
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, Invalid
-from ..fields import TimeZone
+from ..fields import LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..trips import service
 from ..trips.dto import tagged_trip_json, trip_json
-from ..trips.ops import MAX_DAYS, Destination, Title, UpdateTrip
+from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
 from .openapi import describe
 
@@ -22,11 +21,19 @@ from .openapi import describe
 class NewTrip(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: Title
-    startDate: date
+    startDate: TripDate
     days: int = Field(ge=1, le=MAX_DAYS, strict=True)
     destination: Destination | None = None
     timezone: TimeZone = "UTC"
     currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+
+    @field_validator("days")
+    @classmethod
+    def _ends_in_calendar(cls, days: int, info: ValidationInfo) -> int:
+        start = info.data.get("startDate")
+        if start is not None and not last_day_fits(start, days):
+            raise ValueError(f"the trip's last day would fall after {LAST_DATE.isoformat()}")
+        return days
 
 
 def echo(summary: str | list[str], trip_bytes: bytes) -> Response:
@@ -93,7 +100,8 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     return echo(applied.summaries, trip_bytes)
 
 
-@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale")
+@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale",
+          variants=("op", {name: spec.args for name, spec in TRIP_OPS.items()}))
 async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
 

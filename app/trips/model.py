@@ -96,7 +96,7 @@ class Trip:
     # expenses it owns; None on a trip that is changed in place.
     _owned: set[int] | None = field(default=None, repr=False, compare=False)
 
-    def snapshot(self) -> "Trip":
+    def snapshot(self) -> Trip:
         return copy.deepcopy(self)
 
     def edit(self) -> "Trip":
@@ -148,8 +148,13 @@ class Trip:
                 return e
         raise NotFound(f"No expense {expense_id} in this trip", code="expense_not_found")
 
-    def day_date(self, day: Day) -> str:
-        return (date.fromisoformat(self.start_date) + timedelta(days=day.position)).isoformat()
+    def day_date(self, day: Day) -> str | None:
+        """The day's ISO date; None when it cannot be represented (a start date
+        stored before dates were bounded), so such a trip still loads."""
+        try:
+            return (date.fromisoformat(self.start_date) + timedelta(days=day.position)).isoformat()
+        except (OverflowError, ValueError):
+            return None
 
     def all_stops(self):
         for d in self.days:

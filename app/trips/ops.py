@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Callable, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..ids import new_id
 from ..errors import Invalid
-from ..fields import HHMM, TimeZone
+from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
 
@@ -28,6 +29,8 @@ Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 MAX_DAYS = 30
 MAX_STOPS_PER_DAY = 40
+MAX_SHARE = 1_000_000     # one member's weight in a shares split
+MAX_AMOUNT_MINOR = 10**12
 
 
 class Args(BaseModel):
@@ -50,7 +53,7 @@ class Destination(Args):
 class UpdateTrip(Args):
     title: Title | None = None
     destination: Destination | None = None
-    startDate: date | None = Field(default=None, strict=False)
+    startDate: TripDate | None = Field(default=None, strict=False)
     timezone: TimeZone | None = None
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
 
@@ -115,6 +118,11 @@ class MoveStop(Args):
     position: int = Field(ge=0, le=MAX_STOPS_PER_DAY)
 
 
+class SwapStops(Args):
+    stopId: Id
+    otherStopId: Id
+
+
 class DeleteStop(Args):
     stopId: Id
 
@@ -126,7 +134,7 @@ class EqualSplit(Args):
 
 class SharesSplit(Args):
     kind: Literal["shares"]
-    shares: dict[str, int] = Field(min_length=1, max_length=50)
+    shares: dict[Id, Annotated[int, Field(ge=0, le=MAX_SHARE)]] = Field(min_length=1, max_length=50)
 
     @field_validator("shares")
     @classmethod
@@ -141,7 +149,7 @@ Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
 
 class AddExpense(Args):
     title: Title
-    amountMinor: int = Field(gt=0, le=10**12)
+    amountMinor: int = Field(gt=0, le=MAX_AMOUNT_MINOR)
     currency: str = Field(pattern=r"^[A-Z]{3}$")
     paidBy: Id
     split: Split | None = None
@@ -153,7 +161,7 @@ class UpdateExpense(Args):
     clearable = ("split", "dayId", "stopId")
     expenseId: Id
     title: Title | None = None
-    amountMinor: int | None = Field(default=None, gt=0, le=10**12)
+    amountMinor: int | None = Field(default=None, gt=0, le=MAX_AMOUNT_MINOR)
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     paidBy: Id | None = None
     split: Split | None = None
@@ -184,8 +192,60 @@ class OpContext:
     now: str
 
 
+# Summaries are sentences for people (toasts, the group's timeline): names and
+# times, never field names.
+
 def _day_label(trip: Trip, day: Day) -> str:
     return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
+
+
+def _q(name: str) -> str:
+    return f"“{name}”"
+
+
+MEAL_WORDS = {"breakfast": "breakfast", "brunch": "brunch", "lunch": "lunch", "afternoon_tea": "afternoon tea",
+              "dinner": "dinner"}
+KIND_WORDS = {"stay": "a place to stay", "sight": "a sight", "food": "food", "activity": "an activity",
+              "transit": "transit", "other": "another kind of stop"}
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# ISO 4217 currencies without minor units (the rest have two here).
+ZERO_DECIMAL = {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF",
+                "XOF", "XPF"}
+
+
+def _stop_label(stop: Stop) -> str:
+    """“Name”, or “lunch at “Name”” for a meal."""
+    meal = MEAL_WORDS.get(stop.meal or "")
+    return f"{meal} at {_q(stop.name)}" if meal else _q(stop.name)
+
+
+def _minutes(n: int) -> str:
+    hours, rest = divmod(n, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+def _date(value: date) -> str:
+    return f"{WEEKDAYS[value.weekday()]} {value.day} {MONTHS[value.month - 1]}"
+
+
+def _money(minor: int, currency: str) -> str:
+    return f"{minor} {currency}" if currency in ZERO_DECIMAL else f"{minor / 100:.2f} {currency}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _sentence(phrases: list[tuple[str, str]], nothing: str) -> str:
+    """Phrases as (naming the thing, with "it"): the first names it, the rest say "it"."""
+    if not phrases:
+        return nothing
+    words = [phrases[0][0], *(short for _, short in phrases[1:])]
+    text = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return text[0].upper() + text[1:]
 
 
 def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
@@ -194,15 +254,32 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         if changes.get(key) is not None:
             setattr(trip, key, changes[key])
     if changes.get("startDate") is not None:
+        if not last_day_fits(changes["startDate"], len(trip.days)):
+            raise Invalid(f"startDate: the trip's last day would fall after {LAST_DATE.isoformat()}", field="startDate")
         trip.start_date = changes["startDate"].isoformat()
     if a.destination is not None:
         trip.dest_name, trip.dest_lat, trip.dest_lng = a.destination.name, a.destination.lat, a.destination.lng
-    return "Updated the trip details" if changes else "No changes to the trip"
+    phrases = []
+    if changes.get("title") is not None:
+        phrases.append((f"renamed the trip to {_q(a.title)}", f"renamed it to {_q(a.title)}"))
+    if changes.get("startDate") is not None:
+        when = _date(changes["startDate"])
+        phrases.append((f"moved the trip to start on {when}", f"moved it to start on {when}"))
+    if a.destination is not None:
+        phrases.append((f"set the trip's destination to {a.destination.name}",
+                        f"set its destination to {a.destination.name}"))
+    if changes.get("timezone") is not None:
+        phrases.append((f"set the trip's time zone to {a.timezone}", f"set its time zone to {a.timezone}"))
+    if changes.get("currency") is not None:
+        phrases.append((f"set the trip's currency to {a.currency}", f"set its currency to {a.currency}"))
+    return _sentence(phrases, "No changes to the trip")
 
 
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
     if len(trip.days) >= MAX_DAYS:
         raise Invalid(f"A trip has at most {MAX_DAYS} days", field="days")
+    if not last_day_fits(date.fromisoformat(trip.start_date), len(trip.days) + 1):
+        raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
     trip.days.append(day)
     return f"Added {_day_label(trip, day)}"
@@ -210,14 +287,21 @@ def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
 
 def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
     day = trip.day(a.dayId)
+    label = _day_label(trip, day)
     changes = a.given()
+    phrases = []
     if "title" in changes:
         day.title = changes["title"] or ""
+        phrases.append((f"renamed {label} to {_q(day.title)}", f"renamed it to {_q(day.title)}") if day.title
+                       else (f"cleared the title of {label}", "cleared its title"))
     if "note" in changes:
         day.note = changes["note"] or ""
+        phrases.append((f"edited the note of {label}", "edited its note"))
     if "startTime" in changes:
         day.start_time = changes["startTime"]
-    return f"Updated {_day_label(trip, day)}"
+        phrases.append((f"set {label} to start at {day.start_time}", f"set it to start at {day.start_time}")
+                       if day.start_time else (f"cleared the start time of {label}", "cleared its start time"))
+    return _sentence(phrases, f"No changes to {label}")
 
 
 def reorder_days(trip: Trip, a: ReorderDays, ctx: OpContext) -> str:
@@ -237,7 +321,7 @@ def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
     trip.days.remove(day)
     trip.unlink_expenses(day_id=day.id, stop_ids={s.id for s in day.stops})
     trip.renumber()
-    return f"Deleted {label} and its {len(day.stops)} stops"
+    return f"Deleted {label} and its {_plural(len(day.stops), 'stop')}" if day.stops else f"Deleted {label}"
 
 
 def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
@@ -265,15 +349,44 @@ STOP_FIELDS = {"kind": "kind", "name": "name", "placeId": "place_id", "lat": "la
                "meal": "meal", "note": "note"}
 
 
+LOCATION_FIELDS = ("placeId", "lat", "lng", "address")
+
+
 def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
+    label = _stop_label(stop)  # as it was: "Renamed “A” to “B”"
     changes = {k: v for k, v in a.given().items() if k != "stopId"}
     for key, value in changes.items():
         if value is None and key not in UpdateStop.clearable:
             raise Invalid(f"{key} cannot be cleared", field=key)
         setattr(stop, STOP_FIELDS[key], value)
-    what = ", ".join(sorted(changes)) or "nothing"
-    return f"Updated “{stop.name}” ({what})"
+    return _sentence(_stop_phrases(label, stop, changes), f"No changes to {label}")
+
+
+def _stop_phrases(label: str, stop: Stop, changes: dict[str, Any]) -> list[tuple[str, str]]:
+    phrases = []
+    if "name" in changes:
+        phrases.append((f"renamed {label} to {_q(stop.name)}", f"renamed it to {_q(stop.name)}"))
+    if "setTime" in changes:
+        phrases.append((f"set {label} to {stop.set_time}", f"set it to {stop.set_time}") if stop.set_time
+                       else (f"cleared the fixed time of {label}", "cleared its fixed time"))
+    if "durationMin" in changes:
+        length = _minutes(stop.duration_min)
+        phrases.append((f"made {label} {length} long", f"made it {length} long"))
+    if "kind" in changes:
+        phrases.append((f"marked {label} as {KIND_WORDS[stop.kind]}", f"marked it as {KIND_WORDS[stop.kind]}"))
+    if "meal" in changes:
+        meal = MEAL_WORDS.get(stop.meal or "")
+        phrases.append((f"marked {label} as {meal}", f"marked it as {meal}") if meal
+                       else (f"marked {label} as not a meal", "marked it as not a meal"))
+    located = [k for k in LOCATION_FIELDS if k in changes]
+    if located:
+        cleared = all(changes[k] is None for k in located)
+        phrases.append((f"cleared the location of {label}", "cleared its location") if cleared
+                       else (f"changed the location of {label}", "changed its location"))
+    if "note" in changes:
+        phrases.append((f"edited the note of {label}", "edited its note"))
+    return phrases
 
 
 def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
@@ -282,9 +395,30 @@ def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
     if to_day is not from_day and len(to_day.stops) >= MAX_STOPS_PER_DAY:
         raise Invalid(f"A day holds at most {MAX_STOPS_PER_DAY} stops", field="toDayId")
     from_day.stops.remove(stop)
-    to_day.stops.insert(min(a.position, len(to_day.stops)), stop)
+    index = min(a.position, len(to_day.stops))
+    to_day.stops.insert(index, stop)
     trip.renumber()
-    return f"Moved “{stop.name}” to {_day_label(trip, to_day)}, position {stop.position + 1}"
+    label = _day_label(trip, to_day)
+    before = to_day.stops[index - 1] if index else None
+    if to_day is from_day:
+        where = f"after {_q(before.name)} on {label}" if before else f"to the start of {label}"
+    elif len(to_day.stops) == 1:
+        where = f"to {label}"
+    else:
+        where = f"to {label}, after {_q(before.name)}" if before else f"to the start of {label}"
+    return f"Moved {_q(stop.name)} {where}"
+
+
+def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
+    """Each stop takes the other's day and position (a rainy day's park for a dry day's museum)."""
+    day_a, stop_a = trip.stop(a.stopId)
+    day_b, stop_b = trip.stop(a.otherStopId)
+    if stop_a is stop_b:
+        raise Invalid("otherStopId must be another stop", field="otherStopId")
+    i, j = day_a.stops.index(stop_a), day_b.stops.index(stop_b)
+    day_a.stops[i], day_b.stops[j] = stop_b, stop_a
+    trip.renumber()
+    return f"Swapped “{stop_a.name}” ({_day_label(trip, day_b)}) and “{stop_b.name}” ({_day_label(trip, day_a)})"
 
 
 def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
@@ -322,7 +456,7 @@ def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
         created_at=ctx.now,
     )
     trip.expenses.append(expense)
-    return f"Added expense “{expense.title}” ({expense.amount_minor / 100:.2f} {expense.currency})"
+    return f"Added the expense {_q(expense.title)} ({_money(expense.amount_minor, expense.currency)})"
 
 
 def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
@@ -347,19 +481,19 @@ def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
         stop_id = changes.get("stopId", e.stop_id)
         _check_links(trip, day_id, stop_id)
         e.day_id, e.stop_id = day_id, stop_id
-    return f"Updated expense “{e.title}”"
+    return f"Changed the expense {_q(e.title)}"
 
 
 def delete_expense(trip: Trip, a: DeleteExpense, ctx: OpContext) -> str:
     e = trip.expense(a.expenseId)
     trip.expenses.remove(e)
-    return f"Deleted expense “{e.title}”"
+    return f"Deleted the expense {_q(e.title)}"
 
 
 def set_trip_preferences(trip: Trip, a: SetTripPreferences, ctx: OpContext) -> str:
     changes = {k: v for k, v in a.given().items() if v is not None or k == "budget"}
     trip.prefs = TripPreferences.model_validate({**trip.prefs.model_dump(), **changes})
-    return "Updated the trip's shared preferences"
+    return "Changed the trip's shared choices"
 
 
 @dataclass(frozen=True)
@@ -375,19 +509,30 @@ class OpSpec:
 TRIP_OPS: dict[str, OpSpec] = {
     spec.name: spec
     for spec in [
-        OpSpec("update_trip", UpdateTrip, "editor", update_trip, "Change the trip's title, destination, start date, time zone or currency."),
+        OpSpec("update_trip", UpdateTrip, "editor", update_trip,
+               "Change the trip's title, destination, start date, time zone or currency."),
         OpSpec("add_day", AddDay, "editor", add_day, "Add a day at the end of the trip."),
-        OpSpec("update_day", UpdateDay, "editor", update_day, "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
-        OpSpec("reorder_days", ReorderDays, "editor", reorder_days, "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
+        OpSpec("update_day", UpdateDay, "editor", update_day,
+               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
+        OpSpec("reorder_days", ReorderDays, "editor", reorder_days,
+               "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
         OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
-        OpSpec("insert_stop", InsertStop, "editor", insert_stop, "Add a stop to a day, after afterStopId or at the end. setTime (HH:MM) fixes its time; otherwise it is computed."),
-        OpSpec("update_stop", UpdateStop, "editor", update_stop, "Change fields of a stop; setTime null clears a set time."),
-        OpSpec("move_stop", MoveStop, "editor", move_stop, "Move a stop to a day (possibly the same) at a 0-based position."),
+        OpSpec("insert_stop", InsertStop, "editor", insert_stop,
+               "Add a stop to a day, after afterStopId or at the end. "
+               "setTime (HH:MM) fixes its time; otherwise it is computed."),
+        OpSpec("update_stop", UpdateStop, "editor", update_stop,
+               "Change fields of a stop; setTime null clears a set time."),
+        OpSpec("move_stop", MoveStop, "editor", move_stop,
+               "Move a stop to a day (possibly the same) at a 0-based position."),
+        OpSpec("swap_stops", SwapStops, "editor", swap_stops,
+               "Swap two stops: each takes the other's day and position."),
         OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
-        OpSpec("add_expense", AddExpense, "editor", add_expense, "Record an expense in integer minor units, paid by a member, split equally or by shares."),
+        OpSpec("add_expense", AddExpense, "editor", add_expense,
+               "Record an expense in integer minor units, paid by a member, split equally or by shares."),
         OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),
         OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense."),
-        OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences, "Set the trip's shared travel choices.", agent=False),
+        OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences,
+               "Set the trip's shared travel choices.", agent=False),
     ]
 }
 

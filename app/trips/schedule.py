@@ -20,6 +20,12 @@ def to_hhmm(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
+def clock_label(minutes: int) -> str:
+    """A schedule time as people read it: "00:30 (+1)" after midnight."""
+    days = minutes // (24 * 60)
+    return to_hhmm(minutes) + (f" (+{days})" if days > 0 else "")
+
+
 @dataclass(frozen=True)
 class Slot:
     stop_id: str

@@ -12,7 +12,8 @@ import logging
 import shutil
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ValidationError
 
@@ -195,7 +196,8 @@ async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: d
         await tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
             "created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
-            (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(), timezone, currency, owner_id, now, now))
+            (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(),
+             timezone, currency, owner_id, now, now))
         await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
                          (trip_id, owner_id, now))
         await tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",

@@ -1,29 +1,36 @@
-// The trip agent: one shared timeline per trip. Plain messages go to the
+// The group's chat: one shared timeline per trip. Plain messages go to the
 // group (POST …/agent/messages); a message that mentions @agent, or follows
-// an agent reply, is a chat turn streamed over the AI SDK UI message stream
+// an AI reply, is a chat turn streamed over the AI SDK UI message stream
 // (POST …/agent/chat). Write tools stop at an approval card; Approve/Deny
-// continues the chat with the approval response, as useChat does.
+// continues the chat with the approval response, as useChat does. The log
+// is reconciled by message id; runs of edits fold into one line; what is
+// being typed is a draft in the store. A card's button does one of two
+// things on a press: send its text to the AI as the member's next message,
+// or show a day (and stop) of the trip. Each AI message can copy its debug
+// info (ids only) to the clipboard.
 
-import { post, streamChunks } from "../api.js";
-import { h, clear, errorBox, withBusy, attachUpload, toast } from "../planner/ui.js";
+import { get, post, streamChunks } from "../api.js";
+import { h, clear, errorBox, withBusy, attachUpload, toast, timeAgo } from "../planner/ui.js";
+import { reconcile, sig } from "../planner/keyed.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
-import { messageView } from "./agentview.js";
+import { messageView, editsView, isEdit } from "./agentview.js";
 import { aiOffNote } from "./common.js";
 import { icon } from "../planner/icons.js";
 
 const MAX_TEXT = 4000;
 const CONTEXT_MESSAGES = 30; // earlier chat messages sent along, as useChat sends its whole list
 
-export function mountAgent(el, store) {
+export function mountAgent(el, store, panel) {
   if (!store.app.session.config.aiEnabled) {
-    el.append(aiOffNote("The trip agent"));
+    el.append(aiOffNote("The AI in the group chat"));
     return {};
   }
   const me = store.app.session.me;
   const list = h("ol", { class: "agent-log", "aria-label": "Trip conversation", "aria-live": "polite" });
   const scroller = h("div", { class: "agent-scroll" }, list);
   const status = h("div", { class: "agent-status", "aria-live": "assertive" });
-  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — mention @agent to ask the AI", "aria-label": "Message" });
+  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — start with @agent to ask the AI", "aria-label": "Message", "data-fkey": "message" });
+  text.value = store.draft("message");
   const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
   const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file" }, icon("clip"));
   const fileInput = attachUpload(attach, {
@@ -36,7 +43,7 @@ export function mountAgent(el, store) {
   const attached = h("div", { class: "attached" });
   const modeHint = h("p", { class: "hint composer-hint" });
   const form = h("form", { class: "composer agent-composer" }, attached, text, h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput, modeHint), send));
-  el.append(h("div", { class: "panel-intro" }, h("h2", null, "Trip agent"), h("p", { class: "muted" }, "Shared by every member. It only changes the plan when someone approves.")), scroller, status, form);
+  el.append(h("div", { class: "panel-intro" }, h("p", { class: "muted" }, "Everyone on the trip sees this chat. Write @agent to ask the AI; it changes the plan only when someone approves.")), scroller, status, form);
 
   const files = []; // file parts waiting to be sent
   let streamingId = null;
@@ -49,35 +56,112 @@ export function mountAgent(el, store) {
       return streamingId;
     },
     decide,
+    copyDebug,
+    cards: { onFollowUp: followUp, onFocus: focus },
   };
+
+  // A card's follow-up button: the text goes to the AI as this member's message.
+  async function followUp(value) {
+    if (streamingId) {
+      toast("Wait for the AI to finish its answer", "info");
+      return;
+    }
+    clear(status);
+    try {
+      await chatTurn(value, []);
+    } catch (err) {
+      status.append(errorBox(err));
+    }
+  }
+
+  // A card's focus button: show that day of the trip (and that stop on it).
+  function focus({ dayId, stopId }) {
+    if (!store.day(dayId)) {
+      toast("That day is no longer in the trip", "info");
+      return;
+    }
+    store.selectDay(dayId);
+    if (panel) panel.closeIfSheet(); // on phones the panel covers the day
+    if (!stopId) return;
+    requestAnimationFrame(() => {
+      const stop = document.querySelector(`.timeline .stop[data-stop-id="${CSS.escape(stopId)}"]`);
+      if (!stop) return;
+      stop.scrollIntoView({ block: "center", behavior: "smooth" });
+      stop.classList.add("focused");
+      setTimeout(() => stop.classList.remove("focused"), 2400);
+    });
+  }
+
+  // "Copy debug info": the server's correlation ids for the message (never its text).
+  async function copyDebug(msg) {
+    try {
+      const info = await get(`${store.base}/agent/messages/${encodeURIComponent(msg.id)}/debug`);
+      await navigator.clipboard.writeText(JSON.stringify(info, null, 2));
+      toast("Debug info copied", "success");
+    } catch (err) {
+      toast(err && err.name === "NotAllowedError" ? "The browser did not allow copying" : "Could not copy the debug info", "error");
+    }
+  }
 
   function visible() {
     return store.sortedMessages().filter((m) => m.source !== "stop_comment");
   }
 
+  // What the log shows, in order: messages, and runs of edits folded into one entry.
+  function entries() {
+    const out = [];
+    let run = [];
+    const flush = () => {
+      if (run.length === 1) out.push({ msg: run[0] });
+      else if (run.length) out.push({ edits: run });
+      run = [];
+    };
+    for (const m of visible()) {
+      if (isEdit(m)) run.push(m);
+      else {
+        flush();
+        out.push({ msg: m });
+      }
+    }
+    flush();
+    if (!out.length) out.push({ empty: store.agent.loaded });
+    if (store.agent.error) out.unshift({ error: store.agent.error });
+    return out;
+  }
+
   function render() {
     const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    clear(list);
-    if (store.agent.error) list.append(h("li", null, errorBox(store.agent.error)));
-    const msgs = visible();
-    if (!msgs.length) {
-      list.append(h("li", { class: "muted empty-log" }, store.agent.loaded ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”" : "Loading the conversation…"));
-    }
-    for (const m of msgs) list.append(messageView(store, m, handlers));
+    reconcile(list, entries(), {
+      key: (e) => (e.msg ? `m:${e.msg.id}` : e.edits ? `e:${e.edits[0].id}` : e.error ? "error" : "empty"),
+      signature: (e) => {
+        if (e.msg) return sig(e.msg.parts, e.msg.actorName, e.msg.local, timeAgo(e.msg.createdAt), streamingId === e.msg.id, store.canEdit, store.trip && store.trip.members.length);
+        if (e.edits) return sig(e.edits.map((m) => m.id), timeAgo(e.edits[e.edits.length - 1].createdAt), store.areEditsOpen(e.edits[0].id));
+        return sig(e.error ? e.error.message : e.empty);
+      },
+      create: (e) => {
+        if (e.msg) return messageView(store, e.msg, handlers);
+        if (e.edits) return editsView(store, e.edits);
+        if (e.error) return h("li", null, errorBox(e.error));
+        return h("li", { class: "muted empty-log" }, e.empty ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”" : "Loading the conversation…");
+      },
+    });
     updateHint();
     if (nearBottom || streamingId) scroller.scrollTop = scroller.scrollHeight;
   }
 
   function wantsChat(value) {
     if (/@agent\b/i.test(value)) return true;
-    const last = visible().filter((m) => m.source !== "operation" && m.role !== "system").pop();
+    const last = visible().filter((m) => !isEdit(m) && m.role !== "system").pop();
     return Boolean(last && last.role === "assistant" && last.source !== "threshold");
   }
 
   function updateHint() {
-    modeHint.textContent = wantsChat(text.value) ? "Goes to the agent (streams a reply)" : "Goes to the group · @agent asks the AI";
+    modeHint.textContent = wantsChat(text.value) ? "Goes to the AI (it answers here)" : "Goes to the group · @agent asks the AI";
   }
-  text.addEventListener("input", updateHint);
+  text.addEventListener("input", () => {
+    store.setDraft("message", null, text.value);
+    updateHint();
+  });
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -99,12 +183,16 @@ export function mountAgent(el, store) {
     const sending = files.splice(0);
     renderAttached();
     text.value = "";
+    store.setDraft("message", null, "");
     try {
       if (wantsChat(value)) await chatTurn(value, sending);
       else await plainMessage(value, sending);
     } catch (err) {
       status.append(errorBox(err));
-      if (!text.value) text.value = value;
+      if (!text.value) {
+        text.value = value;
+        store.setDraft("message", null, value);
+      }
     }
     updateHint();
   });
@@ -116,7 +204,7 @@ export function mountAgent(el, store) {
     const res = await withBusy(send, () => post(`${store.base}/agent/messages`, body), "Sending…");
     store.mergeMessages([res.message]);
     store.emit("agent");
-    if (res.addressed) status.append(h("p", { class: "hint" }, "The agent will answer shortly."));
+    if (res.addressed) status.append(h("p", { class: "hint" }, "The AI will answer shortly."));
   }
 
   async function chatTurn(value, sending) {
@@ -125,7 +213,7 @@ export function mountAgent(el, store) {
     parts.push(...sending);
     const user = { id: localId("msg"), role: "user", parts };
     const history = conversationBefore(null);
-    store.agent.messages.set(user.id, { ...user, actorUserId: me.id, actorName: me.displayName || me.username, source: /@agent/i.test(value) ? "mention" : "chat", createdAt: new Date().toISOString(), local: true });
+    store.putMessage({ ...user, actorUserId: me.id, actorName: me.displayName || me.username, source: /@agent/i.test(value) ? "mention" : "chat", createdAt: new Date().toISOString(), local: true });
     turn = [...history, user];
     store.emit("agent");
     await runStream({ messages: turn.map(forServer), trigger: "submit-message" }, null);
@@ -137,7 +225,7 @@ export function mountAgent(el, store) {
     let msg = continuing || newAssistantMessage();
     const startedWith = msg.id;
     streamingId = msg.id;
-    const shown = () => store.agent.messages.set(msg.id, { ...msg, source: "chat", createdAt: msg.createdAt || new Date().toISOString(), local: true });
+    const shown = () => store.putMessage({ ...msg, source: "chat", createdAt: msg.createdAt || new Date().toISOString(), local: true });
     shown();
     store.emit("agent");
     send.disabled = true;
@@ -151,7 +239,7 @@ export function mountAgent(el, store) {
           const result = applyChunk(msg, chunk);
           if (msg.id !== before) {
             // The server named the message: show it under that id from now on.
-            store.agent.messages.delete(before);
+            store.dropMessage(before);
             streamingId = msg.id;
           }
           if (result.error) failed = result.error;
@@ -167,7 +255,7 @@ export function mountAgent(el, store) {
       abort = null;
       send.disabled = false;
     }
-    if (!msg.parts.length && startedWith === msg.id && !continuing) store.agent.messages.delete(msg.id);
+    if (!msg.parts.length && startedWith === msg.id && !continuing) store.dropMessage(msg.id);
     else shown();
     turn = [...turn.filter((m) => m.id !== msg.id && m.id !== startedWith), msg];
     store.emit("agent");
@@ -188,7 +276,7 @@ export function mountAgent(el, store) {
     target.state = "approval-responded";
     target.approval = { id: target.approval.id, approved, ...(approved ? {} : { reason: "Denied by a member" }) };
     if (!turn.includes(live)) turn = [...conversationBefore(live.id), live];
-    store.agent.messages.set(live.id, { ...(store.agent.messages.get(live.id) || {}), ...live });
+    store.putMessage({ ...(store.agent.messages.get(live.id) || {}), ...live });
     store.emit("agent");
     const waiting = live.parts.some((p) => isToolPart(p) && p.state === "approval-requested");
     if (waiting) {
@@ -213,14 +301,14 @@ export function mountAgent(el, store) {
     const out = [];
     for (const m of visible()) {
       if (beforeId && m.id === beforeId) break;
-      if ((m.role !== "user" && m.role !== "assistant") || m.source === "operation") continue;
+      if ((m.role !== "user" && m.role !== "assistant") || isEdit(m)) continue;
       out.push(forServer({ id: m.id, role: m.role, parts: (m.parts || []).filter((p) => p.type !== "step-start") }));
     }
     return out.slice(-CONTEXT_MESSAGES);
   }
 
   const off = store.on((reason) => {
-    if (reason === "agent" || reason === "trip") render();
+    if (reason === "agent" || reason === "trip" || reason === "ui") render();
   });
   render();
   return {
@@ -230,6 +318,7 @@ export function mountAgent(el, store) {
     },
     prefill(value) {
       text.value = value;
+      store.setDraft("message", null, value);
       updateHint();
       text.focus();
       text.setSelectionRange(value.length, value.length);

@@ -1,25 +1,53 @@
-// Drawing the agent timeline: member bubbles, agent replies with text,
-// reasoning, tool cards and approval cards, and one-line operation events.
+// Drawing the group's chat: member bubbles, AI replies with text, reasoning
+// (collapsed), cards (the server's data-spec parts, drawn by cards.js), a
+// street-view answer's status, tool cards and approval cards, and the trip's
+// edits as quiet lines (a run of them folds into one "12 edits" line that
+// opens). Everything on screen is in words: tool names, field names and raw
+// validation errors never show. Avatars are keyed by the author's user id,
+// so two members with the same name stay apart.
 
-import { h, renderMarkdown, timeAgo, initials, fmtMinutes } from "../planner/ui.js";
+import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, MEALS } from "../planner/ui.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
+import { renderSpec, specOfPart } from "./cards.js";
 import { icon } from "../planner/icons.js";
 
-const TOOL_LABELS = {
+export const AI_NAME = "Wayline AI";
+
+// Write tools (the trip's ops): what the AI asks to do.
+const WRITE_LABELS = {
   insert_stop: "Add a stop", update_stop: "Change a stop", move_stop: "Move a stop", delete_stop: "Remove a stop",
-  add_day: "Add a day", update_day: "Change a day", reorder_days: "Reorder days", update_trip: "Change the trip",
+  add_day: "Add a day", update_day: "Change a day", reorder_days: "Reorder the days", update_trip: "Change the trip",
   add_expense: "Record an expense", update_expense: "Change an expense", delete_expense: "Delete an expense",
 };
+// Read tools: what the AI did (done) or is doing.
+const READ_LABELS = {
+  placeSearch: ["Searched for places", "Searching for places…"],
+  placeNearby: ["Looked for places nearby", "Looking for places nearby…"],
+  placeDetail: ["Looked up a place", "Looking up a place…"],
+  routes: ["Worked out the travel time", "Working out the travel time…"],
+  checkWeather: ["Checked the weather", "Checking the weather…"],
+  lodgingSearch: ["Searched for places to stay", "Searching for places to stay…"],
+  readTripMedia: ["Read a file", "Reading a file…"],
+};
+const MODE_WORDS = { walk: "walking", transit: "public transport", drive: "driving", bicycle: "cycling" };
 
 function camel(name) {
   return name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-export function toolLabel(name) {
-  return TOOL_LABELS[camel(name)] || name.replace(/[_-]/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2");
+function isWrite(name) {
+  return Boolean(WRITE_LABELS[camel(name)]);
 }
 
-// A sentence for a write the agent asks to make, from its arguments.
+function toolLabel(name, done = true) {
+  const read = READ_LABELS[name];
+  if (read) return done ? read[0] : read[1];
+  return WRITE_LABELS[camel(name)] || "Used a tool";
+}
+
+const quote = (text) => `“${text}”`;
+
+// A sentence for a write the AI asks to make, from its arguments.
 export function describeWrite(store, name, input = {}) {
   const op = camel(name);
   const a = input || {};
@@ -28,55 +56,113 @@ export function describeWrite(store, name, input = {}) {
     return d ? `day ${d.position + 1}` : "a day";
   };
   const stopName = (id) => {
-    for (const d of (store.trip && store.trip.days) || []) {
-      const s = d.stops.find((x) => x.id === id);
-      if (s) return `“${s.name}”`;
-    }
-    return "a stop";
+    const found = store.stop(id);
+    return found ? quote(found.stop.name) : "a stop";
   };
   switch (op) {
     case "insert_stop":
-      return `Add “${a.name}” to ${dayName(a.dayId)}${a.setTime ? ` at ${a.setTime}` : ""}${a.durationMin ? ` for ${fmtMinutes(a.durationMin)}` : ""}`;
-    case "update_stop": {
-      const fields = Object.keys(a).filter((k) => k !== "stopId");
-      return `Change ${stopName(a.stopId)}: ${fields.map((k) => `${k} → ${a[k] === null ? "cleared" : a[k]}`).join(", ")}`;
+      return `Add ${quote(a.name)} to ${dayName(a.dayId)}${a.setTime ? ` at ${a.setTime}` : ""}${a.durationMin ? ` for ${fmtMinutes(a.durationMin)}` : ""}`;
+    case "update_stop":
+      return stopChange(stopName(a.stopId), a);
+    case "move_stop": {
+      const target = store.day(a.toDayId);
+      const others = target ? target.stops.filter((s) => s.id !== a.stopId) : [];
+      const after = Number(a.position) > 0 ? others[Number(a.position) - 1] : null;
+      return `Move ${stopName(a.stopId)} to ${after ? `${dayName(a.toDayId)}, after ${quote(after.name)}` : `the start of ${dayName(a.toDayId)}`}`;
     }
-    case "move_stop":
-      return `Move ${stopName(a.stopId)} to ${dayName(a.toDayId)}, position ${Number(a.position) + 1}`;
     case "delete_stop":
       return `Remove ${stopName(a.stopId)}`;
-    case "update_day":
-      return `Change ${dayName(a.dayId)}${a.title ? `: title “${a.title}”` : ""}${a.startTime ? `, start ${a.startTime}` : ""}`;
+    case "update_day": {
+      const bits = [];
+      if (a.title) bits.push(`call it ${quote(a.title)}`);
+      if (a.startTime) bits.push(`start it at ${a.startTime}`);
+      else if ("startTime" in a) bits.push("clear its start time");
+      if ("note" in a) bits.push("change its note");
+      return `Change ${dayName(a.dayId)}${bits.length ? `: ${bits.join(", ")}` : ""}`;
+    }
+    case "reorder_days":
+      return "Put the days in a new order";
+    case "add_day":
+      return `Add a day${a.title ? ` called ${quote(a.title)}` : ""}`;
+    case "update_trip":
+      return a.startDate ? `Move the trip to start on ${fmtDay(a.startDate)}` : a.title ? `Rename the trip to ${quote(a.title)}` : "Change the trip's details";
     case "add_expense":
-      return `Record “${a.title}” (${a.amountMinor} minor units ${a.currency || ""})`;
+      return `Record ${quote(a.title)}${a.currency && a.amountMinor ? ` (${money(a.amountMinor, a.currency)})` : ""}`;
+    case "update_expense":
+      return "Change an expense";
+    case "delete_expense":
+      return "Delete an expense";
     default:
-      return `${toolLabel(name)}`;
+      return toolLabel(name);
   }
+}
+
+function money(minor, currency) {
+  try {
+    const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits;
+    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(minor / 10 ** digits);
+  } catch {
+    return `${minor} ${currency}`;
+  }
+}
+
+function stopChange(who, a) {
+  const bits = [];
+  if (a.name) bits.push(`rename it ${quote(a.name)}`);
+  if (a.setTime) bits.push(`set it to ${a.setTime}`);
+  else if ("setTime" in a) bits.push("clear its fixed time");
+  if (a.durationMin) bits.push(`make it ${fmtMinutes(a.durationMin)} long`);
+  if (a.meal) bits.push(`mark it as ${(MEALS.find(([v]) => v === a.meal) || [null, a.meal])[1].toLowerCase()}`);
+  else if ("meal" in a) bits.push("mark it as not a meal");
+  if (["lat", "lng", "address", "placeId"].some((k) => k in a)) bits.push("change its location");
+  if ("note" in a) bits.push("change its note");
+  if (a.kind) bits.push("change its kind");
+  return bits.length ? `Change ${who}: ${bits.join(", ")}` : `Change ${who}`;
+}
+
+// What a read tool looked at, in words (not its JSON input).
+function readDetail(name, input) {
+  const a = input || {};
+  if ((name === "placeSearch" || name === "lodgingSearch") && a.query) return quote(a.query);
+  if (name === "checkWeather" && a.startDate) return `${fmtDay(a.startDate)}${a.days > 1 ? `, ${a.days} days` : ""}`;
+  if (name === "routes" && a.mode) return MODE_WORDS[a.mode] || a.mode;
+  if (name === "readTripMedia" && a.url) return decodeURIComponent(String(a.url).split("/").pop());
+  return null;
+}
+
+// A tool's error in plain words: the server's sentence when it is one, a
+// summary when it looks like a raw validation message.
+const RAW_ERROR = /Invalid arguments|Field required|Input should|validation error|\b[a-z]+[A-Z][A-Za-z]*\b/;
+export function toolErrorText(name, text) {
+  if (text && !RAW_ERROR.test(text)) return text;
+  return isWrite(name)
+    ? "This change did not fit the trip, so nothing was changed."
+    : `${toolLabel(name, false).replace(/…$/, "")} did not work: the request was incomplete.`;
 }
 
 const STATE_TEXT = {
   "input-streaming": "Preparing…", "input-available": "Running…", "approval-requested": "Needs your approval",
-  "approval-responded": "Decision sent…", "output-available": "Done", "output-error": "Failed", "output-denied": "Denied",
+  "approval-responded": "Decision sent…", "output-available": "Done", "output-error": "Did not work", "output-denied": "Denied",
 };
 
 function toolCard(store, msg, part, handlers) {
   const name = toolNameOf(part);
-  const write = Boolean(store.writeTools && store.writeTools.has(camel(name))) || Boolean(TOOL_LABELS[camel(name)]);
+  const write = isWrite(name);
   const state = part.state || "input-available";
+  const done = state === "output-available" || state === "output-error";
+  const detail = write ? null : readDetail(name, part.input);
   const card = h("div", { class: `tool-card state-${state}${write ? " write" : ""}`, "data-tool-call-id": part.toolCallId, "data-tool": name },
     h("div", { class: "tool-head" },
       h("span", { class: "tool-icon" }, icon(write ? "edit" : "search", { size: 14 })),
       h("span", { class: "tool-kind" }, write ? "Change to the trip" : "Looked up"),
-      h("span", { class: `tool-state s-${state}` }, STATE_TEXT[state] || state)),
-    h("p", { class: "tool-title" }, write ? describeWrite(store, name, part.input) : toolLabel(name)));
-  if (part.input !== undefined && !write) {
-    card.append(h("details", { class: "tool-io" }, h("summary", null, "Details"), h("pre", null, JSON.stringify(part.input, null, 2))));
-  }
+      h("span", { class: `tool-state s-${state}` }, STATE_TEXT[state] || "")),
+    h("p", { class: "tool-title" }, write ? describeWrite(store, name, part.input) : toolLabel(name, done || state === "output-denied"),
+      detail ? h("span", { class: "muted tool-detail" }, ` · ${detail}`) : null));
   if (state === "approval-requested" && part.approval) {
     const canDecide = store.canEdit && handlers && handlers.decide;
     if (canDecide) {
-      const approve = h("button", { type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool" }, "Approve");
-      const deny = h("button", { type: "button", class: "btn btn-sm", "data-testid": "deny-tool" }, "Deny");
+      const approve = h("button", { type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool", "data-fkey": `approve:${part.toolCallId}` }, "Approve");
+      const deny = h("button", { type: "button", class: "btn btn-sm", "data-testid": "deny-tool", "data-fkey": `deny:${part.toolCallId}` }, "Deny");
       approve.addEventListener("click", () => handlers.decide(msg, part, true, approve));
       deny.addEventListener("click", () => handlers.decide(msg, part, false, deny));
       card.append(h("div", { class: "row" }, approve, deny));
@@ -90,16 +176,36 @@ function toolCard(store, msg, part, handlers) {
   if (state === "output-available" && part.output && typeof part.output === "object" && part.output.summary) {
     card.append(h("p", { class: "tool-out" }, part.output.summary));
   }
-  if (state === "output-error") card.append(h("p", { class: "tool-err" }, part.errorText || "The tool failed."));
+  if (state === "output-error") card.append(h("p", { class: "tool-err" }, toolErrorText(name, part.errorText)));
   return card;
+}
+
+// A failed street-view answer: the server's fixed sentence, shown as a status
+// (the message's text says the same, so it is not repeated).
+function statusView(data) {
+  const message = data && typeof data.message === "string" ? data.message : null;
+  if (!message) return null;
+  const tone = data.tone === "error" ? "error" : "warning";
+  return h("p", { class: `agent-status-note tone-${tone}`, role: "status" }, icon("alert", { size: 15 }), h("span", null, message));
 }
 
 function partsView(store, msg, handlers) {
   const out = [];
+  const cards = handlers && handlers.cards ? handlers.cards : {};
+  const hasStatus = (msg.parts || []).some((p) => p.type === "data-agent-status");
   for (const part of msg.parts || []) {
-    if (part.type === "text" && part.text) out.push(renderMarkdown(part.text));
-    else if (part.type === "reasoning" && part.text) {
-      out.push(h("details", { class: "reasoning" }, h("summary", null, "Reasoning"), h("p", null, part.text)));
+    if (part.type === "text" && part.text) {
+      if (!hasStatus) out.push(renderMarkdown(part.text));
+    } else if (part.type === "data-spec") {
+      const card = renderSpec(specOfPart(part), cards);
+      if (card) out.push(card);
+    } else if (part.type === "data-agent-status") {
+      out.push(statusView(part.data));
+    } else if (part.type === "reasoning" && part.text) {
+      // Summaries in a row (one per reasoning step) fold into one closed block.
+      const last = out[out.length - 1];
+      if (last && last.classList && last.classList.contains("reasoning")) last.append(h("p", null, part.text));
+      else out.push(h("details", { class: "reasoning" }, h("summary", null, "How it thought about it"), h("p", null, part.text)));
     } else if (part.type === "file") {
       const label = part.filename || part.url.split("/").pop();
       out.push(part.mediaType && part.mediaType.startsWith("image/") && part.url.startsWith("/api/uploads/")
@@ -116,26 +222,80 @@ function textOf(msg) {
   return (msg.parts || []).filter((p) => p.type === "text").map((p) => p.text).join(" ");
 }
 
+// An edit to the trip (an op event) rather than something someone said.
+export function isEdit(msg) {
+  return msg.source === "operation" || (msg.role === "system" && msg.source !== "threshold");
+}
+
+function when(msg) {
+  return msg.createdAt ? h("time", { datetime: msg.createdAt, class: "muted" }, timeAgo(msg.createdAt)) : null;
+}
+
+// "Bob set “Castelo” to 10:30": the op's summary as a sentence after the name.
+function editText(msg) {
+  const text = textOf(msg) || "Changed the trip";
+  if (!msg.actorName) return text;
+  return [h("strong", null, `${msg.actorName} `), /^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text];
+}
+
+function editLine(msg, { withTime = true } = {}) {
+  return [h("span", { class: "op-dot", "aria-hidden": "true" }), h("span", null, editText(msg)), withTime ? [" ", when(msg)] : null];
+}
+
+// Who wrote a member message, by user id: the member's current name (with
+// their username when another member has the same name), else the name the
+// message was written under (a former member).
+export function authorName(store, userId, fallback) {
+  const member = userId ? store.member(userId) : null;
+  if (!member) return fallback || "A former member";
+  const name = member.displayName || member.username;
+  const twin = store.trip.members.some((m) => m.userId !== userId && (m.displayName || m.username) === name);
+  return twin ? `${name} (@${member.username})` : name;
+}
+
+// One of eight avatar colours, from the user id (the same person keeps it everywhere).
+export function avatarTone(userId) {
+  let hash = 0;
+  for (const ch of String(userId || "")) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return `tone-${hash % 8}`;
+}
+
 export function messageView(store, msg, handlers) {
   const me = store.app.session.me;
-  const when = msg.createdAt ? h("time", { datetime: msg.createdAt, class: "muted" }, timeAgo(msg.createdAt)) : null;
-  if (msg.source === "operation" || (msg.role === "system" && msg.source !== "threshold")) {
-    return h("li", { class: "msg op-event", "data-message-id": msg.id },
-      h("span", { class: "op-dot", "aria-hidden": "true" }), h("span", null, msg.actorName ? h("strong", null, `${msg.actorName} `) : null, textOf(msg) || "Changed the trip"), " ", when);
+  if (isEdit(msg)) {
+    return h("li", { class: "msg op-event", "data-message-id": msg.id }, editLine(msg));
   }
   if (msg.role === "user") {
     const mine = msg.actorUserId === me.id;
-    const name = mine ? "You" : msg.actorName || store.memberName(msg.actorUserId);
-    return h("li", { class: `msg from-member${mine ? " mine" : ""}`, "data-message-id": msg.id },
-      mine ? null : h("span", { class: "avatar sm", "aria-hidden": "true" }, initials(name)),
-      h("div", { class: "bubble" }, h("p", { class: "msg-meta" }, h("strong", null, name), " ", when), partsView(store, msg, handlers)));
+    const name = mine ? "You" : authorName(store, msg.actorUserId, msg.actorName);
+    return h("li", { class: `msg from-member${mine ? " mine" : ""}`, "data-message-id": msg.id, "data-actor-id": msg.actorUserId || null },
+      mine ? null : h("span", { class: `avatar sm ${avatarTone(msg.actorUserId)}`, "aria-hidden": "true", "data-actor-id": msg.actorUserId || null }, initials(name)),
+      h("div", { class: "bubble" }, h("p", { class: "msg-meta" }, h("strong", null, name), " ", when(msg)), partsView(store, msg, handlers)));
   }
   const quiet = msg.source === "threshold" && !(msg.parts || []).some(isToolPart) && msg.role !== "assistant";
   const streaming = handlers && handlers.streamingId === msg.id;
+  const debug = !streaming && !msg.local && handlers && handlers.copyDebug
+    ? h("button", { type: "button", class: "icon-btn msg-debug", "aria-label": "Copy debug info", title: "Copy debug info", "data-fkey": `debug:${msg.id}`, onclick: () => handlers.copyDebug(msg) }, icon("copy", { size: 13 }))
+    : null;
   return h("li", { class: `msg from-agent${quiet ? " quiet" : ""}${msg.source === "threshold" ? " observation" : ""}`, "data-message-id": msg.id, "aria-busy": streaming ? "true" : null },
-    h("span", { class: "avatar sm agent" }, icon("sparkle", { size: 14 })),
+    h("span", { class: "avatar sm agent", "aria-hidden": "true" }, icon("sparkle", { size: 14 })),
     h("div", { class: "bubble" },
-      h("p", { class: "msg-meta" }, h("strong", null, "Trip agent"), " ", msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : null, " ", when),
+      h("p", { class: "msg-meta" }, h("strong", null, AI_NAME), " ", msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : null, " ", when(msg), debug),
       partsView(store, msg, handlers),
       streaming && !(msg.parts || []).some((p) => p.type === "text" && p.text) ? h("p", { class: "typing" }, h("span", { class: "spinner", "aria-hidden": "true" }), " Thinking…") : null));
+}
+
+// A run of edits as one quiet line, "12 edits by Alice and Bob", that opens
+// to show each of them.
+export function editsView(store, run) {
+  const first = run[0].id;
+  const open = store.areEditsOpen(first);
+  const names = [...new Set(run.map((m) => m.actorName).filter(Boolean))];
+  const who = names.length ? ` by ${names.length > 2 ? `${names.slice(0, 2).join(", ")} and others` : names.join(" and ")}` : "";
+  const last = run[run.length - 1];
+  return h("li", { class: `msg op-group${open ? " open" : ""}`, "data-first-id": first },
+    h("button", { type: "button", class: "op-toggle", "aria-expanded": String(open), "data-fkey": "toggle", onclick: () => store.toggleEdits(first) },
+      h("span", { class: "op-dot", "aria-hidden": "true" }),
+      h("span", { class: "op-text" }, `${run.length} edits${who} `, when(last)), icon(open ? "chevronUp" : "chevronDown", { size: 14 })),
+    open ? h("ol", { class: "op-list" }, run.map((m) => h("li", { class: "op-event", "data-message-id": m.id }, editLine(m, { withTime: false })))) : null);
 }

@@ -60,6 +60,14 @@ export function userPreferencesForm(onSaved) {
   return box;
 }
 
+// Optimize needs a person's defaults saved once. Saving the trip's choices is
+// choosing too, so the defaults (as they stand) are saved with them.
+async function saveDefaultsOnce() {
+  const { saved, ...mine } = unwrap(await get("/api/users/preferences"));
+  if (saved) return;
+  await put("/api/users/preferences", mine);
+}
+
 function tripPreferencesForm(store) {
   const box = h("section", { class: "pref-section shared", "aria-labelledby": "pref-shared-h" });
   box.append(
@@ -113,6 +121,7 @@ function tripPreferencesForm(store) {
           if (err.status !== 404 && err.status !== 405) throw err;
           await store.op("set_trip_preferences", next, { quiet: true });
         }
+        await saveDefaultsOnce();
       },
       after: () => toast("Saved the trip's shared choices", "success"),
     });
@@ -123,7 +132,7 @@ function tripPreferencesForm(store) {
 
 export function mountTripPreferences(el, store) {
   el.append(
-    h("div", { class: "panel-intro" }, h("h2", null, "Preferences"), h("p", { class: "muted" }, "Used by the assistant, the optimizer and the agent.")),
+    h("div", { class: "panel-intro" }, h("p", { class: "muted" }, "AI help uses these for ideas, Optimize and the chat.")),
     tripPreferencesForm(store),
     userPreferencesForm(),
   );

@@ -49,18 +49,21 @@ export function mountAuth(main, app, mode, notice) {
       { class: "auth-page" },
       h(
         "section",
-        { class: "auth-hero", "aria-hidden": "true" },
-        h("h2", null, "Plan trips together."),
+        { class: "auth-hero" },
+        h("p", { class: "hero-title" }, "Plan trips together."),
         h("p", null, "Days, stops and travel times in one shared timeline — with AI help that never takes the plan out of your hands."),
         h("ul", { class: "hero-points" },
           h("li", null, "Computed times and travel legs"),
           h("li", null, "Shared expenses and who owes whom"),
-          h("li", null, "A trip agent the whole group can talk to")),
+          h("li", null, "AI help the whole group can ask, right in the chat")),
       ),
       h(
         "section",
         { class: "card auth-card" },
         h("h1", null, signUp ? "Create your account" : "Welcome back"),
+        // Phones do not show the hero beside the form: say what Wayline is here.
+        h("p", { class: "auth-lede" }, h("strong", null, "Wayline plans trips with your group: "),
+          "one shared day-by-day timeline with travel times, split expenses, and AI help that never changes the plan without you."),
         notice ? h("p", { class: "notice" }, notice) : null,
         form,
         h(

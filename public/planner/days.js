@@ -1,8 +1,11 @@
 // The trip rail: trip name and dates, the section switcher, and the list of
-// days (select, add, reorder, rename and delete live here and in the day view).
+// days (select, add, reorder, rename and delete live here and in the day view),
+// with the other members' presence avatars beside the day each is looking at.
 
-import { h, clear, fmtDay, showError, withBusy, openDialog, dialogForm, field, confirmDialog } from "./ui.js";
+import { h, fmtDay, showError, withBusy, openDialog, dialogForm, field, confirmDialog } from "./ui.js";
+import { patch, reconcile, sig } from "./keyed.js";
 import { icon, weatherIconName } from "./icons.js";
+import { presenceAvatars, presenceKey } from "./presence.js";
 
 export function weatherIcon(w) {
   return icon(weatherIconName(w), { size: 16 });
@@ -12,52 +15,65 @@ export function dayLabel(day) {
   return `Day ${day.position + 1}${day.title ? ` · ${day.title}` : ""}`;
 }
 
-export function renderRail(rail, store, views) {
-  const trip = store.trip;
-  clear(rail);
-  rail.append(
-    h("div", { class: "rail-head" },
-      h("h1", { class: "rail-title" }, trip.title),
-      h("p", { class: "muted rail-sub" }, trip.destination ? trip.destination.name : "No destination yet")),
-    h("nav", { class: "rail-views", "aria-label": "Trip sections" },
-      views.map(([view, label, iconName]) =>
-        h("button", {
-          type: "button", class: `rail-view${store.view === view ? " active" : ""}`,
-          "aria-current": store.view === view ? "page" : null, onclick: () => store.setView(view),
-        }, icon(iconName), label))),
-  );
-
+// The rail: built once; the head and section switcher are patched, the days
+// reconciled by id. A day is also a drop target for a dragged stop (it goes
+// to the end of that day).
+export function createRail(rail, store, views) {
+  const head = h("div", { class: "rail-head" });
+  const nav = h("nav", { class: "rail-views", "aria-label": "Trip sections" });
   const list = h("ol", { class: "day-list", "aria-label": "Days" });
-  trip.days.forEach((day, index) => list.append(dayItem(store, day, index)));
-  rail.append(h("h2", { class: "rail-section" }, "Days"), list);
-  if (store.canEdit) {
-    const add = h("button", { type: "button", class: "btn btn-ghost btn-block add-day" }, icon("plus"), "Add day");
-    add.addEventListener("click", () =>
-      withBusy(add, async () => {
-        try {
-          const res = await store.op("add_day", {});
-          const days = res.trip.days;
-          store.view = "plan";
-          store.dayId = days[days.length - 1].id;
-          store.emit("day");
-        } catch (err) {
-          showError(err);
-        }
-      }),
-    );
-    rail.append(add);
+  const add = h("button", { type: "button", class: "btn btn-ghost btn-block add-day" }, icon("plus"), "Add day");
+  add.addEventListener("click", () =>
+    withBusy(add, async () => {
+      try {
+        const res = await store.op("add_day", {});
+        const days = res.trip.days;
+        store.selectDay(days[days.length - 1].id);
+      } catch (err) {
+        showError(err);
+      }
+    }),
+  );
+  rail.append(head, nav, h("h2", { class: "rail-section" }, "Days"), list, add);
+
+  function render() {
+    const trip = store.trip;
+    patch(head, sig(trip.title, trip.destination && trip.destination.name, presenceKey(store, null)), () => [
+      h("h1", { class: "rail-title" }, trip.title),
+      h("p", { class: "muted rail-sub" }, trip.destination ? trip.destination.name : "No destination yet"),
+      presenceAvatars(store, null),
+    ]);
+    patch(nav, sig(store.view), () => views.map(([view, label, iconName]) =>
+      h("button", {
+        type: "button", class: `rail-view${store.view === view ? " active" : ""}`, "data-fkey": view,
+        "aria-current": store.view === view ? "page" : null, onclick: () => store.setView(view),
+      }, icon(iconName), label)));
+    const count = trip.days.length;
+    reconcile(list, trip.days, {
+      key: (day) => day.id,
+      signature: (day) => sig(day.position, day.date, day.title, day.stops.length, count, store.canEdit,
+        store.dayId === day.id && store.view === "plan", weatherOf(store, day), presenceKey(store, day.id)),
+      create: (day) => dayItem(store, day),
+    });
+    add.hidden = !store.canEdit;
   }
+  return { render };
 }
 
-function dayItem(store, day, index) {
+function weatherOf(store, day) {
+  return (store.weather && store.weather.byDate.get(day.date)) || null;
+}
+
+function dayItem(store, day) {
   const trip = store.trip;
+  const index = trip.days.indexOf(day);
   const active = store.dayId === day.id && store.view === "plan";
-  const w = store.weather && store.weather.byDate.get(day.date);
+  const w = weatherOf(store, day);
   const select = h(
     "button",
     {
       type: "button", class: "day-btn", "aria-current": active ? "true" : null, "data-day-id": day.id,
-      onclick: () => { store.view = "plan"; store.dayId = day.id; store.emit("day"); },
+      "data-fkey": "select", onclick: () => store.selectDay(day.id),
     },
     h("span", { class: "day-num" }, String(day.position + 1)),
     h("span", { class: "day-text" },
@@ -65,12 +81,14 @@ function dayItem(store, day, index) {
       h("span", { class: "day-title" }, day.title || `${day.stops.length} stop${day.stops.length === 1 ? "" : "s"}`)),
     w ? h("span", { class: "day-weather", title: w.summary || "" }, weatherIcon(w)) : null,
   );
-  const item = h("li", { class: `day-item${active ? " active" : ""}` }, select);
+  const item = h("li", { class: `day-item${active ? " active" : ""}`, "data-drop-day": day.id }, select,
+    presenceAvatars(store, day.id));
   if (store.canEdit && trip.days.length > 1) {
     const move = async (delta) => {
-      const ids = trip.days.map((d) => d.id);
-      const [moved] = ids.splice(index, 1);
-      ids.splice(index + delta, 0, moved);
+      const ids = store.trip.days.map((d) => d.id);
+      const at = ids.indexOf(day.id);
+      ids.splice(at, 1);
+      ids.splice(at + delta, 0, day.id);
       try {
         await store.op("reorder_days", { dayIds: ids });
       } catch (err) {
@@ -79,8 +97,8 @@ function dayItem(store, day, index) {
     };
     item.append(
       h("span", { class: "day-reorder" },
-        h("button", { type: "button", class: "icon-btn", disabled: index === 0, "aria-label": `Move day ${day.position + 1} earlier`, onclick: () => move(-1) }, icon("chevronUp", { size: 14 })),
-        h("button", { type: "button", class: "icon-btn", disabled: index === trip.days.length - 1, "aria-label": `Move day ${day.position + 1} later`, onclick: () => move(1) }, icon("chevronDown", { size: 14 }))),
+        h("button", { type: "button", class: "icon-btn", "data-fkey": "earlier", disabled: index === 0, "aria-label": `Move day ${day.position + 1} earlier`, onclick: () => move(-1) }, icon("chevronUp", { size: 14 })),
+        h("button", { type: "button", class: "icon-btn", "data-fkey": "later", disabled: index === trip.days.length - 1, "aria-label": `Move day ${day.position + 1} later`, onclick: () => move(1) }, icon("chevronDown", { size: 14 }))),
     );
   }
   return item;

@@ -1,24 +1,53 @@
 // One day: its header (date, weather, review status, actions), the map and
-// the timeline of stops and legs with review findings inline.
+// the timeline of stops and legs with review findings inline. Built once and
+// shared by every day; each part is patched only when what it shows changed.
 
-import { h, append, clear, fmtDay, fmtLongDay, fmtMinutes } from "./ui.js";
+import { h, fmtDay, fmtLongDay, fmtMinutes } from "./ui.js";
+import { patch, sig } from "./keyed.js";
 import { findingBox } from "./findings.js";
 import { dayLabel, weatherIcon, openRenameDay, deleteDay } from "./days.js";
-import { renderTimeline } from "./timeline.js";
+import { createTimeline } from "./timeline.js";
 import { openStopForm } from "./stopform.js";
-import { renderMap } from "../map.js";
+import { createDayMap } from "../map.js";
 import { icon } from "./icons.js";
 
-export function renderDayView(center, store) {
-  const day = store.day();
-  if (!day) {
-    center.append(h("div", { class: "empty card" }, h("h2", null, "This trip has no days"), h("p", { class: "muted" }, "Add a day from the list.")));
-    return;
-  }
-  const view = h("div", { class: "day-view", "data-day-id": day.id });
-  center.append(view);
+export function createDayView(root, store) {
+  const none = h("div", { class: "empty card", hidden: true },
+    h("h2", null, "This trip has no days"), h("p", { class: "muted" }, "Add a day from the list."));
+  const head = h("header", { class: "day-head" });
+  const review = h("div", { class: "review", "aria-live": "polite" });
+  const timeline = createTimeline(store);
+  const mapBox = h("div", { class: "map-box" });
+  const view = h("div", { class: "day-view" }, head, review, h("div", { class: "day-grid" }, timeline.el, mapBox));
+  root.append(none, view);
+  const map = createDayMap(mapBox, store);
 
-  const w = store.weather && store.weather.byDate.get(day.date);
+  function render() {
+    const day = store.day();
+    none.hidden = Boolean(day);
+    view.hidden = !day;
+    if (!day) return;
+    view.dataset.dayId = day.id;
+    const entry = store.reviewOf(day.id);
+    if (!entry || entry.version !== store.trip.version) store.review(day.id); // emits "review" when it arrives
+    const w = (store.weather && store.weather.byDate.get(day.date)) || null;
+    const weather = store.weather && { loading: store.weather.loading, note: store.weather.note, error: store.weather.error && store.weather.error.message };
+    patch(head, sig(day.id, day.position, day.date, day.title, day.note, day.startTime, times(day), store.canEdit,
+      store.trip.days.length, w, weather), () => header(store, day, w));
+    patch(review, sig(day.id, day.stops.map((s) => s.id), entry && entry.data, entry && entry.error && entry.error.message,
+      store.canEdit), () => reviewLine(store, day, entry));
+    timeline.render(day, entry && entry.data);
+    map.update(day);
+  }
+
+  return { render, destroy: () => map.destroy() };
+}
+
+function times(day) {
+  return day.stops.map((s) => [s.startTime, s.endTime, s.durationMin]);
+}
+
+function header(store, day, w) {
   const planned = day.stops.reduce((sum, s) => sum + (s.durationMin || 0), 0);
   const first = day.stops[0];
   const last = day.stops[day.stops.length - 1];
@@ -27,46 +56,23 @@ export function renderDayView(center, store) {
     `${day.stops.length} stop${day.stops.length === 1 ? "" : "s"}`,
     planned ? `${fmtMinutes(planned)} planned` : null,
   ].filter(Boolean);
-
-  const actions = h("div", { class: "day-actions" });
-  if (store.canEdit) {
-    append(actions, [
-      h("button", { type: "button", class: "btn btn-primary", "data-testid": "add-stop", onclick: () => openStopForm(store, { day }) }, icon("plus"), "Add stop"),
-      h("button", { type: "button", class: "btn", onclick: () => openRenameDay(store, day) }, "Edit day"),
+  const actions = store.canEdit
+    ? h("div", { class: "day-actions" },
+      h("button", { type: "button", class: "btn btn-primary", "data-testid": "add-stop", "data-fkey": "add", onclick: () => openStopForm(store, { day: store.day() }) }, icon("plus"), "Add stop"),
+      h("button", { type: "button", class: "btn", "data-fkey": "edit", onclick: () => openRenameDay(store, store.day()) }, "Edit day"),
       store.trip.days.length > 1
-        ? h("button", { type: "button", class: "btn btn-ghost danger-text", onclick: () => deleteDay(store, day) }, "Delete day")
-        : null,
-    ]);
-  }
-
-  view.append(
-    h("header", { class: "day-head" },
-      h("div", { class: "day-head-text" },
-        h("p", { class: "eyebrow" }, `Day ${day.position + 1} · ${fmtDay(day.date)}`),
-        h("h2", { class: "day-heading" }, day.title || fmtLongDay(day.date)),
-        h("p", { class: "day-meta muted" }, meta.join(" · ")),
-        weatherChip(store, w)),
-      actions),
-  );
-  if (day.note) view.append(h("p", { class: "day-note" }, day.note));
-
-  const review = h("div", { class: "review", "aria-live": "polite" });
-  const mapBox = h("div", { class: "map-box" });
-  const timeline = h("div", { class: "timeline-wrap" });
-  view.append(review, h("div", { class: "day-grid" }, timeline, mapBox));
-
-  renderTimeline(timeline, store, day, null);
-  renderMap(mapBox, store, day);
-
-  // Findings arrive after the first paint; the timeline is drawn again with them.
-  store.review(day.id).then((entry) => {
-    if (!view.isConnected || store.dayId !== day.id) return;
-    renderReview(review, store, day, entry);
-    if (entry.data) {
-      clear(timeline);
-      renderTimeline(timeline, store, day, entry.data);
-    }
-  });
+        ? h("button", { type: "button", class: "btn btn-ghost danger-text", "data-fkey": "delete", onclick: () => deleteDay(store, store.day()) }, "Delete day")
+        : null)
+    : null;
+  return [
+    h("div", { class: "day-head-text" },
+      h("p", { class: "eyebrow" }, `Day ${day.position + 1} · ${fmtDay(day.date)}`),
+      h("h2", { class: "day-heading" }, day.title || fmtLongDay(day.date)),
+      h("p", { class: "day-meta muted" }, meta.join(" · ")),
+      weatherChip(store, w)),
+    actions,
+    day.note ? h("p", { class: "day-note" }, day.note) : null,
+  ];
 }
 
 function weatherChip(store, w) {
@@ -83,22 +89,20 @@ function weatherChip(store, w) {
   return null;
 }
 
-function renderReview(box, store, day, entry) {
-  clear(box);
+function reviewLine(store, day, entry) {
+  if (!entry) return null;
   if (entry.error) {
-    if (entry.error.status === 404) return; // review not available on this server yet
-    box.append(h("p", { class: "muted" }, `Review unavailable: ${entry.error.message}`));
-    return;
+    if (entry.error.status === 404) return null; // review not available on this server
+    return h("p", { class: "muted" }, `Review unavailable: ${entry.error.message}`);
   }
-  const data = entry.data || {};
-  const findings = data.findings || [];
+  const findings = (entry.data && entry.data.findings) || [];
   const stopIds = new Set(day.stops.map((s) => s.id));
   const general = findings.filter((f) => !(f.stopIds || []).some((id) => stopIds.has(id)));
   const ok = findings.length === 0;
-  box.append(
+  return [
     h("div", { class: `review-status ${ok ? "ok" : "warn"}`, "data-testid": "review-status" },
       icon(ok ? "check" : "alert", { size: 15 }),
       ok ? " This day looks workable." : ` ${findings.length} thing${findings.length === 1 ? "" : "s"} to check on ${dayLabel(day)}.`),
     general.map((f) => findingBox(store, f)),
-  );
+  ];
 }

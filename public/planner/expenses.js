@@ -2,24 +2,38 @@
 // balances per currency with who owes whom.
 
 import { h, field, select, openDialog, dialogForm, confirmDialog, showError, fmtMoney, toMinor, fromMinor } from "./ui.js";
+import { patch, sig } from "./keyed.js";
 import { CURRENCIES } from "./trips.js";
 import { icon } from "./icons.js";
 
-export function renderExpenses(center, store) {
-  const trip = store.trip;
+// Built once; redrawn only when the expenses, balances or members changed
+// (nothing here is typed into: forms open in dialogs).
+export function createExpensesView(root, store) {
   const page = h("div", { class: "section-page" });
-  center.append(page);
-  page.append(
+  root.append(page);
+  return {
+    render() {
+      const t = store.trip;
+      patch(page, sig(t.expenses, t.expenseSummary, t.members, t.days.map((d) => [d.id, d.position, d.stops.map((x) => [x.id, x.name])]),
+        store.canEdit, t.currency), () => expensesPage(store));
+    },
+  };
+}
+
+function expensesPage(store) {
+  const trip = store.trip;
+  const page = [];
+  page.push(
     h("header", { class: "section-head" },
       h("div", null, h("h2", null, "Expenses"), h("p", { class: "muted" }, "Shared costs, split between members. Amounts stay in the currency they were paid in.")),
-      store.canEdit ? h("button", { type: "button", class: "btn btn-primary", onclick: () => openExpense(store) }, icon("plus"), "Add expense") : null),
+      store.canEdit ? h("button", { type: "button", class: "btn btn-primary", "data-fkey": "add", onclick: () => openExpense(store) }, icon("plus"), "Add expense") : null),
   );
 
-  page.append(balances(store));
+  page.push(balances(store));
 
   if (!trip.expenses.length) {
-    page.append(h("div", { class: "empty card" }, h("p", null, "No expenses yet."), h("p", { class: "muted" }, "Record who paid for what; Wayline works out who owes whom.")));
-    return;
+    page.push(h("div", { class: "empty card" }, h("p", null, "No expenses yet."), h("p", { class: "muted" }, "Record who paid for what; Wayline works out who owes whom.")));
+    return page;
   }
   const list = h("ul", { class: "expense-list card", "aria-label": "Expenses" });
   for (const e of trip.expenses) {
@@ -31,10 +45,11 @@ export function renderExpenses(center, store) {
         h("span", { class: "muted" }, [`Paid by ${store.memberName(e.paidBy)}`, splitText(store, e.split), day ? `Day ${day.position + 1}` : null, stop ? stop.name : null].filter(Boolean).join(" · "))),
       h("span", { class: "expense-amount" }, fmtMoney(e.amountMinor, e.currency)),
       store.canEdit ? h("span", { class: "row" },
-        h("button", { type: "button", class: "icon-btn", "aria-label": `Edit ${e.title}`, onclick: () => openExpense(store, e) }, icon("edit", { size: 16 })),
-        h("button", { type: "button", class: "icon-btn", "aria-label": `Delete ${e.title}`, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
+        h("button", { type: "button", class: "icon-btn", "data-fkey": `edit:${e.id}`, "aria-label": `Edit ${e.title}`, onclick: () => openExpense(store, e) }, icon("edit", { size: 16 })),
+        h("button", { type: "button", class: "icon-btn", "data-fkey": `delete:${e.id}`, "aria-label": `Delete ${e.title}`, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
   }
-  page.append(list);
+  page.push(list);
+  return page;
 }
 
 function splitText(store, split) {
@@ -61,9 +76,11 @@ function balances(store) {
     const settlements = s.settlements || [];
     box.append(h("div", { class: "card balance-card" },
       h("div", { class: "balance-head" }, h("h3", null, `${cur} balances`), h("span", { class: "muted" }, `Total ${fmtMoney(s.totalMinor, cur)}`)),
-      h("table", { class: "balance-table" },
-        h("thead", null, h("tr", null, h("th", { scope: "col" }, "Member"), h("th", { scope: "col" }, "Paid"), h("th", { scope: "col" }, "Share"), h("th", { scope: "col" }, "Balance"))),
-        h("tbody", null, rows)),
+      // A wide table scrolls inside its card, never the page.
+      h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": `${cur} balances table` },
+        h("table", { class: "balance-table" },
+          h("thead", null, h("tr", null, h("th", { scope: "col" }, "Member"), h("th", { scope: "col" }, "Paid"), h("th", { scope: "col" }, "Share"), h("th", { scope: "col" }, "Balance"))),
+          h("tbody", null, rows))),
       h("h4", null, "Who owes whom"),
       settlements.length
         ? h("ul", { class: "settlements" }, settlements.map((p) => h("li", null,

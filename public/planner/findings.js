@@ -3,12 +3,15 @@
 import { h, showError, withBusy } from "./ui.js";
 import { icon } from "./icons.js";
 
+// Applies a fix with the button busy; resolves to whether it was applied.
 export function applyFix(store, fix, button) {
   return withBusy(button, async () => {
     try {
       await store.op(fix.op, fix.args);
+      return true;
     } catch (err) {
       showError(err);
+      return false;
     }
   }, "Applying…");
 }
@@ -16,7 +19,7 @@ export function applyFix(store, fix, button) {
 export function fixButtons(store, fixes) {
   if (!store.canEdit || !fixes || !fixes.length) return null;
   return h("div", { class: "fixes" }, fixes.map((fix) => {
-    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, fix.label);
+    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id, "data-fkey": `fix:${fix.id}` }, fix.label);
     b.addEventListener("click", () => applyFix(store, fix, b));
     return b;
   }));

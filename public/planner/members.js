@@ -3,6 +3,7 @@
 
 import { get, post, patch, del } from "../api.js";
 import { h, clear, field, select, errorBox, withBusy, handleSubmit, SKIP_SUBMIT, confirmDialog, showError, toast, initials, fmtDate } from "./ui.js";
+import { patch as patchRegion, reconcile, sig } from "./keyed.js";
 import { CURRENCIES } from "./trips.js";
 
 const ROLE_HELP = {
@@ -11,25 +12,33 @@ const ROLE_HELP = {
   viewer: "Viewer: sees the plan, comments and votes",
 };
 
-export function renderMembers(center, store) {
-  const trip = store.trip;
+// Built once: the head is patched, members reconciled by id, the invite box
+// kept (an invite link just created stays on screen) and the trip details
+// form kept, its fields following the trip until someone edits them.
+export function createMembersView(root, store) {
   const me = store.app.session.me;
-  const page = h("div", { class: "section-page" });
-  center.append(page);
-  page.append(h("header", { class: "section-head" },
-    h("div", null, h("h2", null, "People and settings"), h("p", { class: "muted" }, `You are ${trip.role === "editor" ? "an editor" : `the ${trip.role}`} of this trip.`))));
-
+  const head = h("header", { class: "section-head" });
   const list = h("ul", { class: "member-list card", "aria-label": "Members" });
-  for (const m of trip.members) {
-    const controls = store.isOwner && m.userId !== me.id ? memberControls(store, m) : h("span", { class: `pill role-${m.role}` }, m.role);
-    list.append(h("li", { class: "member", "data-user-id": m.userId },
-      h("span", { class: "avatar", "aria-hidden": "true" }, initials(m.displayName || m.username)),
-      h("span", { class: "member-name" }, h("strong", null, store.memberName(m.userId)), h("span", { class: "muted" }, `@${m.username}`)),
-      controls));
-  }
-  page.append(h("h3", null, "Members"), list);
-  if (store.isOwner) page.append(inviteBox(store));
-  page.append(settingsBox(store));
+  const invites = inviteBox(store);
+  const settings = settingsBox(store);
+  root.append(h("div", { class: "section-page" }, head, h("h3", null, "Members"), list, invites, settings.el));
+  return {
+    render() {
+      const trip = store.trip;
+      patchRegion(head, sig(trip.role), () => h("div", null, h("h2", null, "People and settings"),
+        h("p", { class: "muted" }, `You are ${trip.role === "editor" ? "an editor" : `the ${trip.role}`} of this trip.`)));
+      reconcile(list, trip.members, {
+        key: (m) => m.userId,
+        signature: (m) => sig(m, store.isOwner),
+        create: (m) => h("li", { class: "member", "data-user-id": m.userId },
+          h("span", { class: "avatar", "aria-hidden": "true" }, initials(m.displayName || m.username)),
+          h("span", { class: "member-name" }, h("strong", null, store.memberName(m.userId)), h("span", { class: "muted" }, `@${m.username}`)),
+          store.isOwner && m.userId !== me.id ? memberControls(store, m) : h("span", { class: `pill role-${m.role}` }, m.role)),
+      });
+      invites.hidden = !store.isOwner;
+      settings.sync();
+    },
+  };
 }
 
 function memberControls(store, m) {
@@ -109,7 +118,7 @@ function inviteBox(store) {
       // listing is a convenience; creating links still works
     }
   };
-  loadOpen();
+  if (store.isOwner) loadOpen();
   return h("section", { class: "card invite-box" }, h("h3", null, "Invite people"),
     h("p", { class: "muted" }, "Share a link; whoever opens it joins with the role you choose."),
     field("Role for the link", role), create, out, open);
@@ -123,28 +132,53 @@ export function inviteUrl(invite) {
   return `${location.origin}/#/invite/${encodeURIComponent(token)}`;
 }
 
+// The trip details form. What someone types is a draft in the store; until
+// there is one, the fields follow the trip as other members change it.
 function settingsBox(store) {
-  const trip = store.trip;
-  const editable = store.canEdit;
-  const title = h("input", { name: "title", maxlength: 120, value: trip.title, disabled: !editable });
-  const start = h("input", { name: "startDate", type: "date", value: trip.startDate, disabled: !editable });
-  const destName = h("input", { name: "destName", maxlength: 120, value: trip.destination ? trip.destination.name : "", disabled: !editable });
-  const coords = h("input", { name: "coords", value: trip.destination ? `${trip.destination.lat}, ${trip.destination.lng}` : "", disabled: !editable, placeholder: "38.7223, -9.1393" });
-  const tz = h("input", { name: "timezone", value: trip.timezone, maxlength: 64, disabled: !editable });
-  const currency = select("currency", [...new Set([trip.currency, ...CURRENCIES])].map((c) => [c, c]), trip.currency);
-  currency.disabled = !editable;
+  const title = h("input", { name: "title", maxlength: 120 });
+  const start = h("input", { name: "startDate", type: "date" });
+  const destName = h("input", { name: "destName", maxlength: 120 });
+  const coords = h("input", { name: "coords", placeholder: "38.7223, -9.1393" });
+  const tz = h("input", { name: "timezone", maxlength: 64 });
+  const currency = h("select", { name: "currency" });
+  const fields = { title, start, destName, coords, tz, currency };
   const errorSlot = h("div", { "aria-live": "assertive" });
   const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save trip details");
+  const actions = h("div", { class: "actions" }, save);
+  const danger = deleteTripButton(store);
   const form = h("form", { class: "card stack settings-box" },
     h("h3", null, "Trip details"),
     field("Trip name", title),
     h("div", { class: "grid-2" }, field("First day", start, "Moving it moves every day with it."), field("Currency", currency)),
     h("div", { class: "grid-2" }, field("Destination", destName), field("Coordinates", coords)),
     field("Time zone", tz, "Stop times are local to this zone."),
-    errorSlot,
-    editable ? h("div", { class: "actions" }, save) : null,
-    store.isOwner ? deleteTripButton(store) : null);
+    errorSlot, actions, danger);
+  form.addEventListener("input", () => {
+    store.setDraft("tripDetails", null, Object.fromEntries(Object.entries(fields).map(([k, el]) => [k, el.value])));
+  });
+
+  function fromTrip(trip) {
+    return {
+      title: trip.title, start: trip.startDate, destName: trip.destination ? trip.destination.name : "",
+      coords: trip.destination ? `${trip.destination.lat}, ${trip.destination.lng}` : "", tz: trip.timezone, currency: trip.currency,
+    };
+  }
+
+  function sync() {
+    const trip = store.trip;
+    const values = store.draft("tripDetails") || fromTrip(trip);
+    const choices = [...new Set([trip.currency, values.currency, ...CURRENCIES])];
+    if (currency.options.length !== choices.length) {
+      clear(currency).append(...choices.map((c) => h("option", { value: c }, c)));
+    }
+    for (const [k, el] of Object.entries(fields)) if (el.value !== values[k]) el.value = values[k];
+    for (const el of Object.values(fields)) el.disabled = !store.canEdit;
+    actions.hidden = !store.canEdit;
+    danger.hidden = !store.isOwner;
+  }
+
   const readArgs = () => {
+    const trip = store.trip;
     const args = {};
     if (title.value.trim() !== trip.title) args.title = title.value.trim();
     if (start.value && start.value !== trip.startDate) args.startDate = start.value;
@@ -159,6 +193,7 @@ function settingsBox(store) {
       throw new Error("Give the destination's coordinates as “latitude, longitude”.");
     }
     if (!Object.keys(args).length) {
+      store.setDraft("tripDetails", null, null);
       toast("Nothing changed", "info");
       return SKIP_SUBMIT;
     }
@@ -170,8 +205,12 @@ function settingsBox(store) {
     busyLabel: "Saving…",
     check: readArgs,
     onSubmit: (args) => store.op("update_trip", args),
+    after: () => {
+      store.setDraft("tripDetails", null, null);
+      sync();
+    },
   });
-  return form;
+  return { el: form, sync };
 }
 
 function deleteTripButton(store) {

@@ -1,31 +1,38 @@
 // The planner screen: the trip rail (days) on the left, the selected view in
-// the centre (a day's timeline, expenses, or members), and the AI panel on
-// the right (a bottom sheet on phones).
+// the centre (a day, expenses, or people), and the AI panel on the right (a
+// sheet on phones). Every region is built once and re-rendered only for the
+// store events that concern it (see store.js); inside, lists are keyed by id
+// (keyed.js), so what someone is typing survives other members' changes.
+// Other members' changes arrive through sync.js (the live stream, or the poll
+// when the stream does not work); this page tells the stream which day it
+// shows, for the others' presence avatars.
 
-import { h, clear, errorBox, fmtDate, addDays } from "./ui.js";
+import { h, clear, errorBox, fmtDate, addDays, toast } from "./ui.js";
+import { patch, sig } from "./keyed.js";
 import { createStore } from "./store.js";
 import { startSync } from "./sync.js";
-import { renderRail } from "./days.js";
-import { renderDayView } from "./dayview.js";
-import { renderExpenses } from "./expenses.js";
-import { renderMembers } from "./members.js";
-import { mountPanel } from "../panels/panel.js";
+import { createRail } from "./days.js";
+import { createDayView } from "./dayview.js";
+import { createExpensesView } from "./expenses.js";
+import { createMembersView } from "./members.js";
+import { mountPanel, isPhone } from "../panels/panel.js";
 import { mountSuggestionCards } from "../panels/suggestions.js";
 import { icon } from "./icons.js";
 
 const VIEWS = [
-  ["plan", "Itinerary", "calendar"],
-  ["expenses", "Expenses", "wallet"],
-  ["members", "People", "users"],
+  ["plan", "Itinerary", "calendar", createDayView],
+  ["expenses", "Expenses", "wallet", createExpensesView],
+  ["members", "People", "users", createMembersView],
 ];
+const AI_LABEL = "AI help";
 
 export function mountPlanner(main, app, tripId, params) {
   const store = createStore(app, tripId);
-  const rail = h("aside", { class: "rail", "aria-label": "Trip and days" });
+  const railEl = h("aside", { class: "rail", "aria-label": "Trip and days" });
   const center = h("section", { class: "planner-main" });
-  const side = h("aside", { class: "side", id: "side-panel", "aria-label": "Assistant panel" });
+  const side = h("aside", { class: "side", id: "side-panel", "aria-label": AI_LABEL });
   const mobileTabs = h("nav", { class: "mobile-tabs", "aria-label": "Planner sections" });
-  const shell = h("div", { class: "planner" }, rail, center, side);
+  const shell = h("div", { class: "planner" }, railEl, center, side);
   const loading = h("div", { class: "page" }, h("p", { role: "status", class: "muted" }, "Loading the trip…"));
   main.append(loading);
 
@@ -33,45 +40,41 @@ export function mountPlanner(main, app, tripId, params) {
   const toggle = h(
     "button",
     { type: "button", class: "btn btn-ghost sparkle", "aria-controls": "side-panel", "aria-expanded": String(panel.isOpen()), onclick: () => panel.toggle() },
-    icon("sparkle"), h("span", { class: "sparkle-label" }, "Assistant"),
+    icon("sparkle"), h("span", { class: "sparkle-label" }, AI_LABEL),
   );
   const titleSlot = h("div", { class: "topbar-trip" });
   clear(app.topbarSlot()).append(titleSlot, toggle);
   panel.onChange((open) => {
     toggle.setAttribute("aria-expanded", String(open));
     shell.classList.toggle("panel-open", open);
-    // The centre changed width: draw it again (the map is drawn to fit).
-    if (store.trip) render("panel");
-    else renderMobileTabs();
+    document.body.classList.toggle("sheet-open", open && isPhone());
+    renderMobileTabs();
   });
   shell.classList.toggle("panel-open", panel.isOpen());
 
-  let sync = null;
+  const rail = createRail(railEl, store, VIEWS);
+  const views = new Map(); // view name -> {el, render(reason)}, built on first use
+  let shownKey = null; // which view (and day) the centre shows, for its scroll position
   let cards = null;
+  let shownDay; // the day last announced to the others (null: none), undefined before the first
+
   const unsubscribe = store.on((reason) => {
-    if (reason === "agent") return;
+    if (reason === "agent") return; // the panel and the suggestion cards listen for these
+    if (reason === "presence") {
+      if (store.trip) rail.render(); // the avatars live on the rail only
+      return;
+    }
     if (reason === "trip") store.loadWeather(); // refetches only when dates or destination changed
     render(reason);
   });
-
-  function applyParams(p) {
-    if (!p) return;
-    const day = p.get("day");
-    const view = p.get("view");
-    if (view && VIEWS.some(([v]) => v === view)) store.view = view;
-    if (day && store.day(day)) store.dayId = day;
-    else if (day) store.pendingDay = day;
-  }
 
   applyParams(params);
   store
     .refresh()
     .then(() => {
-      if (store.pendingDay && store.day(store.pendingDay)) store.dayId = store.pendingDay;
       loading.remove();
       main.append(shell, mobileTabs);
-      sync = startSync(store);
-      store.sync = sync;
+      store.attachSync(startSync(store, { onGone: tripGone }));
       cards = mountSuggestionCards(document.body, store, panel);
       store.loadWeather();
       render("trip");
@@ -83,43 +86,95 @@ export function mountPlanner(main, app, tripId, params) {
       );
     });
 
+  function applyParams(p) {
+    if (!p) return;
+    const view = p.get("view");
+    store.show(VIEWS.some(([v]) => v === view) ? view : "plan", p.get("day") || store.dayId);
+  }
+
   function render(reason) {
     const trip = store.trip;
     if (!trip) return;
     document.title = `${trip.title} · Wayline`;
     const lastDay = trip.days.length ? addDays(trip.startDate, trip.days.length - 1) : trip.startDate;
-    clear(titleSlot).append(
+    patch(titleSlot, sig(trip.title, trip.startDate, lastDay), () => [
       h("span", { class: "topbar-trip-title" }, trip.title),
       h("span", { class: "topbar-trip-dates muted" }, `${fmtDate(trip.startDate)} – ${fmtDate(lastDay)}`),
-    );
-    renderRail(rail, store, VIEWS);
-    const scroll = center.scrollTop;
-    clear(center);
-    if (store.view === "expenses") renderExpenses(center, store);
-    else if (store.view === "members") renderMembers(center, store);
-    else renderDayView(center, store);
-    if (reason === "trip") center.scrollTop = scroll;
+    ]);
+    rail.render();
+    showView();
+    views.get(store.view).render(reason);
+    restoreScroll();
     renderMobileTabs();
     syncHash();
+    announceDay();
+  }
+
+  // The others see which day this page shows (none outside the itinerary).
+  function announceDay() {
+    const day = store.view === "plan" ? store.dayId : null;
+    if (!store.sync || day === shownDay) return;
+    shownDay = day;
+    store.sync.showDay(day);
+  }
+
+  // The trip was deleted, or this member was removed (or the account): say
+  // so plainly on the trips list.
+  function tripGone(reason) {
+    const title = store.trip ? `“${store.trip.title}”` : "This trip";
+    const message = {
+      deleted: `${title} was deleted.`,
+      removed: `You are no longer a member of ${title}.`,
+      account: "Your account was deleted.",
+    }[reason] || `${title} is no longer available to you.`;
+    app.navigate("#/", { replace: true }).then(() => toast(message, "info", 8000));
+  }
+
+  function scroller() {
+    return isPhone() ? document.scrollingElement : center;
+  }
+
+  // One view in the centre at a time; the others stay built (and keep their
+  // state) but hidden. Each view and day comes back where it was scrolled.
+  function showView() {
+    const key = viewKey();
+    if (key === shownKey) return;
+    if (shownKey) store.saveScroll(shownKey, scroller().scrollTop);
+    if (!views.has(store.view)) {
+      const [, , , create] = VIEWS.find(([v]) => v === store.view);
+      const el = h("div", { class: "view", "data-view": store.view });
+      center.append(el);
+      views.set(store.view, { el, ...create(el, store, panel) });
+    }
+    for (const [name, view] of views) view.el.hidden = name !== store.view;
+  }
+
+  function restoreScroll() {
+    const key = viewKey();
+    if (key === shownKey) return;
+    shownKey = key;
+    scroller().scrollTop = store.scrollOf(key);
+  }
+
+  function viewKey() {
+    return store.view === "plan" ? `plan:${store.dayId}` : store.view;
   }
 
   function renderMobileTabs() {
-    clear(mobileTabs);
-    for (const [view, label, iconName] of VIEWS) {
-      const active = store.view === view && !panel.isOpen();
-      mobileTabs.append(
-        h("button", {
-          type: "button", class: `mobile-tab${active ? " active" : ""}`, "aria-current": active ? "page" : null,
+    const open = panel.isOpen();
+    patch(mobileTabs, sig(store.view, open), () => [
+      ...VIEWS.map(([view, label, iconName]) => {
+        const active = store.view === view && !open;
+        return h("button", {
+          type: "button", class: `mobile-tab${active ? " active" : ""}`, "aria-current": active ? "page" : null, "data-fkey": view,
           onclick: () => { panel.close(); store.setView(view); },
-        }, icon(iconName, { size: 20 }), h("span", null, label)),
-      );
-    }
-    mobileTabs.append(
+        }, icon(iconName, { size: 20 }), h("span", null, label));
+      }),
       h("button", {
-        type: "button", class: `mobile-tab${panel.isOpen() ? " active" : ""}`, "aria-expanded": String(panel.isOpen()),
+        type: "button", class: `mobile-tab${open ? " active" : ""}`, "aria-expanded": String(open), "data-fkey": "ai",
         "aria-controls": "side-panel", onclick: () => panel.toggle(),
-      }, icon("sparkle", { size: 20 }), h("span", null, "Assistant")),
-    );
+      }, icon("sparkle", { size: 20 }), h("span", null, AI_LABEL)),
+    ]);
   }
 
   // Keep the address bar in step so reloads and shared links open the same day.
@@ -133,16 +188,15 @@ export function mountPlanner(main, app, tripId, params) {
 
   return {
     update(p) {
-      const before = `${store.dayId}|${store.view}`;
       applyParams(p);
-      if (store.trip && `${store.dayId}|${store.view}` !== before) render("day");
     },
     destroy() {
-      store.destroyed = true;
       unsubscribe();
-      if (sync) sync.stop();
+      store.destroy();
       if (cards) cards.destroy();
+      for (const view of views.values()) if (view.destroy) view.destroy();
       panel.destroy();
+      document.body.classList.remove("sheet-open");
       document.title = "Wayline";
     },
   };

@@ -1,8 +1,10 @@
-// A stop's comment thread (members' comments; the agent replies here only
-// after someone writes @agent in the thread).
+// A stop's comment thread (members' comments; the AI replies here only after
+// someone writes @agent in the thread). The comment being written is a draft
+// in the store: it survives polls, re-renders and closing the thread.
 
 import { get, post } from "../api.js";
 import { h, clear, errorBox, handleSubmit, SKIP_SUBMIT, timeAgo, renderMarkdown } from "./ui.js";
+import { AI_NAME } from "../panels/agentview.js";
 
 function commentsOf(data) {
   if (Array.isArray(data)) return data;
@@ -10,27 +12,34 @@ function commentsOf(data) {
 }
 
 function authorOf(store, c) {
-  if (c.byAgent) return "Trip agent";
+  if (c.byAgent) return AI_NAME;
   if (c.userId && store.member(c.userId)) return store.memberName(c.userId);
   return c.author || "A former member";
 }
 
-export function renderThread(store, stop) {
+export function createThread(store, stop) {
   const list = h("ol", { class: "comments", "aria-label": `Comments on ${stop.name}` }, h("li", { class: "muted" }, "Loading comments…"));
-  const text = h("textarea", { name: "body", rows: 2, maxlength: 2000, placeholder: "Write a comment… (@agent to ask the trip agent)", "aria-label": `Comment on ${stop.name}` });
+  const text = h("textarea", {
+    name: "body", rows: 2, maxlength: 2000, placeholder: "Write a comment… (@agent to ask the AI)",
+    "aria-label": `Comment on ${stop.name}`, "data-fkey": "comment",
+  });
+  text.value = store.draft("comments", stop.id);
   const send = h("button", { type: "submit", class: "btn btn-primary btn-sm" }, "Comment");
   const errorSlot = h("div", { "aria-live": "assertive" });
   const form = h("form", { class: "comment-form" }, text, h("div", { class: "row" }, send), errorSlot);
   const url = `${store.base}/stops/${encodeURIComponent(stop.id)}/comments`;
+  let shownCount = stop.commentCount || 0;
 
   async function load() {
     try {
       const comments = commentsOf(await get(url));
+      shownCount = comments.length;
       clear(list);
       if (!comments.length) list.append(h("li", { class: "muted" }, "No comments yet."));
       for (const c of comments) {
-        list.append(h("li", { class: `comment${authorOf(store, c) === "Trip agent" ? " from-agent" : ""}` },
-          h("p", { class: "comment-meta" }, h("strong", null, authorOf(store, c)), " ", h("span", { class: "muted" }, timeAgo(c.createdAt))),
+        const author = authorOf(store, c);
+        list.append(h("li", { class: `comment${c.byAgent ? " from-agent" : ""}` },
+          h("p", { class: "comment-meta" }, h("strong", null, author), " ", h("span", { class: "muted" }, timeAgo(c.createdAt))),
           renderMarkdown(c.body || c.text || "")));
       }
     } catch (err) {
@@ -38,6 +47,7 @@ export function renderThread(store, stop) {
     }
   }
 
+  text.addEventListener("input", () => store.setDraft("comments", stop.id, text.value));
   handleSubmit(form, {
     button: send,
     errorSlot,
@@ -46,6 +56,7 @@ export function renderThread(store, stop) {
     onSubmit: (body) => post(url, { body }),
     after: async () => {
       text.value = "";
+      store.setDraft("comments", stop.id, "");
       await load();
       // The trip's comment counts changed; a refresh shows them.
       store.refresh().catch(() => {});
@@ -56,5 +67,12 @@ export function renderThread(store, stop) {
   });
 
   load();
-  return h("div", { class: "thread" }, list, form);
+  return {
+    el: h("div", { class: "thread" }, list, form),
+    // Someone else commented: show it, leaving the draft alone.
+    update(next) {
+      const count = next.commentCount || 0;
+      if (count !== shownCount) load();
+    },
+  };
 }

@@ -1,8 +1,9 @@
-// Add or edit a stop: place search when Google is on (manual entry always
-// works), set time vs computed time, duration, meal, note with uploads.
+// Add or edit a stop: place search (Google or OpenStreetMap, credited; manual
+// entry always works), set time vs computed time, duration, meal, note with uploads.
 
 import { get } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, KIND_LABELS, MEALS, toast } from "./ui.js";
+import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, osmCredit, KIND_LABELS, MEALS, MEAL_MINUTES,
+  toast } from "./ui.js";
 import { icon } from "./icons.js";
 
 const KIND_OPTIONS = Object.entries(KIND_LABELS);
@@ -45,6 +46,16 @@ export function openStopForm(store, { day, stop = null }) {
   const syncMeal = () => { mealField.hidden = kind.value !== "food"; };
   kind.addEventListener("change", syncMeal);
   syncMeal();
+  // A meal brings its usual length (dinner 75 min, lunch 60, breakfast 45…)
+  // unless someone chose a length themselves.
+  const usualLength = (m) => MEAL_MINUTES[m] || 60;
+  let lengthChosen = false;
+  let mealBefore = meal.value;
+  duration.addEventListener("input", () => { lengthChosen = true; });
+  meal.addEventListener("change", () => {
+    if (!lengthChosen && Number(duration.value) === usualLength(mealBefore)) duration.value = String(usualLength(meal.value));
+    mealBefore = meal.value;
+  });
 
   const search = store.app.session.config.placesEnabled ? placeSearch(store, (place) => {
     name.value = place.name || name.value;
@@ -137,6 +148,8 @@ function placeSearch(store, onPick) {
           results.append(h("li", null, h("button", { type: "button", class: "place-pick", onclick: () => { clear(results); onPick(p); } },
             h("strong", null, p.name), h("span", { class: "muted" }, [p.address, p.rating ? `★ ${p.rating}` : null].filter(Boolean).join(" · ")))));
         }
+        const credit = places.length ? osmCredit(store.app.session.config) : null;
+        if (credit) results.append(h("li", { class: "place-credit" }, credit));
       } catch (err) {
         clear(results).append(h("li", null, errorBox(err)));
       }

@@ -1,14 +1,26 @@
-// Keeps an open planner in step with the other members: every 12 s it asks
-// for new agent events (messages and suggestions, when AI is on) and makes a
-// conditional GET of the trip (ETag), which costs a 304 when nothing changed
-// and also catches votes and comments, which change the trip without a new
-// version.
-// Tests may shorten the interval: ?poll=<ms> in the page URL or
-// localStorage["wayline.pollMs"].
+// Keeps an open planner in step with the other members. Two reads do the
+// work: the agent events (`…/agent/events?after=`: messages and suggestions,
+// when AI is on) and a conditional GET of the trip (ETag: a 304 when nothing
+// changed; it also catches votes and comments, which change the trip without
+// a new version).
+//
+// What asks for them: the trip's live stream (live.js) while it works, each
+// event naming what changed; the 12 s poll while it does not (the poll runs
+// from the start until the stream's first hello, and again whenever live.js
+// falls back). Requests made close together are coalesced: an op sends
+// `trip` and `timeline` at once, and the page reads each thing once.
+// A read that fails (offline, a restart) is tried again a little later.
+//
+// Tests may shorten the poll: ?poll=<ms> in the page URL or
+// localStorage["wayline.pollMs"]. document.documentElement.dataset.sync says
+// "live" or "poll" (for tests; nothing is shown to the user).
 
 import { get, getIfChanged } from "../api.js";
+import { startLive } from "../live.js";
 
 export const DEFAULT_POLL_MS = 12000;
+const COALESCE_MS = 40; // events of one burst arrive within a few ms of each other
+const RETRY_MS = 3000; // a failed read is tried again after this
 
 export function pollInterval(config) {
   const fromQuery = Number(new URLSearchParams(location.search).get("poll"));
@@ -18,87 +30,200 @@ export function pollInterval(config) {
   return chosen || configured || DEFAULT_POLL_MS;
 }
 
-export function startSync(store) {
+// `onGone(reason)`: the trip is not ours to see any more ("removed",
+// "deleted", "account", or "missing" when a read answered 404).
+export function startSync(store, { onGone = () => {} } = {}) {
   const config = store.app.session.config;
   const interval = pollInterval(config);
-  let timer = null;
+  const root = document.documentElement;
+  const wanted = { trip: false, events: false, version: 0 }; // version: read the trip if ours is older
+  let runTimer = null;
+  let pollTimer = null;
   let running = false;
   let stopped = false;
   let tripEtag = null;
-  document.documentElement.dataset.pollMs = String(interval); // visible to tests
+  root.dataset.pollMs = String(interval); // visible to tests
 
   async function loadHistory() {
     if (!config.aiEnabled) {
-      store.agent.unavailable = true;
+      store.setAgentStatus({ unavailable: true });
       return;
     }
     try {
       const data = await get(`${store.base}/agent/messages`);
       store.mergeMessages(data.messages);
       store.setSuggestions(data.suggestions);
-      store.agent.loaded = true;
-      store.agent.error = null;
+      store.setAgentStatus({ loaded: true, error: null });
     } catch (err) {
-      if (err.status === 404) store.agent.unavailable = true;
-      else store.agent.error = err;
+      if (err.status === 404) store.setAgentStatus({ unavailable: true });
+      else store.setAgentStatus({ error: err });
     }
     store.emit("agent");
   }
 
-  async function tick() {
-    if (running || stopped || store.destroyed) return;
-    running = true;
+  async function readEvents() {
+    if (store.agent.unavailable) return;
+    if (!store.agent.loaded) {
+      await loadHistory();
+      return;
+    }
     try {
-      if (!store.agent.unavailable && store.agent.loaded) {
-        const events = await get(`${store.base}/agent/events?after=${store.agent.latestSeq}`);
-        store.mergeMessages(events.messages);
-        const suggestionsChanged = store.setSuggestions(events.suggestions);
-        if (typeof events.latestSeq === "number" && events.latestSeq > store.agent.latestSeq) {
-          store.agent.latestSeq = events.latestSeq;
-        }
-        if ((events.messages && events.messages.length) || suggestionsChanged) store.emit("agent");
-      } else if (!store.agent.unavailable && !store.agent.loaded) {
-        await loadHistory();
-      }
-      const changed = await getIfChanged(store.base, tripEtag);
-      if (changed) {
-        const first = tripEtag === null;
-        tripEtag = changed.etag;
-        // The first answer only learns the tag: the page already shows this trip.
-        if (!first || !store.trip || changed.data.version !== store.trip.version) store.setTrip(changed.data);
-      }
+      const events = await get(`${store.base}/agent/events?after=${store.agent.latestSeq}`);
+      store.mergeMessages(events.messages);
+      const suggestionsChanged = store.setSuggestions(events.suggestions);
+      store.noteLatestSeq(events.latestSeq);
+      if ((events.messages && events.messages.length) || suggestionsChanged) store.emit("agent");
     } catch (err) {
-      if (err.status === 404 && !store.agent.unavailable) {
-        store.agent.unavailable = true;
-        store.emit("agent");
-      }
-      // Other failures (offline, a restart) are retried on the next tick.
-    } finally {
-      running = false;
-      schedule();
+      if (err.status !== 404) throw err;
+      store.setAgentStatus({ unavailable: true });
+      store.emit("agent");
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, interval);
+  async function readTrip() {
+    let changed;
+    try {
+      changed = await getIfChanged(store.base, tripEtag);
+    } catch (err) {
+      if (err.status === 404) {
+        gone("missing");
+        return;
+      }
+      throw err;
+    }
+    if (changed) {
+      // Even the first answer is taken: votes and comments may have changed
+      // since the page loaded without a new version. Unchanged parts of the
+      // page are left alone (keyed rendering), so this costs little.
+      tripEtag = changed.etag;
+      store.setTrip(changed.data);
+    }
+  }
+
+  function want(...kinds) {
+    for (const kind of kinds) wanted[kind] = true;
+    schedule(COALESCE_MS);
+  }
+
+  function schedule(delay) {
+    if (stopped || running || runTimer) return;
+    runTimer = setTimeout(run, delay);
+  }
+
+  async function run() {
+    runTimer = null;
+    if (stopped || store.destroyed) return;
+    running = true;
+    // A `trip` event may beat our own op's answer; by now that answer may be here.
+    const now = { events: wanted.events, trip: wanted.trip || wanted.version > store.trip.version };
+    wanted.trip = wanted.events = false;
+    wanted.version = 0;
+    let failed = false;
+    for (const [kind, read] of [["events", readEvents], ["trip", readTrip]]) {
+      if (!now[kind] || stopped) continue;
+      try {
+        await read();
+      } catch {
+        wanted[kind] = true; // tried again below
+        failed = true;
+      }
+    }
+    running = false;
+    if (wanted.trip || wanted.events || wanted.version) schedule(failed ? RETRY_MS : COALESCE_MS);
+  }
+
+  // -- the poll, while the stream is not working --------------------------------
+
+  function poll() {
+    pollTimer = setTimeout(poll, interval);
+    want("events", "trip");
+  }
+
+  function startPolling() {
+    root.dataset.sync = "poll";
+    if (pollTimer === null && !stopped) pollTimer = setTimeout(poll, interval);
+  }
+
+  function stopPolling() {
+    root.dataset.sync = "live";
+    clearTimeout(pollTimer);
+    pollTimer = null;
   }
 
   function onVisible() {
-    if (document.visibilityState === "visible") tick();
+    if (document.visibilityState === "visible" && pollTimer !== null) want("events", "trip");
   }
 
+  // -- the live stream ----------------------------------------------------------------
+
+  function onEvent(kind, data) {
+    const d = data || {};
+    switch (kind) {
+      case "hello":
+        stopPolling();
+        if (!d.resumed) want("events", "trip"); // anything may have changed while we were not connected
+        break;
+      case "trip":
+        // Read unless we have that version by then (our own op's answer).
+        wanted.version = Math.max(wanted.version, typeof d.version === "number" ? d.version : Infinity);
+        want();
+        break;
+      case "social":
+      case "members":
+        want("trip");
+        break;
+      case "reset":
+        want("events", "trip");
+        break;
+      case "timeline":
+        if (!(d.seq <= store.agent.latestSeq)) want("events");
+        break;
+      case "suggestion":
+        want("events");
+        break;
+      case "presence":
+        store.setPresence(data);
+        break;
+      case "gone":
+        gone(d.reason || "removed");
+        break;
+      default:
+        break;
+    }
+  }
+
+  function gone(reason) {
+    if (stopped) return;
+    stop();
+    onGone(reason);
+  }
+
+  function stop() {
+    stopped = true;
+    clearTimeout(runTimer);
+    clearTimeout(pollTimer);
+    live.stop();
+    document.removeEventListener("visibilitychange", onVisible);
+  }
+
+  const live = startLive(store.tripId, {
+    onEvent,
+    onFallback: () => {
+      store.setPresence([]); // nobody's presence is known while polling
+      startPolling();
+    },
+    onLive: stopPolling,
+  });
   document.addEventListener("visibilitychange", onVisible);
-  loadHistory().finally(schedule);
+  startPolling(); // until the stream says hello
+  want("events"); // the history first (readEvents loads it)
 
   return {
     interval,
-    now: tick,
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-      document.removeEventListener("visibilitychange", onVisible);
-    },
+    // Read both now (after a chat turn: the server's copies replace the local ones).
+    now: () => want("events", "trip"),
+    // The day this page shows (null: none), for the other members' presence.
+    showDay: (dayId) => live.setPresence(dayId),
+    stop,
   };
 }

@@ -1,53 +1,86 @@
 // A day's timeline: stops with set (pinned) or computed times, the legs
-// between them, votes, comments and the review's findings inline.
+// between them, votes, comments and the review's findings inline. The list is
+// reconciled by id: a stop whose data did not change is left alone, a changed
+// one is patched in place and its comment thread (with whatever is being
+// typed in it) stays where it is.
 
 import { put } from "../api.js";
 import { h, fmtMinutes, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, dialogForm, field, select, withBusy, clear,
   KIND_LABELS, MEALS } from "./ui.js";
+import { patch, reconcile, sig } from "./keyed.js";
 import { openStopForm } from "./stopform.js";
-import { renderThread } from "./stopdetail.js";
+import { createThread } from "./stopdetail.js";
 import { findingBox } from "./findings.js";
+import { dragHandle } from "./dragstops.js";
 import { icon, KIND_ICON, MODE_ICON } from "./icons.js";
+
+const MODE_WORDS = { walk: "Walk", transit: "Public transport", drive: "Drive", bicycle: "Cycle" };
 
 const toMin = (hhmm) => {
   const m = /^(\d{1,2}):(\d{2})$/.exec(hhmm || "");
   return m ? Number(m[1]) * 60 + Number(m[2]) : null;
 };
 
-export function renderTimeline(box, store, day, review) {
-  if (!day.stops.length) {
-    box.append(
-      h("div", { class: "empty timeline-empty" },
-        h("p", null, "Nothing planned for this day yet."),
-        store.canEdit ? h("button", { type: "button", class: "btn btn-primary", onclick: () => openStopForm(store, { day }) }, "Add the first stop") : null),
-    );
-    return;
+export function createTimeline(store) {
+  const list = h("ol", { class: "timeline" });
+  const empty = h("div", { class: "empty timeline-empty", "data-drop-end": "true", hidden: true });
+  const el = h("div", { class: "timeline-wrap" }, list, empty);
+
+  function render(day, review) {
+    list.setAttribute("aria-label", `Stops on day ${day.position + 1}`);
+    list.dataset.dayId = day.id;
+    empty.dataset.dropDay = day.id;
+    empty.hidden = day.stops.length > 0;
+    patch(empty, sig(day.stops.length, store.canEdit, day.id), () => [
+      h("p", null, "Nothing planned for this day yet."),
+      store.canEdit ? h("button", { type: "button", class: "btn btn-primary", "data-fkey": "first", onclick: () => openStopForm(store, { day }) }, "Add the first stop") : null,
+    ]);
+    const findings = findingsByStop(day, review);
+    const legs = new Map(day.legs.map((l) => [`${l.fromStopId}>${l.toStopId}`, l]));
+    const items = [];
+    day.stops.forEach((stop, i) => {
+      if (i > 0) {
+        const prev = day.stops[i - 1];
+        items.push({ leg: legs.get(`${prev.id}>${stop.id}`) || null, prev, next: stop });
+      }
+      items.push({ stop, index: i, findings: findings.get(stop.id) || [] });
+    });
+    reconcile(list, items, {
+      key: (item) => (item.stop ? `s:${item.stop.id}` : `l:${item.prev.id}>${item.next.id}`),
+      signature: (item) => (item.stop
+        ? sig(item.stop, item.index, item.findings, store.canEdit, store.isThreadOpen(item.stop.id))
+        : sig(item.leg, item.prev.endTime, item.next.startTime, item.next.setTime)),
+      create: (item) => (item.stop ? stopItem(store, day, item) : legItem(item)),
+      update: (el, item) => (item.stop ? updateStop(store, day, el, item) : updateLeg(el, item)),
+    });
   }
-  const findingsByStop = new Map();
+  return { el, render };
+}
+
+function findingsByStop(day, review) {
+  const out = new Map();
   for (const f of (review && review.findings) || []) {
     const target = (f.stopIds || []).find((id) => day.stops.some((s) => s.id === id));
     if (!target) continue;
-    if (!findingsByStop.has(target)) findingsByStop.set(target, []);
-    findingsByStop.get(target).push(f);
+    if (!out.has(target)) out.set(target, []);
+    out.get(target).push(f);
   }
-  const legs = new Map(day.legs.map((l) => [`${l.fromStopId}>${l.toStopId}`, l]));
-  const list = h("ol", { class: "timeline", "aria-label": `Stops on day ${day.position + 1}` });
-  day.stops.forEach((stop, i) => {
-    if (i > 0) {
-      const prev = day.stops[i - 1];
-      list.append(legItem(legs.get(`${prev.id}>${stop.id}`), prev, stop));
-    }
-    list.append(stopItem(store, day, stop, findingsByStop.get(stop.id) || []));
-  });
-  box.append(list);
+  return out;
 }
 
-function legItem(leg, prev, next) {
+function legItem(item) {
+  const el = h("li", { class: "leg" });
+  updateLeg(el, item);
+  return el;
+}
+
+function updateLeg(el, { leg, prev, next }) {
   const parts = [];
   if (leg) {
+    const minutes = Math.round(leg.durationS / 60);
     parts.push(
       h("span", { class: "leg-mode" }, icon(MODE_ICON[leg.mode] || "walk", { size: 16 })),
-      h("span", null, `${leg.mode} · ${fmtMinutes(Math.round(leg.durationS / 60))}`),
+      h("span", null, `${MODE_WORDS[leg.mode] || leg.mode} · ${fmtMinutes(minutes)}`),
       leg.distanceM ? h("span", { class: "muted" }, ` · ${fmtDistance(leg.distanceM)}`) : null,
       leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not from Google" }, "estimate") : null,
     );
@@ -58,39 +91,74 @@ function legItem(leg, prev, next) {
   const gap = toMin(next.startTime) - arrive;
   if (next.setTime && gap > 0) parts.push(h("span", { class: "leg-free" }, ` · ${fmtMinutes(gap)} free`));
   if (gap < 0) parts.push(h("span", { class: "leg-late" }, ` · ${fmtMinutes(-gap)} short`));
-  return h("li", { class: "leg", "data-from": prev.id, "data-to": next.id, "aria-label": leg ? `Travel: ${leg.mode}, ${Math.round(leg.durationS / 60)} minutes${leg.source === "estimate" ? ", estimate" : ""}` : "No travel time" }, parts);
+  const label = leg
+    ? `Travel: ${MODE_WORDS[leg.mode] || leg.mode}, ${fmtMinutes(Math.round(leg.durationS / 60))}${leg.source === "estimate" ? ", estimate" : ""}`
+    : "No travel time";
+  el.dataset.from = prev.id;
+  el.dataset.to = next.id;
+  el.setAttribute("aria-label", label);
+  el.replaceChildren(...parts.filter(Boolean));
 }
 
-function stopItem(store, day, stop, findings) {
+// A stop: the time column and the card's main part are patched when the stop
+// changes; the thread below them is kept (it holds the comment being typed).
+function stopItem(store, day, item) {
+  const time = h("div", { class: "stop-time" });
+  const main = h("div", { class: "stop-main" });
+  const threadSlot = h("div", { class: "thread-slot" });
+  const card = h("div", { class: "stop-card" }, main, threadSlot);
+  const el = h("li", { class: "stop", "data-stop-id": item.stop.id }, time, card);
+  el._parts = { time, main, threadSlot, thread: null };
+  updateStop(store, day, el, item);
+  return el;
+}
+
+function updateStop(store, day, el, { stop, index, findings }) {
+  const { time, main, threadSlot } = el._parts;
   const pinned = Boolean(stop.setTime);
-  const meal = stop.meal ? (MEALS.find(([v]) => v === stop.meal) || [null, stop.meal])[1] : null;
-  const time = h("div", { class: `stop-time${pinned ? " pinned" : ""}` },
+  el.dataset.pinned = pinned ? "true" : "false";
+  patch(time, sig(stop.startTime, stop.endTime, pinned, index), () => [
+    h("span", { class: "stop-num", title: "Its number on the map" }, String(index + 1)),
     h("span", { class: "t-start" }, stop.startTime),
     h("span", { class: "t-end muted" }, stop.endTime),
-    h("span", { class: "t-kind", title: pinned ? "Set time: nothing automatic moves it" : "Computed from the previous stop and travel" },
-      pinned ? [icon("pin", { size: 11 }), " set"] : "auto"));
-  const card = h("div", { class: "stop-card" },
+    h("span", { class: `t-kind${pinned ? " pinned" : ""}`, title: pinned ? "Set time: nothing automatic moves it" : "Computed from the previous stop and travel" },
+      pinned ? [icon("pin", { size: 11 }), " set"] : "auto"),
+  ]);
+  const meal = stop.meal ? (MEALS.find(([v]) => v === stop.meal) || [null, stop.meal])[1] : null;
+  patch(main, sig(stop, findings, store.canEdit, store.isThreadOpen(stop.id)), () => [
     h("div", { class: "stop-top" },
       h("span", { class: `kind-dot kind-${stop.kind}` }, icon(KIND_ICON[stop.kind] || "other")),
       h("div", { class: "stop-title" },
         h("h3", { class: "stop-name" }, stop.name),
         h("p", { class: "stop-sub muted" },
           [KIND_LABELS[stop.kind] || stop.kind, meal, fmtMinutes(stop.durationMin), stop.address].filter(Boolean).join(" · "))),
-      store.canEdit ? stopMenu(store, day, stop) : null),
+      store.canEdit ? stopMenu(store, stop, el) : null),
     stop.note ? renderMarkdown(stop.note) : null,
     findings.map((f) => findingBox(store, f)),
     stopFooter(store, stop),
-  );
-  const item = h("li", { class: "stop", "data-stop-id": stop.id, "data-pinned": pinned ? "true" : "false" }, time, card);
-  if (store.openThreads && store.openThreads.has(stop.id)) card.append(renderThread(store, stop));
-  return item;
+  ]);
+  const parts = el._parts;
+  if (store.isThreadOpen(stop.id)) {
+    if (!parts.thread) {
+      parts.thread = createThread(store, stop);
+      threadSlot.append(parts.thread.el);
+    } else {
+      parts.thread.update(stop);
+    }
+  } else if (parts.thread) {
+    parts.thread.el.remove();
+    parts.thread = null;
+  }
 }
 
-function stopMenu(store, day, stop) {
+function stopMenu(store, stop, el) {
+  // The day is looked up when clicked: the stop may have moved since this was drawn.
+  const dayOf = () => (store.stop(stop.id) || {}).day;
   return h("div", { class: "stop-actions" },
-    h("button", { type: "button", class: "icon-btn", "aria-label": `Edit ${stop.name}`, title: "Edit", onclick: () => openStopForm(store, { day, stop }) }, icon("edit", { size: 16 })),
-    h("button", { type: "button", class: "icon-btn", "aria-label": `Move ${stop.name}`, title: "Move", onclick: () => openMove(store, day, stop) }, icon("move", { size: 16 })),
-    h("button", { type: "button", class: "icon-btn", "aria-label": `Delete ${stop.name}`, title: "Delete", onclick: () => removeStop(store, stop) }, icon("trash", { size: 16 })));
+    dragHandle(store, stop, el),
+    h("button", { type: "button", class: "icon-btn", "data-fkey": "edit", "aria-label": `Edit ${stop.name}`, title: "Edit", onclick: () => openStopForm(store, { day: dayOf(), stop }) }, icon("edit", { size: 16 })),
+    h("button", { type: "button", class: "icon-btn", "data-fkey": "move", "aria-label": `Move ${stop.name}`, title: "Move to another place or day", onclick: () => openMove(store, dayOf(), stop) }, icon("move", { size: 16 })),
+    h("button", { type: "button", class: "icon-btn", "data-fkey": "delete", "aria-label": `Delete ${stop.name}`, title: "Delete", onclick: () => removeStop(store, stop) }, icon("trash", { size: 16 })));
 }
 
 function stopFooter(store, stop) {
@@ -106,20 +174,16 @@ function stopFooter(store, stop) {
       }
     });
   };
-  const up = h("button", { type: "button", class: `chip-btn${votes.mine > 0 ? " on" : ""}`, "aria-pressed": String(votes.mine > 0), "aria-label": `Vote for ${stop.name} (${votes.up})` }, icon("up", { size: 14 }), ` ${votes.up}`);
-  const down = h("button", { type: "button", class: `chip-btn${votes.mine < 0 ? " on" : ""}`, "aria-pressed": String(votes.mine < 0), "aria-label": `Vote against ${stop.name} (${votes.down})` }, icon("down", { size: 14 }), ` ${votes.down}`);
+  const up = h("button", { type: "button", class: `chip-btn${votes.mine > 0 ? " on" : ""}`, "data-fkey": "up", "aria-pressed": String(votes.mine > 0), "aria-label": `Vote for ${stop.name} (${votes.up})` }, icon("up", { size: 14 }), ` ${votes.up}`);
+  const down = h("button", { type: "button", class: `chip-btn${votes.mine < 0 ? " on" : ""}`, "data-fkey": "down", "aria-pressed": String(votes.mine < 0), "aria-label": `Vote against ${stop.name} (${votes.down})` }, icon("down", { size: 14 }), ` ${votes.down}`);
   up.addEventListener("click", () => vote(1, up));
   down.addEventListener("click", () => vote(-1, down));
-  store.openThreads = store.openThreads || new Set();
-  const open = store.openThreads.has(stop.id);
+  const open = store.isThreadOpen(stop.id);
+  const count = stop.commentCount || 0;
   const comments = h("button", {
-    type: "button", class: `chip-btn${open ? " on" : ""}`, "aria-expanded": String(open),
-    onclick: () => {
-      if (open) store.openThreads.delete(stop.id);
-      else store.openThreads.add(stop.id);
-      store.emit("view");
-    },
-  }, icon("comment", { size: 14 }), ` ${stop.commentCount || 0} comment${stop.commentCount === 1 ? "" : "s"}`);
+    type: "button", class: `chip-btn${open ? " on" : ""}`, "aria-expanded": String(open), "data-fkey": "comments",
+    onclick: () => store.toggleThread(stop.id),
+  }, icon("comment", { size: 14 }), ` ${count} comment${count === 1 ? "" : "s"}`);
   return h("div", { class: "stop-foot" }, up, down, comments);
 }
 
@@ -132,6 +196,7 @@ async function removeStop(store, stop) {
   }
 }
 
+// The keyboard way to move a stop (dragging is the pointer way).
 function openMove(store, day, stop) {
   const days = store.trip.days;
   const daySelect = select("toDayId", days.map((d) => [d.id, `Day ${d.position + 1}${d.title ? ` · ${d.title}` : ""}`]), day.id);

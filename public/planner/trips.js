@@ -1,7 +1,7 @@
 // Your trips: the list, creating a trip, and accepting an invite link.
 
 import { get, post, ApiError } from "../api.js";
-import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, showError } from "./ui.js";
+import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, toast, withBusy } from "./ui.js";
 import { icon } from "./icons.js";
 
 // Well-known destinations so a new trip gets coordinates, a time zone and a
@@ -201,18 +201,41 @@ export function tokenFrom(text) {
   return m ? decodeURIComponent(m[1]) : value.replace(/^.*[#/]/, "");
 }
 
+// The invite page: who invited you to which trip, as what; joining is a
+// button, and says so when it worked.
+const ROLE_WORDS = { editor: "an editor (you can change the plan and expenses)", viewer: "a viewer (you can see the plan, comment and vote)" };
+
 export function acceptInvite(main, app, token) {
-  const box = h("div", { class: "card narrow center" }, h("p", { role: "status" }, "Joining the trip…"));
+  const box = h("div", { class: "card narrow invite-card" }, h("p", { role: "status" }, "Opening the invite…"));
   main.append(h("div", { class: "page" }, box));
-  post(`/api/invites/${encodeURIComponent(token)}/accept`, {})
-    .then((res) => app.navigate(`#/trips/${encodeURIComponent(res.tripId)}`, { replace: true }))
-    .catch((err) => {
-      clear(box).append(
-        h("h1", null, "This invite did not work"),
-        errorBox(err),
-        h("p", null, h("a", { href: "#/" }, "Back to your trips")),
-      );
-      if (err.status === 0) showError(err);
-    });
+  const url = `/api/invites/${encodeURIComponent(token)}`;
+  const failed = (err) => {
+    clear(box).append(
+      h("h1", null, "This invite did not work"),
+      errorBox(err),
+      h("p", null, h("a", { href: "#/" }, "Back to your trips")),
+    );
+  };
+  get(url).then((invite) => {
+    const join = h("button", { type: "button", class: "btn btn-primary", autofocus: true }, "Join the trip");
+    const dates = invite.startDate ? fmtDate(invite.startDate) : null;
+    clear(box).append(
+      h("p", { class: "eyebrow" }, "Invitation"),
+      h("h1", null, `${invite.inviterName || "A member"} invited you to “${invite.tripTitle}”`),
+      h("p", { class: "muted" }, [invite.destination, dates ? `from ${dates}` : null].filter(Boolean).join(" · ")),
+      h("p", null, `You would join as ${ROLE_WORDS[invite.role] || invite.role}.`),
+      h("div", { class: "actions start" }, join, h("a", { class: "btn btn-ghost", href: "#/" }, "Not now")),
+    );
+    join.focus();
+    join.addEventListener("click", () => withBusy(join, async () => {
+      try {
+        const res = await post(`${url}/accept`, {});
+        await app.navigate(`#/trips/${encodeURIComponent(res.tripId)}`, { replace: true });
+        toast(`You joined “${invite.tripTitle}”. Welcome!`, "success", 6000);
+      } catch (err) {
+        failed(err);
+      }
+    }, "Joining…"));
+  }).catch(failed);
   return {};
 }

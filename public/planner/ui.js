@@ -61,15 +61,16 @@ export function select(name, options, value) {
 
 // -- formatting -------------------------------------------------------------
 
-const WEEKDAY = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
-const LONG_DATE = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+// Dates read the same for everyone: "Mon 14 Dec", "14 Dec 2026", "Monday 14 December".
+const WEEKDAY = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" });
+const LONG_DATE = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
 
 export function fmtDay(iso) {
   if (!iso) return "";
   return WEEKDAY.format(new Date(`${iso}T00:00:00Z`));
 }
 
-const LONG_DAY = new Intl.DateTimeFormat(undefined, { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" });
+const LONG_DAY = new Intl.DateTimeFormat("en-GB", { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" });
 
 export function fmtLongDay(iso) {
   return iso ? LONG_DAY.format(new Date(`${iso}T00:00:00Z`)) : "";
@@ -142,7 +143,7 @@ export function timeAgo(iso) {
   if (s < 60) return "just now";
   if (s < 3600) return `${Math.floor(s / 60)} min ago`;
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return then.toLocaleDateString();
+  return fmtDay(then.toISOString().slice(0, 10));
 }
 
 export const KIND_LABELS = {
@@ -151,6 +152,8 @@ export const KIND_LABELS = {
 export const MEALS = [
   ["breakfast", "Breakfast"], ["brunch", "Brunch"], ["lunch", "Lunch"], ["afternoon_tea", "Afternoon tea"], ["dinner", "Dinner"],
 ];
+// How long each meal takes by default (the product's rule; changeable per stop).
+export const MEAL_MINUTES = { breakfast: 45, brunch: 60, lunch: 60, afternoon_tea: 45, dinner: 75 };
 
 // -- feedback ---------------------------------------------------------------
 
@@ -397,4 +400,12 @@ export function initials(name) {
     .slice(0, 2)
     .map((p) => p[0].toUpperCase())
     .join("");
+}
+
+// OpenStreetMap's data licence asks for this wherever its place data shows
+// (the map credits its tiles itself); nothing when Google answers.
+export function osmCredit(config) {
+  if (!config || config.placesProvider !== "osm") return null;
+  return h("p", { class: "osm-credit" },
+    h("a", { href: "https://www.openstreetmap.org/copyright", target: "_blank", rel: "noopener" }, "© OpenStreetMap contributors"));
 }

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+import struct
+import zlib
+import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from helpers import LiveServer
@@ -28,8 +33,30 @@ PASSWORD = "correct horse"
 FAST_POLL_MS = 1000
 
 # Resource errors (a 404 from an optional route, a 409 the page explains) are
-# the page's business; uncaught exceptions are bugs.
+# the page's business and are collected apart (`page.failed_requests`);
+# uncaught exceptions, console errors and CSP violations fail the test.
 IGNORED_CONSOLE = re.compile(r"Failed to load resource|the server responded with a status")
+
+# The strict policy the page is written for (another change will send it from
+# the server): no inline script, style attribute or handler; images from us,
+# data: and the tile host; connections to us only. Tests send it with every
+# page, so any violation is a console error and fails the test.
+TILE_HOST = "https://tile.openstreetmap.org"
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: " + TILE_HOST + "; "
+       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "frame-ancestors 'none'; form-action 'self'")
+PAGE_PATHS = re.compile(r"^/(index\.html|invite/.*)?$")
+# Tiles never come from the network in tests: a plain land-coloured PNG
+# stands in (or the request fails, to see the schematic fallback).
+def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+BLANK_TILE = _png(256, 256, (236, 240, 234))
 
 
 def require_chromium() -> None:
@@ -61,7 +88,12 @@ def chromium():
 @contextmanager
 def live(settings, **overrides):
     with LiveServer(create_app(settings, **overrides)) as server:
-        yield server
+        server.clients = []  # api_user's HTTP clients, closed with the server
+        try:
+            yield server
+        finally:
+            for client in server.clients:
+                client.close()
 
 
 class PageErrors(list):
@@ -69,17 +101,29 @@ class PageErrors(list):
         assert not self, "the page raised errors:\n" + "\n".join(self)
 
 
-def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAST_POLL_MS, storage: dict | None = None):
-    """A fresh browser context (its own cookies) and page on the live server."""
+def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAST_POLL_MS, storage: dict | None = None,
+              viewport: dict | None = None, tiles: str = "blank", session: str | None = None):
+    """A fresh browser context (its own cookies) and page on the live server.
+
+    `tiles`: "blank" (a stand-in PNG) or "fail" (tile requests fail).
+    `session`: a session token (from `api_user`) to start signed in."""
     context = browser.new_context(
         base_url=server.url,
-        viewport=PHONE if phone else DESKTOP,
+        viewport=viewport or (PHONE if phone else DESKTOP),
         device_scale_factor=1,
         is_mobile=phone,
         has_touch=phone,
         locale="en-GB",
         timezone_id="Europe/Lisbon",
     )
+    if session:
+        context.add_cookies([{"name": "wayline_session", "value": session, "url": server.url}])
+    context.route(lambda url: url.startswith(server.url) and bool(PAGE_PATHS.match(urlsplit(url).path)), _with_csp)
+    if tiles == "fail":
+        context.route(f"{TILE_HOST}/**", lambda route: route.abort())
+    else:
+        context.route(f"{TILE_HOST}/**",
+                      lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_TILE))
     script = ""
     if poll_ms is not None:
         script += f"localStorage.setItem('wayline.pollMs', '{int(poll_ms)}');"
@@ -94,7 +138,91 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
     page.on("console", lambda msg: errors.append(f"console: {msg.text}")
             if msg.type == "error" and not IGNORED_CONSOLE.search(msg.text) else None)
     page.errors = errors
+    page.failed_requests = []
+    page.on("response", lambda r: page.failed_requests.append(f"{r.status} {r.request.method} {urlsplit(r.url).path}")
+            if r.status >= 400 else None)
+    page.wait_for_function = _polling_wait(page)
     return page
+
+
+def _polling_wait(page):
+    """page.wait_for_function with the same contract, CSP-safe: Playwright
+    compiles its predicate with `new Function` inside the page, which the
+    pages' Content-Security-Policy (no 'unsafe-eval') refuses; page.evaluate
+    goes through the DevTools protocol, which the policy does not govern."""
+
+    def wait(expression: str, *, arg=None, polling=None, timeout=None):
+        deadline = time.monotonic() + (10_000 if timeout is None else timeout) / 1000
+        while not (value := page.evaluate(expression, arg)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for: {expression}")
+            page.wait_for_timeout(polling if isinstance(polling, (int, float)) else 50)
+        return value
+
+    return wait
+
+
+def _with_csp(route):
+    response = route.fetch()
+    route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+
+def api_user(server, username: str, display_name: str | None = None) -> httpx.Client:
+    """A member signed up over HTTP (quicker than the form): a client acting as
+    them, with `.user` and `.token` (start a browser signed in with it)."""
+    client = httpx.Client(base_url=server.url, timeout=10)
+    server.clients.append(client)
+    body = {"username": username, "password": PASSWORD, **({"displayName": display_name} if display_name else {})}
+    r = client.post("/api/auth/signup", json=body)
+    assert r.status_code == 201, r.text
+    client.user = r.json()["data"]["user"]
+    client.token = r.cookies.get("wayline_session")
+    return client
+
+
+def api(client: httpx.Client, method: str, path: str, body: dict | None = None):
+    r = client.request(method, path, json={} if body is None and method != "GET" else body)
+    assert r.status_code < 300, f"{method} {path}: {r.status_code} {r.text}"
+    return r.json()["data"]
+
+
+def api_trip(owner: httpx.Client, *members: httpx.Client, title: str = "Lisbon with friends", start: str = "2026-12-14",
+             days: int = 2) -> dict:
+    """A trip owned by `owner` that `members` joined as editors."""
+    trip = api(owner, "POST", "/api/trips", {
+        "title": title, "startDate": start, "days": days, "timezone": "Europe/Lisbon", "currency": "EUR",
+        "destination": {"name": "Lisbon", "lat": 38.7223, "lng": -9.1393}})
+    for m in members:
+        invite = api(owner, "POST", f"/api/trips/{trip['id']}/invites", {"role": "editor"})
+        api(m, "POST", f"/api/invites/{invite['token']}/accept")
+    return trip
+
+
+def api_op(client: httpx.Client, trip_id: str, op_name: str, **args) -> dict:
+    return api(client, "POST", f"/api/trips/{trip_id}/ops/{op_name}", args)
+
+
+def add_stops(client: httpx.Client, trip: dict, *stops: dict, day: int = 0) -> list[str]:
+    """Adds stops to a day over HTTP; their ids, in order."""
+    day_id = trip["days"][day]["id"]
+    ids = []
+    for stop in stops:
+        res = api_op(client, trip["id"], "insert_stop", dayId=day_id, **stop)
+        ids.append(res["trip"]["days"][day]["stops"][-1]["id"])
+    return ids
+
+
+def names_on_screen(page) -> list[str]:
+    return page.locator(".timeline .stop .stop-name").all_inner_texts()
+
+
+def no_sideways_scroll(page) -> int:
+    """How many pixels the page is wider than the screen (0 is right). Measured
+    against the viewport asked for: a phone browser widens innerWidth to fit
+    content that overflows."""
+    width = page.viewport_size["width"]
+    return page.evaluate("(width) => Math.max(0, document.documentElement.scrollWidth - width,"
+                         " window.innerWidth - width)", width)
 
 
 def shot(page, name: str) -> Path:
@@ -122,7 +250,8 @@ def ui_signin(page, username: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
-def ui_create_trip(page, title: str, destination: str = "Lisbon", start: str = "2026-12-10", end: str = "2026-12-11") -> str:
+def ui_create_trip(page, title: str, destination: str = "Lisbon", start: str = "2026-12-10",
+                   end: str = "2026-12-11") -> str:
     page.get_by_role("button", name="New trip").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Trip name").fill(title)
@@ -164,6 +293,12 @@ def stop_card(page, name: str):
     return page.locator(".stop").filter(has=page.locator(".stop-name", has_text=name))
 
 
+def drag_stop_before(page, name: str, onto: str) -> None:
+    """Drags stop `name` by its handle onto the top half of stop `onto`, as a
+    mouse does: it goes right before it (one move_stop)."""
+    stop_card(page, name).locator(".drag-handle").drag_to(stop_card(page, onto), target_position={"x": 120, "y": 6})
+
+
 def stop_times(page) -> dict[str, tuple[str, str, str]]:
     """Stop name -> (start, end, 'set'|'auto') as the timeline shows them."""
     out = {}
@@ -182,7 +317,8 @@ def offline(settings, **changes):
 
     dead = "http://127.0.0.1:9"
     real = Settings()
-    fixes = {name: dead for name in ("weather_base_url", "google_places_base_url", "google_routes_base_url")
+    fixes = {name: dead for name in ("weather_base_url", "google_places_base_url", "google_routes_base_url",
+                                     "google_maps_base_url")
              if getattr(settings, name) == getattr(real, name)}
     if settings.openai_base_url is None:
         fixes["openai_base_url"] = dead

@@ -82,3 +82,25 @@ def proposing_responder(request) -> Reply:
                       "pendingPatch": {"op": fixes[0]["op"], "args": fixes[0]["args"]} if fixes else None,
                       "expiresInMinutes": 60})
     return quiet_responder(request)
+
+
+def _copilot_facts(body: dict) -> dict:
+    """The day's facts the copilot sends: JSON after the first line of the first message."""
+    for item in body.get("input") or []:
+        content = item.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            p.get("text", "") for p in content or [] if isinstance(p, dict))
+        if text.startswith("Facts about the day"):
+            return json.loads(text.split("\n", 1)[1])
+    return {}
+
+
+def recommending_responder(request) -> Reply:
+    """Like quiet_responder, but the copilot recommends the first fix the review computed."""
+    body = request.body or {}
+    name = ((body.get("text") or {}).get("format") or {}).get("name")
+    if name == "copilot_answer":
+        findings = _copilot_facts(body).get("review", {}).get("findings", [])
+        fixes = [x["id"] for f in findings for x in f.get("fixes", [])]
+        return _json({"answer": "Two set times clash; clearing one fixes it.", "recommendedFixIds": fixes[:1]})
+    return quiet_responder(request)

@@ -24,6 +24,18 @@ app.legs' estimate speeds, so tests can tell them apart).
         with make_client(google_settings(settings, google_standin)) as client: ...
         assert google_standin.calls["/v1/places:searchText"] == 1
 
+Street View Static API (key in the query, as Google takes it there):
+GET /maps/api/streetview/metadata (JSON `{status, pano_id, location, date,
+copyright}`; statuses OK, ZERO_RESULTS when no panorama lies within `radius`,
+INVALID_REQUEST, REQUEST_DENIED for a missing or wrong key, and whatever
+`street_view_status` forces) and GET /maps/api/streetview (an error status
+when `street_view_image_status` is set; else a tiny valid JPEG
+for a known `pano`; 404 for an unknown one with `return_error_code=true`, a
+grey placeholder JPEG without it, as Google does; 403 without the key; 400
+for a size over 640x640). Panoramas: `panoramas` {pano_id: (lat, lng, date)},
+`add_pano(pano_id, lat, lng, date)`; two by default, next to the Castelo and
+the Mercado da Ribeira.
+
 Scripting: `key`, `url`; `places` {id: place JSON} and `add_place(id, name,
 lat, lng, types, **place_json kwargs)`; `today` (first dated day, default UTC
 today); `fail(prefix, status=500, message=None, times=None)` (Google errors on
@@ -35,12 +47,13 @@ query, headers, body, raw); `last(path)`; `reset()` (scripting, calls, requests)
 
 from __future__ import annotations
 
+import base64
 import copy
 import math
 import secrets
 import unicodedata
 import zlib
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
@@ -66,6 +79,20 @@ STATUS_WORDS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOU
 SPEEDS = {"WALK": 1.35, "BICYCLE": 4.2, "TRANSIT": 5.5, "DRIVE": 7.0}
 DETOUR = {"WALK": 1.25, "BICYCLE": 1.3, "TRANSIT": 1.35, "DRIVE": 1.45}
 TRANSIT_WAIT_S = 240
+STREET_VIEW_PATH = "/maps/api/streetview"
+STREET_VIEW_METADATA_PATH = "/maps/api/streetview/metadata"
+# An 8x5 baseline JPEG (sky over street), made with a browser canvas.
+STREET_VIEW_JPEG = base64.b64decode(
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/4gHYSUNDX1BST0ZJTEUAAQEAAAHIAAAAAAQwAABtbnRyUkdCIFhZWiAH4AABAAEAAAAAAABhY3NwAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQAA9tYAAQAAAADTLQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAlkZXNjAAAA8AAAACRyWFlaAAABFAAAABRnWFlaAAABKAAAABRiWFlaAAABPAAAABR3dHB0AAABUAAAABRyVFJDAAABZAAAAChn"
+    "VFJDAAABZAAAAChiVFJDAAABZAAAAChjcHJ0AAABjAAAADxtbHVjAAAAAAAAAAEAAAAMZW5VUwAAAAgAAAAcAHMAUgBHAEJYWVogAAAAAAAA"
+    "b6IAADj1AAADkFhZWiAAAAAAAABimQAAt4UAABjaWFlaIAAAAAAAACSgAAAPhAAAts9YWVogAAAAAAAA9tYAAQAAAADTLXBhcmEAAAAAAAQA"
+    "AAACZmYAAPKnAAANWQAAE9AAAApbAAAAAAAAAABtbHVjAAAAAAAAAAEAAAAMZW5VUwAAACAAAAAcAEcAbwBvAGcAbABlACAASQBuAGMALgAg"
+    "ADIAMAAxADb/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBD"
+    "ARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAAFAAgDASIAAhEB"
+    "AxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAP/xAAYEAEAAwEAAAAAAAAAAAAAAAAAAQITUf/EABUBAQEAAAAAAAAAAAAAAAAAAAID/8QAGBEA"
+    "AwEBAAAAAAAAAAAAAAAAAAJREhP/2gAMAwEAAhEDEQA/AJb25ACfR6LCw//Z")
 
 
 # -- fixtures ---------------------------------------------------------------------
@@ -129,10 +156,12 @@ def default_places() -> dict[str, dict]:
                    rating=4.1, count=300, hours=always_open()),
         place_json("ChIJ_miradouro_luzia", "Miradouro de Santa Luzia", 38.7117, -9.1301,
                    ["tourist_attraction", "scenic_spot"], rating=4.7, count=30000),
-        place_json("ChIJ_museu_azulejo", "Museu Nacional do Azulejo", 38.7247, -9.1135, ["museum", "tourist_attraction"],
-                   rating=4.6, count=15000, hours=weekly(TUE_SUN, ("10:00", "18:00"))),
+        place_json("ChIJ_museu_azulejo", "Museu Nacional do Azulejo", 38.7247, -9.1135,
+                   ["museum", "tourist_attraction"], rating=4.6, count=15000,
+                   hours=weekly(TUE_SUN, ("10:00", "18:00"))),
         place_json("ChIJ_pasteis_belem", "Pastéis de Belém", 38.6975, -9.2032, ["bakery", "cafe", "food"],
-                   rating=4.6, count=70000, price="PRICE_LEVEL_INEXPENSIVE", hours=weekly(EVERY_DAY, ("08:00", "23:00"))),
+                   rating=4.6, count=70000, price="PRICE_LEVEL_INEXPENSIVE",
+                   hours=weekly(EVERY_DAY, ("08:00", "23:00"))),
         place_json("ChIJ_cervejaria_ramiro", "Cervejaria Ramiro", 38.7207, -9.1357,
                    ["seafood_restaurant", "restaurant", "food"], rating=4.5, count=25000, price="PRICE_LEVEL_EXPENSIVE",
                    hours=weekly(TUE_SUN, ("12:00", "00:30")), kitchen=weekly(TUE_SUN, ("12:00", "00:00"))),
@@ -140,9 +169,11 @@ def default_places() -> dict[str, dict]:
                    ["tourist_attraction", "historical_landmark"], rating=4.5, count=80000,
                    hours=weekly(EVERY_DAY, ("09:00", "21:00"))),
         place_json("ChIJ_a_brasileira", "A Brasileira", 38.7107, -9.1424, ["cafe", "coffee_shop", "food"],
-                   rating=4.0, count=11000, price="PRICE_LEVEL_INEXPENSIVE", hours=weekly(EVERY_DAY, ("08:00", "02:00"))),
+                   rating=4.0, count=11000, price="PRICE_LEVEL_INEXPENSIVE",
+                   hours=weekly(EVERY_DAY, ("08:00", "02:00"))),
         place_json("ChIJ_mosteiro_jeronimos", "Mosteiro dos Jerónimos", 38.6979, -9.2068,
-                   ["tourist_attraction", "church"], rating=4.7, count=60000, hours=weekly(TUE_SUN, ("09:30", "18:00"))),
+                   ["tourist_attraction", "church"], rating=4.7, count=60000,
+                   hours=weekly(TUE_SUN, ("09:30", "18:00"))),
         place_json("ChIJ_lx_factory", "LX Factory", 38.7036, -9.1784, ["shopping_mall", "tourist_attraction"],
                    rating=4.5, count=40000, hours=weekly(EVERY_DAY, ("09:00", "00:00"))),
         place_json("ChIJ_oceanario", "Oceanário de Lisboa", 38.7635, -9.0937, ["aquarium", "tourist_attraction"],
@@ -238,7 +269,16 @@ class GoogleStandIn(PathScriptedServer):
         self.today: date | None = None
         self.speeds, self.detour = dict(SPEEDS), dict(DETOUR)
         self.no_route_modes: set[str] = set()
+        self.panoramas: dict[str, tuple[float, float, str]] = {
+            "CAoSLEFGMVFpcE_castelo": (38.71382, -9.13372, "2023-06"),
+            "CAoSLEFGMVFpcE_ribeira": (38.70701, -9.14571, "2022-09"),
+        }
+        self.street_view_status: str | None = None   # forces the metadata status (e.g. OVER_QUERY_LIMIT)
+        self.street_view_image_status: int | None = None  # forces an HTTP error for the image only
 
+    def add_pano(self, pano_id: str, lat: float, lng: float, date: str = "2024-05") -> None:
+        with self.lock:
+            self.panoramas[pano_id] = (lat, lng, date)
     def add_place(self, pid: str, name: str, lat: float, lng: float, types: list[str] | None = None, **kw) -> dict:
         place = place_json(pid, name, lat, lng, types or ["restaurant", "food"], **kw)
         with self.lock:
@@ -248,12 +288,14 @@ class GoogleStandIn(PathScriptedServer):
     def reset(self) -> None:
         super().reset()
         self.no_route_modes.clear()
+        self.street_view_status = None
+        self.street_view_image_status = None
 
     def place_now(self, pid: str) -> dict:
         """The place as Google would answer today (dated hours added)."""
         place = copy.deepcopy(self.places[pid])
         special = place.pop("_special", None)
-        today = self.today or datetime.now(timezone.utc).date()
+        today = self.today or datetime.now(UTC).date()
         if "regularOpeningHours" in place:
             place["currentOpeningHours"] = dated(place["regularOpeningHours"], today, special)
         if "regularSecondaryOpeningHours" in place:
@@ -264,6 +306,26 @@ class GoogleStandIn(PathScriptedServer):
 
     # -- dispatch --------------------------------------------------------------
 
+    def serve(self, request, handler) -> None:
+        if not request.path.startswith(STREET_VIEW_PATH):
+            super().serve(request, handler)
+            return
+        self.record(request)
+        if not self.waited(request.path):
+            handler.send_json(503, GoogleError(503, "The service is currently unavailable.").payload())
+            return
+        failure = self.scripted_failure(request.path)
+        if failure:
+            handler.send_bytes(failure[0], "text/plain; charset=UTF-8", (failure[1] or "Server Error").encode())
+            return
+        query = {k: v[0] for k, v in request.query.items()}
+        if request.path == STREET_VIEW_METADATA_PATH:
+            handler.send_json(200, self._street_view_metadata(query))
+            return
+        if request.path == STREET_VIEW_PATH:
+            handler.send_bytes(*self._street_view_image(query))
+            return
+        handler.send_bytes(404, "text/plain; charset=UTF-8", b"Not Found")
     def handle(self, method, path, query, headers, body):
         if not self.waited(path):
             return 503, GoogleError(503, "The service is currently unavailable.").payload()
@@ -356,6 +418,59 @@ class GoogleStandIn(PathScriptedServer):
         loc = self.places[pid]["location"]
         return haversine_m(loc["latitude"], loc["longitude"], center["latitude"], center["longitude"])
 
+    # -- street view -------------------------------------------------------------
+
+    def _street_view_metadata(self, query: dict) -> dict:
+        key = query.get("key")
+        if not key:
+            return {"status": "REQUEST_DENIED", "error_message": "You must use an API key to authenticate each "
+                                                                   "request to Google Maps Platform APIs."}
+        if key != self.key:
+            return {"status": "REQUEST_DENIED", "error_message": "The provided API key is invalid."}
+        if self.street_view_status:
+            return {"status": self.street_view_status, "error_message": "Scripted by the test."}
+        found = self._pano_for(query)
+        if found == "invalid":
+            return {"status": "INVALID_REQUEST"}
+        if found is None:
+            return {"status": "ZERO_RESULTS"}
+        pano_id, (lat, lng, date_) = found
+        return {"copyright": "© Google", "date": date_, "location": {"lat": lat, "lng": lng}, "pano_id": pano_id,
+                "status": "OK"}
+
+    def _pano_for(self, query: dict):
+        if query.get("pano"):
+            pano = query["pano"]
+            return (pano, self.panoramas[pano]) if pano in self.panoramas else None
+        try:
+            lat, lng = (float(v) for v in query.get("location", "").split(","))
+            radius = float(query.get("radius", 50))
+        except ValueError:
+            return "invalid"
+        with self.lock:
+            panos = list(self.panoramas.items())
+        near = sorted((haversine_m(lat, lng, p[0], p[1]), pid, p) for pid, p in panos)
+        return (near[0][1], near[0][2]) if near and near[0][0] <= radius else None
+
+    def _street_view_image(self, query: dict) -> tuple[int, str, bytes]:
+        if query.get("key") != self.key:
+            return 403, "text/plain; charset=UTF-8", (
+                b"The Google Maps Platform server rejected your request. The provided API key is invalid.")
+        try:
+            width, height = (int(v) for v in query.get("size", "").split("x"))
+        except ValueError:
+            width = height = 0
+        if self.street_view_image_status:
+            return self.street_view_image_status, "text/plain; charset=UTF-8", b"Server Error"
+        if not (1 <= width <= 640 and 1 <= height <= 640):
+            return 400, "text/plain; charset=UTF-8", b"Invalid request. Invalid 'size' parameter."
+        found = self._pano_for(query)
+        if found is None or found == "invalid":
+            if query.get("return_error_code") == "true":
+                return 404, "text/plain; charset=UTF-8", b"Not Found"
+            return 200, "image/jpeg", STREET_VIEW_JPEG  # Google's grey "no imagery" picture
+        return 200, "image/jpeg", STREET_VIEW_JPEG
+
     # -- routes ----------------------------------------------------------------
 
     def _leg(self, origin: dict, destination: dict, mode: str) -> tuple[int, int] | None:
@@ -424,4 +539,4 @@ def google_standin():
 def google_settings(settings, standin: GoogleStandIn, **changes):
     """`settings` with Places and Routes pointed at the stand-in, with its key."""
     return settings.with_(google_maps_api_key=standin.key, google_places_base_url=standin.url,
-                          google_routes_base_url=standin.url, **changes)
+                          google_routes_base_url=standin.url, google_maps_base_url=standin.url, **changes)

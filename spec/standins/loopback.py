@@ -179,9 +179,20 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
+        self.send_body(status, self.standin.json_content_type, json.dumps(payload).encode())
+
+    def send_body(self, status: int, content_type: str, data: bytes) -> None:
+        """Any body (an HTML error page, a broken JSON reply)."""
         self.send_response(status)
-        self.send_header("Content-Type", self.standin.json_content_type)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self._send_standin_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def send_bytes(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self._send_standin_headers()
         self.wfile.write(data)

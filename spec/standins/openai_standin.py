@@ -14,6 +14,12 @@ real error body `{"error": {"message", "type", "param", "code"}}`.
 The real `openai` SDK (its own HTTP client) and the app running in a
 TestClient's event-loop thread both reach it over a socket.
 
+Like the real API, a strict structured-output schema (`text.format`) or a
+strict function tool's `parameters` outside the Structured Outputs subset is
+refused with a 400 `invalid_json_schema` before any reply is taken
+(`strict_schema.schema_problems`); `strict_schema.conforms(schema, value)`
+tells a test whether strict decoding could produce an answer.
+
 Usage in a test module:
 
     from standins.openai_standin import ai_settings, openai_standin  # noqa: F401
@@ -42,8 +48,11 @@ nothing scripted gets a 500 "nothing scripted" error, and is still recorded):
     responder = fn(RecordedRequest) -> Reply   used when the script is empty
 
 Every reply method takes `usage=(input_tokens, output_tokens)` (default
-(100, 50)), `delay=` seconds before answering and `chunk_delay=` seconds
-between streamed events.
+(100, 50)), `delay=` seconds before answering, `chunk_delay=` seconds
+between streamed events, and `reasoning=[summary, ...]`: a reasoning item
+first in the output whose summary parts stream as
+response.reasoning_summary_part.added, response.reasoning_summary_text.delta...,
+response.reasoning_summary_text.done, response.reasoning_summary_part.done.
 """
 
 from __future__ import annotations
@@ -53,12 +62,14 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from .loopback import LoopbackHandler, LoopbackServer, RecordedRequest
+from .strict_schema import schema_problems
 
 TEST_KEY = "sk-test-wayline-standin-0123456789abcdef"
 DEFAULT_USAGE = (100, 50)
@@ -89,6 +100,11 @@ def message_item(text: str | None = None, refusal: str | None = None) -> dict:
     return {"id": _id("msg"), "type": "message", "status": "completed", "role": "assistant", "content": [part]}
 
 
+def reasoning_item(summaries: list[str]) -> dict:
+    return {"id": _id("rs"), "type": "reasoning", "status": "completed",
+            "summary": [{"type": "summary_text", "text": text} for text in summaries]}
+
+
 def function_call_item(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": _id("fc"), "type": "function_call", "status": "completed",
@@ -98,7 +114,8 @@ def function_call_item(name: str, arguments: dict | str, call_id: str | None = N
 ERRORS = {
     400: ("invalid_request_error", None, "Invalid request."),
     401: ("invalid_request_error", "invalid_api_key", None),  # message echoes the key, like the real API
-    403: ("invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported"),
+    403: ("invalid_request_error", "unsupported_country_region_territory",
+          "Country, region, or territory not supported"),
     404: ("invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 20s."),
     500: ("server_error", None, "The server had an error while processing your request. Sorry about that!"),
@@ -134,7 +151,9 @@ class OpenAIStandIn(LoopbackServer):
             self._script.append(reply)
         return reply
 
-    def _reply(self, output: list[dict], usage=None, delay=0.0, chunk_delay=0.0, **extra) -> Reply:
+    def _reply(self, output: list[dict], usage=None, delay=0.0, chunk_delay=0.0, reasoning=None, **extra) -> Reply:
+        if reasoning:
+            output = [reasoning_item(list(reasoning))] + output
         return self._push(Reply(output=output, usage=tuple(usage or DEFAULT_USAGE), delay=delay,
                                 chunk_delay=chunk_delay, **extra))
 
@@ -202,6 +221,13 @@ class OpenAIStandIn(LoopbackServer):
             handler.send_json(404, {"error": {"message": f"Invalid URL (POST {request.path})",
                                               "type": "invalid_request_error", "param": None, "code": None}})
             return
+        invalid = _invalid_schema(request.body if isinstance(request.body, dict) else {})
+        if invalid is not None:
+            with self.lock:
+                self.record(request)
+            handler.send_json(400, {"error": {"message": invalid, "type": "invalid_request_error",
+                                              "param": "text.format.schema", "code": "invalid_json_schema"}})
+            return
         reply, delay = self._take(request)
         with self.lock:
             self.in_flight += 1
@@ -256,6 +282,20 @@ class OpenAIStandIn(LoopbackServer):
             return
         handler.send_json(200, response_object(request_body, reply, status=reply.status, output=reply.output,
                                                 with_usage=True))
+
+
+def _invalid_schema(body: dict) -> str | None:
+    """The real API's message for a strict schema it would refuse, else None."""
+    fmt = (body.get("text") or {}).get("format") or {}
+    checked = [(f"response format '{fmt.get('name')}'", fmt.get("schema"))] if (
+        fmt.get("type") == "json_schema" and fmt.get("strict")) else []
+    checked += [(f"function '{t.get('name')}'", t.get("parameters")) for t in body.get("tools") or []
+                if t.get("type") == "function" and t.get("strict")]
+    for what, schema in checked:
+        problems = schema_problems(schema)
+        if problems:
+            return f"Invalid schema for {what}: {problems[0]}."
+    return None
 
 
 def response_object(request_body: dict, reply: Reply, *, status: str, output: list[dict],
@@ -318,10 +358,21 @@ def stream_events(request_body: dict, reply: Reply) -> list[dict]:
         elif item["type"] == "function_call":
             emit("response.output_item.added", output_index=index,
                  item={**item, "arguments": "", "status": "in_progress"})
-            for piece in _pieces(item["arguments"]):
+            # Long arguments come in at most ~64 deltas (a 10,000-element card stays quick to serve).
+            for piece in _pieces(item["arguments"], max(8, len(item["arguments"]) // 64)):
                 emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece)
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                  arguments=item["arguments"], name=item["name"])
+            emit("response.output_item.done", output_index=index, item=item)
+        elif item["type"] == "reasoning":
+            emit("response.output_item.added", output_index=index, item={**item, "summary": [], "status": None})
+            for si, part in enumerate(item["summary"]):
+                common = {"item_id": item["id"], "output_index": index, "summary_index": si}
+                emit("response.reasoning_summary_part.added", **common, part={"type": "summary_text", "text": ""})
+                for piece in _pieces(part["text"]):
+                    emit("response.reasoning_summary_text.delta", **common, delta=piece)
+                emit("response.reasoning_summary_text.done", **common, text=part["text"])
+                emit("response.reasoning_summary_part.done", **common, part=part)
             emit("response.output_item.done", output_index=index, item=item)
         else:
             emit("response.output_item.added", output_index=index, item=item)

@@ -14,6 +14,7 @@ request on the wrong endpoint fails the way the real one would.
     from standins.weather_standin import weather_settings, weather_standin  # noqa: F401
 
 Scripting (`loopback.PathScriptedServer`, as for Google): `url`; `today`;
+`overrides` {date: {variable: value}} (a day's weather turned another way);
 `fail(prefix, status=500, message=None, times=None)` (answers
 `{"error": true, "reason": message}`); `delay(prefix, seconds)`; `calls`
 (Counter of paths); `requests`; `last(path)`; `reset()`.
@@ -22,7 +23,7 @@ Scripting (`loopback.PathScriptedServer`, as for Google): `url`; `today`;
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -60,6 +61,7 @@ class WeatherStandIn(PathScriptedServer):
     def __init__(self) -> None:
         super().__init__()
         self.today: date | None = None
+        self.overrides: dict[date, dict] = {}
 
     def handle(self, method, path, query, headers, body):
         if not self.waited(path):
@@ -79,7 +81,7 @@ class WeatherStandIn(PathScriptedServer):
             lat, lng = float(params["latitude"]), float(params["longitude"])
         except (KeyError, ValueError):
             raise WeatherError("Parameter 'latitude' and 'longitude' must be set") from None
-        today = self.today or datetime.now(timezone.utc).date()
+        today = self.today or datetime.now(UTC).date()
         try:
             start = date.fromisoformat(params["start_date"]) if "start_date" in params else None
             end = date.fromisoformat(params["end_date"]) if "end_date" in params else None
@@ -104,7 +106,7 @@ class WeatherStandIn(PathScriptedServer):
         if unknown:
             raise WeatherError(f"Cannot initialize WeatherVariable from invalid String value {unknown[0]}")
         days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
-        values = [daily_values(d) for d in days]
+        values = [{**daily_values(d), **self.overrides.get(d, {})} for d in days]
         daily = {"time": [d.isoformat() for d in days], **{n: [v[n] for v in values] for n in names}}
         return {"latitude": lat, "longitude": lng, "generationtime_ms": 0.1, "utc_offset_seconds": 0,
                 "timezone": "Europe/Lisbon" if params.get("timezone") == "auto" else params.get("timezone", "GMT"),

@@ -1,0 +1,69 @@
+"""Deleting an account: the person goes, the trips they shared stay whole.
+
+In one transaction the account leaves every trip: a trip it alone belonged
+to is deleted (its uploads after the commit); where it was the last owner,
+the longest-standing editor, else viewer, becomes owner; its votes go as
+when leaving. Its comments and timeline messages stay, shown as from a
+deleted member. Its sessions, private preferences and dismissals go; AI
+usage rows keep their counts without the user. Every trip it touched is
+announced through the change signal.
+
+The users row stays only as an anonymous placeholder (no name, no password,
+a username no one can sign in with or register): trips, invites and uploads
+keep referring to who created them without naming anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+from . import media
+from .auth import SessionCache
+from .db import Database
+
+DELETED_NAME = "Deleted member"
+SUCCESSION = "CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, joined_at, user_id"
+
+
+async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions: SessionCache) -> list[str]:
+    """Delete the account; returns the ids of the trips deleted with it."""
+    deleted: list[str] = []
+    async with db.write() as tx:
+        memberships = await tx.execute_fetchall("SELECT trip_id, role FROM members WHERE user_id = ?", (user_id,))
+        for trip_id, role in memberships:
+            others = await tx.execute_fetchall(
+                f"SELECT user_id, role FROM members WHERE trip_id = ? AND user_id != ? ORDER BY {SUCCESSION}",
+                (trip_id, user_id))
+            if not others:
+                tx.touch(trip_id, "deleted")
+                await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
+                deleted.append(trip_id)
+                continue
+            tx.touch(trip_id, "members", "social")
+            if role == "owner" and others[0][1] != "owner":
+                await tx.execute("UPDATE members SET role = 'owner' WHERE trip_id = ? AND user_id = ?",
+                                 (trip_id, others[0][0]))
+            await tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+            await tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+        for (trip_id,) in await tx.execute_fetchall(
+                "SELECT DISTINCT trip_id FROM comments WHERE user_id = ?", (user_id,)):
+            tx.touch(trip_id, "social")
+        await tx.execute("UPDATE comments SET author = ? WHERE user_id = ?", (DELETED_NAME, user_id))
+        for (trip_id,) in await tx.execute_fetchall(
+                "SELECT DISTINCT trip_id FROM agent_messages WHERE actor_user_id = ?", (user_id,)):
+            tx.touch(trip_id, "timeline")
+        await tx.execute("UPDATE agent_messages SET actor_name = ? WHERE actor_user_id = ?", (DELETED_NAME, user_id))
+        await tx.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+        await tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
+        await tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
+        await tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
+        # ':' is not allowed in usernames, so the placeholder's name is never taken or signed in with.
+        await tx.execute("UPDATE users SET username = 'deleted:' || id, display_name = ?, password_hash = '!' "
+                         "WHERE id = ?", (DELETED_NAME, user_id))
+    sessions.drop_user(user_id)
+    for trip_id in deleted:
+        folder = media.trip_folder(uploads_dir, trip_id)
+        if folder is not None:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+    return deleted

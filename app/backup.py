@@ -1,0 +1,66 @@
+"""`python -m app backup PATH`: a consistent copy of the live database.
+
+SQLite's online backup API copies every page in one step under one read
+transaction, so the copy is the database as of one moment even while the
+server writes (WAL: the server is never blocked). The copy is written next
+to PATH, switched to a single-file journal, checked with
+`PRAGMA integrity_check`, and only then renamed onto PATH, so PATH is always
+either the previous good backup or the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class BackupFailed(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Backup:
+    path: Path
+    size: int
+    trips: int
+    users: int
+
+
+def backup(db_path: str, dest: str | Path) -> Backup:
+    source_file = Path(db_path).resolve()
+    if not source_file.is_file():
+        raise BackupFailed(f"no database at {source_file}")
+    target = Path(dest).resolve()
+    if target == source_file:
+        raise BackupFailed("the backup must not overwrite the live database")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    # Read-only: the backup never writes the live file.
+    source = sqlite3.connect(f"{source_file.as_uri()}?mode=ro", uri=True)
+    try:
+        source.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        copy = sqlite3.connect(partial)
+        try:
+            source.backup(copy)   # all pages in one step: one consistent snapshot
+            copy.execute("PRAGMA journal_mode = DELETE")   # one self-contained file
+            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+            if problems != ["ok"]:
+                raise BackupFailed("the copy failed its integrity check: " + "; ".join(problems[:5]))
+            trips = copy.execute("SELECT COUNT(*) FROM trips").fetchone()[0]
+            users = copy.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+        finally:
+            copy.close()
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        source.close()
+    with open(partial, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(partial, target)
+    return Backup(target, target.stat().st_size, trips, users)

@@ -1,0 +1,322 @@
+"""The live hub: every open stream, per trip and per user, fed from the
+database's after-commit change signal.
+
+A change to a trip with open streams becomes events in commit order, through
+one small task per trip (`_pump`) that coalesces a burst of commits and
+reads the trip's version, latest timeline seq and pending suggestion count
+once from the timeline `Heads` (which the same signal has just refreshed),
+whatever the number of streams. Event ids are `<epoch>-<n>`: `n` counts up in
+this process, and the epoch tells a reconnect from another process (or an
+earlier boot) apart. Each trip keeps its last RING_SIZE events, so a
+reconnect with `Last-Event-ID` gets what it missed, or a `reset` event when
+they are no longer here.
+
+Presence is state, not history: it is sent as a whole list (one entry per
+user) when it changes, at most every PRESENCE_GAP_S, and to every new
+stream; it is never replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import deque
+from ..errors import Busy, Invalid, NotFound, Unavailable
+from ..services import Services
+from .stream import KEEPALIVE, MAX_QUEUED, LiveResponse, Stream, encode, frame
+
+log = logging.getLogger("wayline")
+
+RING_SIZE = 48            # below the stream queue's bound: a replay, its hello and presence fit in it
+RESUME_GRACE_S = 120.0     # a trip nobody watches keeps recording this long, for reconnects
+PRESENCE_GAP_S = 0.25
+MEMBERSHIP_TRIES = 5
+HEAD_KINDS = frozenset({"content", "timeline", "suggestions"})
+assert RING_SIZE + 2 <= MAX_QUEUED
+GONE_REMOVED = encode({"reason": "removed"})
+GONE_DELETED = encode({"reason": "deleted"})
+GONE_ACCOUNT = encode({"reason": "account"})
+EMPTY = b"{}"
+
+
+class Channel:
+    """One trip's open streams, recent events and last announced heads."""
+
+    __slots__ = ("streams", "ring", "floor", "version", "seq", "pending", "pump", "idle_since", "presence",
+                 "presence_at", "presence_timer", "day_orders")
+
+    def __init__(self, floor: int):
+        self.streams: set[Stream] = set()
+        self.ring: deque[tuple[int, bytes]] = deque()
+        self.floor = floor          # events up to this id were never recorded here
+        self.version = -1
+        self.seq = -1
+        self.pending: set[str] = set()
+        self.pump: asyncio.Task | None = None
+        self.idle_since = 0.0
+        self.presence: bytes | None = None   # the last announced list (JSON)
+        self.presence_at = 0.0
+        self.presence_timer: asyncio.TimerHandle | None = None
+        self.day_orders = 0
+
+    def head(self) -> int:
+        return self.ring[-1][0] if self.ring else self.floor
+
+
+class LiveHub:
+    def __init__(self, svc: Services):
+        self.svc = svc
+        self.epoch = secrets.token_hex(4)
+        self._counter = 0
+        self._channels: dict[str, Channel] = {}
+        self._by_user: dict[str, set[Stream]] = {}
+        self._count = 0
+        self._members_changes = 0
+        self._ticker: asyncio.Task | None = None
+        self._closed = False
+
+    # -- opening and closing streams --------------------------------------------
+
+    def __len__(self) -> int:
+        return self._count
+
+    async def open(self, trip_id: str, user: dict, last_event_id: str | None) -> LiveResponse:
+        """Register a member's stream and return its response; 404 when not a
+        member (checked again if membership changed meanwhile), 429 over the limits."""
+        for _ in range(MEMBERSHIP_TRIES):
+            mark = self._members_changes
+            role, _ = await self.svc.trip_cache.membership(trip_id, user["id"])
+            if role is None:
+                raise NotFound("Trip not found")
+            if mark == self._members_changes:
+                break  # no membership changed anywhere between the check and the registration below
+        else:
+            raise Unavailable("Please try again in a moment.", code="busy")
+        if self._closed:
+            raise Unavailable("The server is restarting. Please try again in a moment.", code="shutting_down")
+        mine = self._by_user.get(user["id"], ())
+        if len(mine) >= self.svc.live_max_per_user:
+            raise Busy("Too many Wayline pages are open on your account. Close a few tabs and try again.",
+                       code="too_many_streams")
+        if self._count >= self.svc.live_max_streams:
+            raise Busy("The server has too many live pages open right now. Please try again in a moment.",
+                       code="too_many_streams")
+        stream = Stream(trip_id, user["id"], user["displayName"], secrets.token_urlsafe(12))
+        self._register(stream, last_event_id)
+        return LiveResponse(stream, self.drop)
+
+    def _register(self, stream: Stream, last_event_id: str | None) -> None:
+        channel = self._channels.get(stream.trip_id)
+        if channel is None:
+            self._counter += 1  # ids handed out before now were never recorded for this trip
+            channel = self._channels[stream.trip_id] = Channel(self._counter)
+        channel.streams.add(stream)
+        self._by_user.setdefault(stream.user_id, set()).add(stream)
+        self._count += 1
+        self._start_ticker()
+        cursor = self._cursor(last_event_id)
+        resumed = cursor is not None and channel.floor <= cursor <= self._counter
+        hello = encode({"connectionId": stream.connection_id, "resumed": resumed})
+        stream.push(frame(self._id(cursor if resumed else channel.head()), "hello", hello, retry=True))
+        if resumed:
+            for n, data in channel.ring:
+                if n > cursor:
+                    stream.push(data)
+        elif last_event_id is not None:
+            stream.push(frame(self._id(channel.head()), "reset", EMPTY))
+        current = self._presence_list(channel)
+        if current == channel.presence:
+            stream.push(self._presence_frame(channel, current))
+        else:
+            self._presence_changed(channel)
+
+    def drop(self, stream: Stream, last: bytes | None = None) -> None:
+        """Forget a stream and end it (after `last`, if given). Idempotent."""
+        stream.close(last)
+        channel = self._channels.get(stream.trip_id)
+        if channel is None or stream not in channel.streams:
+            return
+        channel.streams.discard(stream)
+        mine = self._by_user.get(stream.user_id)
+        if mine is not None:
+            mine.discard(stream)
+            if not mine:
+                del self._by_user[stream.user_id]
+        self._count -= 1
+        if not channel.streams:
+            channel.idle_since = time.monotonic()
+        self._presence_changed(channel)
+
+    def close_user(self, user_id: str) -> None:
+        """End every stream of a user at once (account deletion)."""
+        for stream in list(self._by_user.get(user_id, ())):
+            self.drop(stream, frame(self._id(self._counter), "gone", GONE_ACCOUNT))
+
+    def end_all(self) -> None:
+        """Shutdown has started: refuse new streams and end the open ones, so
+        the server is not left waiting on responses that never finish."""
+        self._closed = True
+        for channel in list(self._channels.values()):
+            for stream in list(channel.streams):
+                self.drop(stream)
+
+    async def close(self) -> None:
+        self.end_all()
+        tasks = [t for t in [self._ticker, *(c.pump for c in self._channels.values())] if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for channel in self._channels.values():
+            if channel.presence_timer is not None:
+                channel.presence_timer.cancel()
+        self._channels.clear()
+
+    # -- presence -----------------------------------------------------------------
+
+    async def set_day(self, trip_id: str, user_id: str, connection_id: str, day_id: str | None) -> None:
+        """The day a member's page shows (None: no particular day)."""
+        if day_id is not None and not await self.svc.db.fetchval(
+                "SELECT 1 FROM days WHERE id = ? AND trip_id = ?", (day_id, trip_id)):
+            raise Invalid("dayId: not a day of this trip", field="dayId")
+        channel = self._channels.get(trip_id)
+        stream = next((s for s in (channel.streams if channel else ())
+                       if s.connection_id == connection_id and s.user_id == user_id), None)
+        if channel is None or stream is None:
+            raise NotFound("This page is not connected any more; it reconnects by itself.",
+                           code="not_connected")
+        channel.day_orders += 1
+        stream.day_id, stream.day_order = day_id, channel.day_orders
+        self._presence_changed(channel)
+
+    def _presence_list(self, channel: Channel) -> bytes:
+        newest: dict[str, Stream] = {}
+        for s in channel.streams:
+            seen = newest.get(s.user_id)
+            if seen is None or s.day_order > seen.day_order:
+                newest[s.user_id] = s
+        return encode(sorted(({"userId": s.user_id, "displayName": s.display_name, "dayId": s.day_id}
+                              for s in newest.values()), key=lambda p: (p["displayName"].lower(), p["userId"])))
+
+    def _presence_frame(self, channel: Channel, data: bytes) -> bytes:
+        return frame(self._id(channel.head()), "presence", data)
+
+    def _presence_changed(self, channel: Channel) -> None:
+        """Announce the list soon: right after what is being published now
+        (a removal's `members` event comes first), and at most every PRESENCE_GAP_S."""
+        if channel.presence_timer is not None or self._closed:
+            return
+        wait = max(0.0, channel.presence_at + PRESENCE_GAP_S - time.monotonic())
+        channel.presence_timer = asyncio.get_running_loop().call_later(wait, self._announce_presence, channel)
+
+    def _announce_presence(self, channel: Channel) -> None:
+        channel.presence_timer = None
+        current = self._presence_list(channel)
+        if current == channel.presence:
+            return
+        channel.presence, channel.presence_at = current, time.monotonic()
+        self._broadcast(channel, self._presence_frame(channel, current))
+
+    # -- changes ------------------------------------------------------------------
+
+    def changed(self, trip_id: str, kinds: frozenset) -> None:
+        """The database's after-commit signal (synchronous, in commit order)."""
+        if "members" in kinds:
+            self._members_changes += 1
+        channel = self._channels.get(trip_id)
+        if channel is None or self._closed:
+            return
+        if "deleted" in kinds:
+            gone = frame(self._id(self._counter), "gone", GONE_DELETED)
+            for stream in list(channel.streams):
+                self.drop(stream, gone)
+            self._forget(trip_id, channel)
+            return
+        channel.pending |= kinds
+        if channel.pump is None:
+            channel.pump = asyncio.get_running_loop().create_task(self._pump(trip_id, channel))
+
+    async def _pump(self, trip_id: str, channel: Channel) -> None:
+        try:
+            while channel.pending and self._channels.get(trip_id) is channel:
+                kinds, channel.pending = channel.pending, set()
+                heads = await self.svc.heads.get(self.svc, trip_id) if kinds & HEAD_KINDS else None
+                members = await self._member_ids(trip_id) if "members" in kinds else None
+                if self._channels.get(trip_id) is channel:
+                    self._emit(channel, kinds, heads, members)
+        except NotFound:
+            pass  # the trip is being deleted; its "deleted" change ends the streams
+        except Exception:
+            log.exception("live events for a trip failed")
+        finally:
+            channel.pump = None
+
+    async def _member_ids(self, trip_id: str) -> set[str]:
+        rows = await self.svc.db.fetchall("SELECT user_id FROM members WHERE trip_id = ?", (trip_id,))
+        return {r[0] for r in rows}
+
+    def _emit(self, channel: Channel, kinds: set[str], heads: tuple[int, int, int] | None,
+              members: set[str] | None) -> None:
+        if members is not None:
+            # Removed members leave before anyone hears about the change.
+            for stream in [s for s in channel.streams if s.user_id not in members]:
+                self.drop(stream, frame(self._id(self._counter), "gone", GONE_REMOVED))
+            self._publish(channel, "members", EMPTY)
+        if heads is not None:
+            version, seq, pending = heads
+            if version > channel.version:
+                channel.version = version
+                self._publish(channel, "trip", encode({"version": version}))
+            if seq > channel.seq:
+                channel.seq = seq
+                self._publish(channel, "timeline", encode({"seq": seq}))
+            if "suggestions" in kinds:
+                self._publish(channel, "suggestion", encode({"pending": pending}))
+        if "social" in kinds:
+            self._publish(channel, "social", EMPTY)
+
+    def _publish(self, channel: Channel, kind: str, data: bytes) -> None:
+        self._counter += 1
+        event = frame(self._id(self._counter), kind, data)
+        if len(channel.ring) >= RING_SIZE:
+            channel.floor = channel.ring.popleft()[0]
+        channel.ring.append((self._counter, event))
+        self._broadcast(channel, event)
+
+    def _broadcast(self, channel: Channel, event: bytes) -> None:
+        slow = [s for s in channel.streams if not s.push(event)]
+        for stream in slow:
+            self.drop(stream)  # the page reconnects and resumes from its last event
+
+    def _forget(self, trip_id: str, channel: Channel) -> None:
+        if channel.presence_timer is not None:
+            channel.presence_timer.cancel()
+        if self._channels.get(trip_id) is channel:
+            del self._channels[trip_id]
+
+    # -- ids and keep-alive -------------------------------------------------------
+
+    def _id(self, n: int) -> str:
+        return f"{self.epoch}-{n}"
+
+    def _cursor(self, last_event_id: str | None) -> int | None:
+        """The `n` of an id this process handed out; None for anything else."""
+        epoch, _, n = (last_event_id or "").partition("-")
+        return int(n) if epoch == self.epoch and n.isascii() and n.isdigit() and len(n) < 19 else None
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        """Every keep-alive interval: a comment line on every stream (proxies
+        close silent connections), and forget trips nobody has watched for a while."""
+        while True:
+            await asyncio.sleep(self.svc.live_keepalive_s)
+            now = time.monotonic()
+            for trip_id, channel in list(self._channels.items()):
+                if channel.streams:
+                    self._broadcast(channel, KEEPALIVE)
+                elif now - channel.idle_since > RESUME_GRACE_S and channel.pump is None:
+                    self._forget(trip_id, channel)

@@ -1,0 +1,116 @@
+"""One open live stream: its bounded queue of frames and the ASGI response
+that writes them.
+
+A stream waits on one future; the hub wakes it by queueing frames. A client
+that reads too slowly (uvicorn pauses our writes while its socket buffer is
+full) lets its queue fill up; at MAX_QUEUED frames the hub drops the stream
+instead of buffering without bound, and the page reconnects and resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from collections.abc import Callable
+
+MAX_QUEUED = 64
+RETRY_MS = 3000          # EventSource's reconnect delay after the stream ends
+KEEPALIVE = b": keepalive\n\n"
+HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache, no-store"),
+    (b"x-accel-buffering", b"no"),  # proxies that honour it pass events through at once
+]
+
+
+def encode(data: Any) -> bytes:
+    """Compact JSON: one line, so it fits one `data:` field."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def frame(event_id: str, kind: str, data: bytes, *, retry: bool = False) -> bytes:
+    """One SSE event; `data` is already JSON (`encode`)."""
+    head = b"retry: %d\n" % RETRY_MS if retry else b""
+    return head + b"id: " + event_id.encode() + b"\nevent: " + kind.encode() + b"\ndata: " + data + b"\n\n"
+
+
+class Stream:
+    """A member's open page on a trip. `day_id` and `day_order` are its presence
+    (the day it looks at; the newest choice wins among one user's tabs)."""
+
+    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "day_id", "day_order", "pending", "waiter",
+                 "closed")
+
+    def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str):
+        self.trip_id = trip_id
+        self.user_id = user_id
+        self.display_name = display_name
+        self.connection_id = connection_id
+        self.day_id: str | None = None
+        self.day_order = 0
+        self.pending: list[bytes] = []
+        self.waiter: asyncio.Future | None = None
+        self.closed = False
+
+    def push(self, data: bytes) -> bool:
+        """Queue a frame; False when the queue is full (the hub then drops the stream)."""
+        if self.closed:
+            return True
+        if len(self.pending) >= MAX_QUEUED:
+            return False
+        self.pending.append(data)
+        self._wake()
+        return True
+
+    def close(self, last: bytes | None = None) -> None:
+        """End the stream after what is queued (and `last`, if given)."""
+        if self.closed:
+            return
+        if last is not None:
+            self.pending.append(last)
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+
+class LiveResponse:
+    """The stream's HTTP response: the headers, then frames as they are queued,
+    until the stream is closed or the client goes away. `on_end(stream)` runs
+    once either happens (the hub forgets the stream)."""
+
+    def __init__(self, stream: Stream, on_end: Callable[[Stream], None]):
+        self.stream = stream
+        self.on_end = on_end
+
+    async def __call__(self, scope, receive, send) -> None:
+        stream = self.stream
+        loop = asyncio.get_running_loop()
+        watcher = loop.create_task(self._until_disconnect(receive))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+            while True:
+                if not stream.pending:
+                    if stream.closed:
+                        break
+                    stream.waiter = loop.create_future()
+                    try:
+                        await stream.waiter
+                    finally:
+                        stream.waiter = None
+                    continue
+                chunk = b"".join(stream.pending)
+                stream.pending.clear()
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            watcher.cancel()
+            self.on_end(stream)
+
+    async def _until_disconnect(self, receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.on_end(self.stream)

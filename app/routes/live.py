@@ -1,0 +1,44 @@
+"""Live trip pages: the event stream and presence. Parse, call app/live/, respond."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+from starlette.routing import Route
+
+from .common import body, member, ok, services
+from .openapi import describe
+
+ID = Field(min_length=1, max_length=64)
+
+
+class Presence(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    connectionId: str = ID
+    dayId: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+@describe(summary="Server-sent events for an open trip page: what changed (ids and versions), presence",
+          stream="text/event-stream: hello, trip, social, timeline, suggestion, members, presence, reset, gone")
+async def live(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    # EventSource sends the header on its own reconnects; the page passes the
+    # query parameter when it opens a new EventSource after a failure.
+    last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
+    return await services(request).live.open(trip_id, user, last)
+
+
+@describe(body=Presence, summary="The day this page shows, for the other members' presence avatars")
+async def presence(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    args = await body(request, Presence)
+    await services(request).live.set_day(trip_id, user["id"], args.connectionId, args.dayId)
+    return ok({"dayId": args.dayId})
+
+
+routes = [
+    Route("/api/trips/{tripId}/live", live, methods=["GET"]),
+    Route("/api/trips/{tripId}/presence", presence, methods=["PUT"]),
+]

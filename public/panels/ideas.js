@@ -1,0 +1,101 @@
+// Ideas for the selected day: places to eat and things to see nearby (Google
+// or OpenStreetMap places ranked in code, no AI cost; OSM's are credited). Each suggestion is added on its own,
+// with its start time and length adjustable and opening hours shown; a 409
+// says why it does not fit.
+
+import { post } from "../api.js";
+import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, MEALS, MEAL_MINUTES } from "../planner/ui.js";
+import { checkHours } from "../hours.js";
+import { icon } from "../planner/icons.js";
+
+const HOURS_TEXT = { confirmed: "Hours confirmed for that date", unconfirmed: "Usual weekly hours (not confirmed for that date)", none: "No opening hours listed" };
+
+export function mountIdeas(el, store) {
+  const config = store.app.session.config;
+  if (!config.placesEnabled) {
+    el.append(h("p", { class: "ai-off small" }, "Finding places needs Google Places, which is not set up on this server."));
+    return {};
+  }
+  const results = h("div", { class: "assistant-results", "aria-live": "polite" });
+  const meal = select("meal", [["", "Any meal"], ...MEALS], "");
+  meal.setAttribute("aria-label", "Meal");
+  const eat = h("button", { type: "button", class: "btn" }, icon("food"), "Find places to eat");
+  const explore = h("button", { type: "button", class: "btn" }, icon("compass"), "Explore nearby");
+  el.append(h("div", { class: "assistant-tools" }, h("div", { class: "row wrap" }, meal, eat), h("div", { class: "row wrap" }, explore)), results);
+
+  eat.addEventListener("click", () => suggestions("eat", eat, meal.value ? { meal: meal.value } : {}));
+  explore.addEventListener("click", () => suggestions("explore", explore, {}));
+
+  async function suggestions(kind, button, body) {
+    const day = store.day();
+    if (!day) return;
+    clear(results).append(progressLine(kind === "eat" ? "Looking for places to eat…" : "Looking around the day's stops…"));
+    try {
+      const res = await withBusy(button, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/${kind}`, body));
+      clear(results);
+      const list = res.suggestions || [];
+      if (!list.length) {
+        results.append(h("p", { class: "muted" }, "Nothing suitable was found near this day's stops."));
+        return;
+      }
+      results.append(h("h4", null, kind === "eat" ? "Places to eat" : "Nearby ideas"));
+      for (const s of list) results.append(suggestionCard(day, s, body.meal));
+      const credit = osmCredit(config);
+      if (credit) results.append(credit);
+    } catch (err) {
+      clear(results).append(errorBox(err));
+    }
+  }
+
+  function suggestionCard(day, s, mealChosen) {
+    const p = s.place || {};
+    const start = h("input", { type: "time", value: s.startTime || "", "aria-label": `Start time for ${p.name}` });
+    const minutes = s.durationMin || MEAL_MINUTES[mealChosen] || 60;
+    const duration = h("input", { type: "number", min: 5, max: 1440, step: 5, value: minutes, "aria-label": `Minutes at ${p.name}` });
+    const warn = h("p", { class: "hint", "aria-live": "polite" });
+    const add = h("button", { type: "button", class: "btn btn-primary btn-sm" }, "Add to day");
+    const after = day.stops.find((x) => x.id === s.afterStopId);
+    const hours = s.hours || {};
+    const precheck = () => {
+      warn.textContent = "";
+      if (!p.raw || !start.value) return;
+      try {
+        const r = checkHours(p.raw, day.date, start.value, Number(duration.value));
+        if (!r.fits) warn.textContent = r.latestStart ? `Won't fit the opening hours; latest start ${r.latestStart}.` : "Won't fit the opening hours at that time.";
+      } catch {
+        // the server checks again on apply
+      }
+    };
+    start.addEventListener("change", precheck);
+    duration.addEventListener("change", precheck);
+    add.addEventListener("click", () => withBusy(add, async () => {
+      const body = {};
+      if (start.value && start.value !== s.startTime) body.startTime = start.value;
+      if (Number(duration.value) !== s.durationMin) body.durationMin = Number(duration.value);
+      try {
+        const trip = await post(`${store.base}/drafts/${encodeURIComponent(s.draftId)}/apply`, body);
+        store.setTrip(trip.trip || trip);
+        toast(`Added ${p.name}`, "success");
+        card.classList.add("applied");
+        add.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 14 }), " Added"));
+      } catch (err) {
+        warn.textContent = err.code === "hours" && err.details.latestStart
+          ? `${err.message} Latest start that fits: ${err.details.latestStart}.` : err.message;
+      }
+    }, "Adding…"));
+    const card = h("article", { class: "suggestion card", "data-draft-id": s.draftId },
+      h("h4", null, p.name),
+      h("p", { class: "muted" }, [p.rating ? `★ ${p.rating}` : null, p.priceLevel ? "€".repeat(p.priceLevel) : null, after ? `after ${after.name}` : "at the end of the day"].filter(Boolean).join(" · ")),
+      hours.status ? h("p", { class: `hours hours-${hours.status}${hours.fits === false ? " no-fit" : ""}` },
+        HOURS_TEXT[hours.status] || hours.status, hours.closesAt ? ` · closes ${hours.closesAt}` : "", hours.fits === false ? " · does not fit" : "") : null,
+      s.note ? h("p", { class: "hint" }, s.note) : null,
+      store.canEdit ? h("div", { class: "suggestion-fields" }, field("Start", start), field("Minutes", duration), add) : null,
+      warn);
+    return card;
+  }
+
+  const off = store.on((reason) => {
+    if (reason === "day") clear(results); // ideas were for the day shown before
+  });
+  return { destroy: off };
+}

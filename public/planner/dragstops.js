@@ -1,0 +1,162 @@
+// Dragging a stop: onto another stop of the timeline (above or below it, by
+// which half it is dropped on) or onto a day in the rail (to the end of that
+// day). HTML drag and drop for mice; pointer events for touch and pens (HTML
+// drag and drop does not start from a finger everywhere). Each drop is one
+// move_stop op. The Move dialog stays the keyboard way.
+
+import { h, showError } from "./ui.js";
+import { icon } from "./icons.js";
+
+let dragging = null; // {store, stopId, li, touch, marked}
+let listening = false;
+
+export function dragHandle(store, stop, li) {
+  const handle = h("span", { class: "drag-handle", draggable: "true", title: `Drag to move ${stop.name}`, "aria-hidden": "true" },
+    icon("grip", { size: 16 }));
+  handle.addEventListener("dragstart", (e) => {
+    if (dragging && dragging.touch) {
+      e.preventDefault();
+      return;
+    }
+    begin(store, stop.id, li, false);
+    e.dataTransfer.effectAllowed = "move";
+    e.dataTransfer.setData("text/plain", stop.name);
+    e.dataTransfer.setDragImage(li.querySelector(".stop-card") || li, 24, 24);
+  });
+  handle.addEventListener("dragend", end);
+  handle.addEventListener("pointerdown", (e) => {
+    if (e.pointerType === "mouse" || !e.isPrimary) return;
+    e.preventDefault();
+    begin(store, stop.id, li, true);
+    const move = (ev) => {
+      mark(targetAt(ev.clientX, ev.clientY));
+      edgeScroll(ev.clientY);
+    };
+    const done = (ev) => {
+      stopListening();
+      if (ev.type === "pointerup") drop(targetAt(ev.clientX, ev.clientY));
+      else end();
+    };
+    const stopListening = () => {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", done);
+      window.removeEventListener("pointercancel", done);
+    };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", done);
+    window.addEventListener("pointercancel", done);
+  });
+  listenForDrops();
+  return handle;
+}
+
+function begin(store, stopId, li, touch) {
+  end(); // a drag that never finished
+  dragging = { store, stopId, li, touch, marked: null };
+  li.classList.add("dragging");
+  document.body.classList.add("dragging-stop");
+}
+
+function end() {
+  if (!dragging) return;
+  mark(null);
+  dragging.li.classList.remove("dragging");
+  document.body.classList.remove("dragging-stop");
+  dragging = null;
+}
+
+// The document listens once for mouse drags over targets (only while a stop is dragged).
+function listenForDrops() {
+  if (listening) return;
+  listening = true;
+  document.addEventListener("dragover", (e) => {
+    if (!dragging || dragging.touch) return;
+    const target = targetFrom(e.target, e.clientY);
+    mark(target);
+    if (target) {
+      e.preventDefault();
+      e.dataTransfer.dropEffect = "move";
+    }
+  });
+  // Dropped nowhere, or the handle was redrawn mid-drag: the drag still ends.
+  document.addEventListener("dragend", end);
+  document.addEventListener("drop", (e) => {
+    if (!dragging || dragging.touch) return;
+    const target = targetFrom(e.target, e.clientY);
+    if (!target) return;
+    e.preventDefault();
+    drop(target);
+  });
+}
+
+function targetAt(x, y) {
+  return targetFrom(document.elementFromPoint(x, y), y);
+}
+
+// {el, stopId, after} for a stop, {el, dayId} for a day; null elsewhere.
+function targetFrom(node, y) {
+  const el = node && node.nodeType === 1 ? node : node && node.parentElement;
+  if (!el || !dragging) return null;
+  const leg = el.closest(".timeline .leg");
+  if (leg) {
+    const next = leg.nextElementSibling;
+    return next ? { el: next, stopId: next.dataset.stopId, after: false } : null;
+  }
+  const stopEl = el.closest(".timeline .stop[data-stop-id]");
+  if (stopEl) {
+    if (stopEl.dataset.stopId === dragging.stopId) return null;
+    const box = stopEl.getBoundingClientRect();
+    return { el: stopEl, stopId: stopEl.dataset.stopId, after: y > box.top + box.height / 2 };
+  }
+  const dayEl = el.closest("[data-drop-day]");
+  return dayEl ? { el: dayEl, dayId: dayEl.dataset.dropDay } : null;
+}
+
+function mark(target) {
+  const before = dragging && dragging.marked;
+  if (before) before.classList.remove("drop-before", "drop-after", "drop-into");
+  if (!dragging) return;
+  dragging.marked = target ? target.el : null;
+  if (target) target.el.classList.add(target.dayId ? "drop-into" : target.after ? "drop-after" : "drop-before");
+}
+
+// Where the stop lands: move_stop's day and 0-based position among the
+// day's other stops.
+function placeFor(store, stopId, target) {
+  const from = store.stop(stopId);
+  if (!from) return null;
+  if (target.dayId) {
+    const day = store.day(target.dayId);
+    if (!day) return null;
+    return { toDayId: day.id, position: day.stops.filter((s) => s.id !== stopId).length };
+  }
+  const to = store.stop(target.stopId);
+  if (!to) return null;
+  const others = to.day.stops.filter((s) => s.id !== stopId);
+  const position = others.findIndex((s) => s.id === target.stopId) + (target.after ? 1 : 0);
+  if (to.day.id === from.day.id && position === from.day.stops.indexOf(from.stop)) return null; // where it already is
+  return { toDayId: to.day.id, position };
+}
+
+async function drop(target) {
+  if (!dragging) return;
+  const { store, stopId } = dragging;
+  end();
+  const place = target && placeFor(store, stopId, target);
+  if (!place) return;
+  try {
+    await store.op("move_stop", { stopId, ...place });
+  } catch (err) {
+    showError(err);
+  }
+}
+
+// A finger dragging near the top or bottom edge scrolls the page along.
+function edgeScroll(y) {
+  const edge = 60;
+  const step = y < edge ? -14 : y > window.innerHeight - edge ? 14 : 0;
+  if (!step) return;
+  const main = document.querySelector(".planner-main");
+  if (main && main.scrollHeight > main.clientHeight) main.scrollBy(0, step);
+  window.scrollBy(0, step);
+}

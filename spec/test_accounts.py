@@ -1,0 +1,164 @@
+"""Accounts (issue 12, failure 9): change the password, sign out everywhere,
+delete the account; sessions never outlive their expiry or these changes."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from datetime import datetime, timedelta, UTC
+
+from app.ids import iso
+from helpers import join, new_trip, op, signup, use
+
+PASSWORD = "correct horse"
+
+
+def second_session(client, username: str, password: str = PASSWORD) -> str:
+    """Sign in again (another device); returns its token, leaving the client's cookie alone."""
+    saved = dict(client.cookies)
+    r = client.post("/api/auth/signin", json={"username": username, "password": password})
+    assert r.status_code == 200, r.text
+    token = r.cookies["wayline_session"]
+    client.cookies.clear()
+    for name, value in saved.items():
+        client.cookies.set(name, value)
+    return token
+
+
+def me_with(client, token: str) -> int:
+    """200 when `token` is a live session, 401 when it is not (the signed-out
+    probe answers 200 with no user, so the status is read from the body)."""
+    r = client.get("/api/auth/me", cookies=None, headers={"Cookie": f"wayline_session={token}"})
+    assert r.status_code == 200
+    return 200 if r.json()["data"]["user"] is not None else 401
+
+
+def test_a_password_change_ends_every_other_session_at_once_and_keeps_this_one(client):
+    alice = signup(client, "alice")
+    other = second_session(client, "alice")
+    assert me_with(client, other) == 200          # now cached
+    use(client, alice)
+    r = client.post("/api/auth/password", json={"currentPassword": "wrong one", "newPassword": "new password 1"})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "wrong_password"
+    assert r.json()["error"]["field"] == "currentPassword"
+    r = client.post("/api/auth/password", json={"currentPassword": PASSWORD, "newPassword": "short"})
+    assert r.status_code == 422 and r.json()["error"]["field"] == "newPassword"
+    r = client.post("/api/auth/password", json={"currentPassword": PASSWORD, "newPassword": "new password 1"})
+    assert r.status_code == 200 and r.json()["data"] == {"changed": True}
+    assert me_with(client, other) == 401
+    assert me_with(client, alice["token"]) == 200
+    client.cookies.clear()
+    assert client.post("/api/auth/signin", json={"username": "alice", "password": PASSWORD}).status_code == 401
+    assert client.post("/api/auth/signin", json={"username": "alice", "password": "new password 1"}).status_code == 200
+
+
+def test_sign_out_everywhere_ends_every_session_at_once(client):
+    alice = signup(client, "alice")
+    other = second_session(client, "alice")
+    bob = signup(client, "bob")
+    assert me_with(client, other) == 200
+    use(client, alice)
+    r = client.post("/api/auth/signout", json={"everywhere": True})
+    assert r.status_code == 200
+    assert me_with(client, other) == 401 and me_with(client, alice["token"]) == 401
+    assert me_with(client, bob["token"]) == 200
+    # Plain sign-out still ends only this session.
+    third, fourth = second_session(client, "bob"), bob["token"]
+    use(client, bob)
+    assert client.post("/api/auth/signout", json={}).status_code == 200
+    assert me_with(client, fourth) == 401 and me_with(client, third) == 200
+
+
+def test_an_expired_session_is_refused_at_once_even_when_cached(client, settings):
+    alice = signup(client, "alice")
+    soon = iso(datetime.now(UTC) + timedelta(seconds=1))
+    with sqlite3.connect(settings.db_path) as conn:
+        conn.execute("UPDATE sessions SET expires_at = ?", (soon,))
+    client.app.state.services.sessions.drop_user(alice["id"])   # as if first seen now
+    assert client.get("/api/auth/me").json()["data"]["user"] is not None   # cached until its expiry
+    time.sleep(1.2)
+    assert client.get("/api/auth/me").json()["data"]["user"] is None
+
+
+def test_deleting_an_account(client, settings):
+    alice, bob, carol = signup(client, "alice"), signup(client, "bob"), signup(client, "carol")
+    use(client, alice)
+    alone = new_trip(client, title="Only mine")
+    upload = client.post(f"/api/trips/{alone['id']}/media", files={"file": ("n.txt", b"notes", "text/plain")})
+    assert upload.status_code == 201 and (Path(settings.uploads_dir) / alone["id"]).is_dir()
+    shared = new_trip(client, title="Shared")          # alice owner; carol viewer (earlier), bob editor
+    join(client, alice, shared["id"], carol, role="viewer")
+    join(client, alice, shared["id"], bob, role="editor")
+    use(client, alice)
+    day = shared["days"][0]["id"]
+    r = op(client, shared["id"], "insert_stop", dayId=day, name="Museum")
+    stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+    assert client.post(f"/api/trips/{shared['id']}/stops/{stop}/comments", json={"body": "Let's go"}).status_code == 201
+    assert client.put(f"/api/trips/{shared['id']}/stops/{stop}/vote", json={"value": 1}).status_code == 200
+    assert client.put("/api/users/preferences", json={"allergies": "peanuts"}).status_code == 200
+    with sqlite3.connect(settings.db_path) as conn:   # a usage row of alice's
+        conn.execute("INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
+                     "status, input_tokens, output_tokens) "
+                     "VALUES ('u1', '2026-01-01', 'x', 'x', ?, ?, 'copilot', 'm', 'completed', 10, 20)",
+                     (alice["id"], shared["id"]))
+    other = second_session(client, "alice")
+    use(client, bob)
+    assert client.get(f"/api/trips/{shared['id']}").status_code == 200   # bob's view is cached
+    use(client, alice)
+
+    r = client.request("DELETE", "/api/users/me", json={"password": "wrong one"})
+    assert r.status_code == 403 and r.json()["error"]["field"] == "password"
+    r = client.request("DELETE", "/api/users/me", json={"password": PASSWORD})
+    assert r.status_code == 200 and r.json()["data"] == {"deleted": True, "tripsDeleted": 1}
+    assert "wayline_session=" in r.headers["set-cookie"]
+
+    # Every session is gone at once; the name can be taken again; nobody signs in as the placeholder.
+    assert me_with(client, alice["token"]) == 401 and me_with(client, other) == 401
+    client.cookies.clear()
+    assert client.post("/api/auth/signin", json={"username": "alice", "password": PASSWORD}).status_code == 401
+    assert client.post("/api/auth/signin",
+                       json={"username": f"deleted:{alice['id']}", "password": "!"}).status_code == 401
+
+    use(client, bob)
+    assert client.get(f"/api/trips/{alone['id']}").status_code == 404
+    assert not (Path(settings.uploads_dir) / alone["id"]).exists()
+    trip = client.get(f"/api/trips/{shared['id']}").json()["data"]   # bob's cache followed the change
+    roles = {m["username"]: m["role"] for m in trip["members"]}
+    assert roles == {"bob": "owner", "carol": "viewer"}   # the editor, not the earlier viewer, took over
+    assert trip["days"][0]["stops"][0]["votes"]["up"] == 0
+    comments = client.get(f"/api/trips/{shared['id']}/stops/{stop}/comments").json()["data"]["comments"]
+    assert [(c["author"], c["body"], c["byAgent"]) for c in comments] == [("Deleted member", "Let's go", False)]
+    assert "alice" not in client.get(f"/api/trips/{shared['id']}/members").text
+    with sqlite3.connect(settings.db_path) as conn:
+        names = {r[0] for r in conn.execute("SELECT actor_name FROM agent_messages WHERE actor_user_id = ?",
+                                            (alice["id"],))}
+        assert names == {"Deleted member"}   # her edits stay on the timeline, unnamed
+        assert conn.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (alice["id"],)).fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM user_preferences WHERE user_id = ?",
+                            (alice["id"],)).fetchone()[0] == 0
+        assert conn.execute("SELECT user_id, input_tokens, output_tokens FROM ai_usage").fetchall() == [(None, 10, 20)]
+        assert conn.execute("SELECT COUNT(*) FROM users "
+                            "WHERE username = 'alice' OR display_name = 'alice'").fetchone()[0] == 0
+    # The name is free again.
+    assert client.post("/api/auth/signup", json={"username": "alice", "password": PASSWORD}).status_code == 201
+
+
+def test_a_last_owner_without_editors_hands_the_trip_to_the_longest_standing_viewer(client):
+    alice, bob, carol = signup(client, "alice"), signup(client, "bob"), signup(client, "carol")
+    use(client, alice)
+    trip = new_trip(client)
+    join(client, alice, trip["id"], carol, role="viewer")
+    join(client, alice, trip["id"], bob, role="viewer")
+    use(client, alice)
+    assert client.request("DELETE", "/api/users/me", json={"password": PASSWORD}).status_code == 200
+    use(client, bob)
+    roles = {m["username"]: m["role"] for m in client.get(f"/api/trips/{trip['id']}/members").json()["data"]["members"]}
+    assert roles == {"carol": "owner", "bob": "viewer"}
+
+
+def test_deleting_needs_a_signed_in_caller(client):
+    assert client.request("DELETE", "/api/users/me", json={"password": PASSWORD}).status_code == 401
+    assert client.post("/api/auth/password",
+                       json={"currentPassword": "a", "newPassword": "bbbbbbbb"}).status_code == 401
+    assert client.post("/api/auth/signout", json={"everywhere": True}).status_code == 200

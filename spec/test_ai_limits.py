@@ -1,0 +1,125 @@
+"""Every AI feature, driven through its real entry point (HTTP, or the
+background path a member's action starts), when the app-wide limits refuse
+the reservation: the OpenAI stand-in receives nothing at all, and the member
+sees the plain limit message, or for background features nothing is posted
+and the log says the work was skipped."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from app.aiusage import BUSY_MESSAGE, LIMIT_MESSAGE
+from helpers import new_trip, op, signup
+from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
+                                user_message)
+
+# refusal -> (settings, HTTP status, error code, what the member reads)
+REFUSALS = {
+    "daily_calls": ({"ai_daily_limit": 1}, 503, "ai_limit", LIMIT_MESSAGE),
+    "concurrent": ({"ai_concurrent": 1}, 429, "busy", BUSY_MESSAGE),
+}
+
+
+def use_up(client, refusal: str) -> None:
+    """Take the one slot there is: a finished call (the day's only call) or one still running."""
+    usage = client.app.state.services.aiusage
+    taken = client.portal.call(usage.reserve, "someone-else", None, "agent_chat")
+    if refusal == "daily_calls":
+        client.portal.call(usage.finish, taken, "completed", 10, 5)
+
+
+def refused_over_http(response, refusal: str) -> None:
+    _, status, code, message = REFUSALS[refusal]
+    assert response.status_code == status, response.text
+    assert response.json()["error"] == {"code": code, "message": message}
+
+
+def skipped_in_background(client, trip: dict, caplog, what: str, refusal: str) -> None:
+    code = REFUSALS[refusal][2]
+    eventually(lambda: f"{what} skipped: {code}" in caplog.text)
+    assert all(m["role"] != "assistant" for m in events(client, trip["id"])["messages"]), "nothing is posted"
+    assert events(client, trip["id"])["suggestions"] == []
+
+
+# -- each feature's real entry point ---------------------------------------------------------
+
+
+def copilot(client, trip, refusal, caplog):
+    r = client.post(f"/api/trips/{trip['id']}/days/{trip['day']}/copilot", json={"question": "Is this day OK?"})
+    refused_over_http(r, refusal)
+
+
+def plan_day(client, trip, refusal, caplog):
+    refused_over_http(client.post(f"/api/trips/{trip['id']}/days/{trip['day']}/optimize", json={}), refusal)
+
+
+def agent_chat(client, trip, refusal, caplog):
+    r = client.post(f"/api/trips/{trip['id']}/agent/chat",
+                    json={"id": "chat1", "trigger": "submit-message", "messages": [user_message("Plan day one")]})
+    chunks = sse_chunks(r)
+    assert [c["errorText"] for c in of_type(chunks, "error")] == [REFUSALS[refusal][3]]
+    assert of_type(chunks, "finish")[0]["finishReason"] == "error"
+
+
+def agent_eval(client, trip, refusal, caplog):
+    make_set_time_unreachable(client, trip["id"], trip["day"])  # a new material risk: the agent would speak up
+    skipped_in_background(client, trip, caplog, "agent evaluation", refusal)
+
+
+def agent_ambient_addressed(client, trip, refusal, caplog):
+    # The heuristic cannot tell: the model would decide (is_addressed).
+    r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "lunch at 1 then"})
+    assert r.status_code == 201 and r.json()["data"]["addressed"] is False
+    skipped_in_background(client, trip, caplog, "ambient reply", refusal)
+
+
+def agent_ambient_mention(client, trip, refusal, caplog):
+    r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "@agent how do we get to Belém?"})
+    assert r.status_code == 201 and r.json()["data"]["addressed"] is True
+    skipped_in_background(client, trip, caplog, "ambient reply", refusal)
+
+
+def agent_ambient_comment(client, trip, refusal, caplog):
+    url = f"/api/trips/{trip['id']}/stops/{trip['stop']}/comments"
+    assert client.post(url, json={"body": "@agent when does it open?"}).status_code == 201
+    skipped_in_background(client, trip, caplog, "stop comment reply", refusal)
+    assert [c["author"] for c in client.get(url).json()["data"]["comments"]] == ["alice"]  # no agent reply
+
+
+# entry point -> the feature its usage row (and its refusal log) names
+ENTRY_POINTS = [
+    (copilot, "copilot"),
+    (plan_day, "plan_day"),
+    (agent_chat, "agent_chat"),
+    (agent_eval, "agent_eval"),
+    (agent_ambient_addressed, "agent_ambient"),
+    (agent_ambient_mention, "agent_ambient"),
+    (agent_ambient_comment, "agent_ambient"),
+]
+
+
+@pytest.mark.parametrize("refusal", list(REFUSALS))
+@pytest.mark.parametrize("entry, feature", ENTRY_POINTS, ids=[e.__name__ for e, _ in ENTRY_POINTS])
+def test_a_refused_reservation_never_reaches_the_provider(settings, openai_standin, caplog, capsys,
+                                                          entry, feature, refusal):
+    caplog.set_level(logging.INFO, logger="wayline.agent")
+    with agent_client(settings.with_(**REFUSALS[refusal][0]), openai_standin) as client:
+        signup(client, "alice")
+        created = new_trip(client)
+        day = created["days"][0]["id"]
+        r = op(client, created["id"], "insert_stop", dayId=day, kind="sight", name="Torre de Belém",
+               lat=38.6916, lng=-9.2160)
+        stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+        assert client.put("/api/users/preferences", json={}).status_code == 200
+        use_up(client, refusal)
+
+        entry(client, {"id": created["id"], "day": day, "stop": stop}, refusal, caplog)
+        eventually(lambda: len(client.app.state.services.background) == 0)
+
+    assert openai_standin.request_count == 0, "nothing at all reached the provider"
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"event":"AI_')]
+    refusals = [line for line in lines if line["event"] == "AI_LIMIT_REACHED"]
+    assert [(line["feature"], line["limit"]) for line in refusals] == [(feature, refusal)]

@@ -1,0 +1,89 @@
+"""`python -m app backup PATH` (issue 12): a consistent, checked copy of the
+database while a live server writes to it, which restores to a working app."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+
+import httpx
+
+from app.server import create_app
+from helpers import LiveServer, make_client
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_backup(settings, dest, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WAYLINE_DB": settings.db_path, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", "app", "backup", str(dest)], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_backup_of_a_database_a_live_server_is_writing(settings, tmp_path):
+    dest = tmp_path / "backups" / "wayline-backup.db"
+    stop, warmed_up = threading.Event(), threading.Event()
+    acknowledged: list[int] = []
+    with LiveServer(create_app(settings)) as server:
+        with httpx.Client(base_url=server.url) as http:
+            me = http.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"}).json()["data"]
+            trip = http.post("/api/trips", json={"title": "Busy", "startDate": "2026-05-01", "days": 1}).json()["data"]
+
+            def writer():   # bounded: at most 2000 writes
+                for i in range(2000):
+                    if stop.is_set():
+                        return
+                    r = http.post(f"/api/trips/{trip['id']}/ops/add_expense",
+                                  json={"title": f"Coffee {i}", "amountMinor": 250, "currency": "EUR",
+                                        "paidBy": me["user"]["id"]})
+                    assert r.status_code == 200, r.text
+                    acknowledged.append(r.json()["data"]["trip"]["version"])
+                    if len(acknowledged) == 5:
+                        warmed_up.set()
+
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                assert warmed_up.wait(timeout=30)
+                first = run_backup(settings, dest, tmp_path)
+                before_second = acknowledged[-1]
+                second = run_backup(settings, dest, tmp_path)   # replaces the first
+                still_writing = len(acknowledged) < 2000
+            finally:
+                stop.set()
+                thread.join(timeout=30)
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert "integrity ok" in second.stdout and still_writing
+    assert not dest.with_name(dest.name + ".partial").exists()
+    with sqlite3.connect(dest) as copy:
+        assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert copy.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        version = copy.execute("SELECT version FROM trips").fetchone()[0]
+        expenses = copy.execute("SELECT COUNT(*) FROM expenses").fetchone()[0]
+        ops = copy.execute("SELECT COUNT(*) FROM agent_messages WHERE source = 'operation'").fetchone()[0]
+    # One moment of the database: every committed op is whole (its row, its event and its version),
+    # and everything acknowledged before the backup started is in it.
+    assert version - 1 == ops == expenses
+    assert version >= before_second
+    # Restoring is copying the file back: the app opens it and serves the trip.
+    restored = tmp_path / "restored" / "wayline.db"
+    restored.parent.mkdir()
+    shutil.copy(dest, restored)
+    with make_client(settings.with_(db_path=str(restored))) as client:
+        r = client.post("/api/auth/signin", json={"username": "alice", "password": "correct horse"})
+        assert r.status_code == 200
+        assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == version
+
+
+def test_backup_refuses_a_missing_database_and_the_live_path(settings, tmp_path):
+    missing = run_backup(settings.with_(db_path=str(tmp_path / "nope.db")), tmp_path / "b.db", tmp_path)
+    assert missing.returncode == 1 and "no database" in missing.stderr
+    with make_client(settings):
+        pass
+    same = run_backup(settings, settings.db_path, tmp_path)
+    assert same.returncode == 1 and "must not overwrite" in same.stderr

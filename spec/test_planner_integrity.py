@@ -1,0 +1,139 @@
+"""The planner's part of "the plan checks everything": "Find places to eat"
+replaces a meal the day already has (one change, same place in the day),
+Explore ranks by hours, the Optimize preview badges each side from its own
+times, and `plan_day`'s schema lists the ids that exist."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import make_client, new_trip, op, signup
+from standins.google_standin import google_settings
+from standins.openai_standin import ai_settings
+from standins.strict_schema import conforms, schema_problems
+from test_planner import NO_DEBOUNCE, TRIP_DATE, ScriptedModel, good_plan, optimize, plan_trip, save_prefs, trip_dto
+
+
+@pytest.fixture
+def model(openai_standin) -> ScriptedModel:
+    return ScriptedModel(openai_standin)
+
+
+@pytest.fixture
+def env(settings, google_standin, openai_standin, model):
+    google_standin.today = TRIP_DATE   # dated hours: confirmed for the trip's date
+    with make_client(ai_settings(google_settings(settings, google_standin), openai_standin), **NO_DEBOUNCE) as client:
+        yield client
+
+
+def add(client, trip_id, day_id, name, point, **fields) -> str:
+    r = op(client, trip_id, "insert_stop", dayId=day_id, name=name, lat=point[0], lng=point[1], **fields)
+    assert r.status_code == 200, r.text
+    return next(d for d in r.json()["data"]["trip"]["days"] if d["id"] == day_id)["stops"][-1]["id"]
+
+
+def timeline_ops(client, trip_id) -> list[dict]:
+    messages = client.get(f"/api/trips/{trip_id}/agent/messages").json()["data"]["messages"]
+    return [m["parts"][1]["data"] for m in messages if m["source"] == "operation"]
+
+
+def test_eat_replaces_the_meal_the_day_has_in_one_change(env):
+    signup(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=120)
+    dinner = add(env, trip["id"], day, "Dinner somewhere", (38.7099, -9.1440), kind="food", meal="dinner",
+                 setTime="20:00", durationMin=90)
+    last = add(env, trip["id"], day, "Fado", (38.7110, -9.1300), setTime="22:30")
+    r = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "dinner"})
+    assert r.status_code == 200, r.text
+    suggestions = r.json()["data"]["suggestions"]
+    assert suggestions
+    castelo = trip_dto(env, trip["id"])["days"][0]["stops"][0]["id"]
+    for s in suggestions:
+        assert s["replacesStopId"] == dinner and s["afterStopId"] == castelo
+        assert s["meal"] == "dinner" and s["durationMin"] == 90 and s["hours"]["fits"] is True
+    pick = suggestions[0]
+    version = trip_dto(env, trip["id"])["version"]
+
+    r = env.post(f"/api/trips/{trip['id']}/drafts/{pick['draftId']}/apply", json={})
+    assert r.status_code == 200, r.text
+    after = r.json()["data"]
+    assert after["version"] == version + 1, "one change"
+    stops = after["days"][0]["stops"]
+    assert [s["id"] for s in stops][0] == castelo and stops[2]["id"] == last
+    assert stops[1]["placeId"] == pick["place"]["placeId"] and stops[1]["setTime"] == "20:00"
+    assert dinner not in [s["id"] for s in stops]
+    assert [(e["op"], e["version"]) for e in timeline_ops(env, trip["id"])[-2:]] == [
+        ("insert_stop", version + 1), ("delete_stop", version + 1)]
+
+
+def test_eat_for_a_meal_the_day_lacks_adds_one(env):
+    signup(env)
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={}).json()["data"]["suggestions"]
+    assert suggestions and all(s["replacesStopId"] is None and s["meal"] == "lunch" for s in suggestions)
+
+
+def test_a_replacement_is_still_checked_against_its_hours_on_apply(env):
+    signup(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=120)
+    add(env, trip["id"], day, "Lunch somewhere", (38.7099, -9.1440), kind="food", meal="lunch")
+    pick = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "lunch"}).json()["data"]["suggestions"][0]
+    version = trip_dto(env, trip["id"])["version"]
+    r = env.post(f"/api/trips/{trip['id']}/drafts/{pick['draftId']}/apply", json={"startTime": "04:00"})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "hours"
+    assert trip_dto(env, trip["id"])["version"] == version, "nothing removed either"
+
+
+def test_explore_ranks_places_that_fit_their_hours_first_and_no_hours_last(env, google_standin):
+    signup(env)
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]["suggestions"]
+    statuses = [s["hours"]["status"] for s in suggestions]
+    assert "none" in statuses and statuses[0] != "none", statuses
+    assert statuses == sorted(statuses, key=lambda status: status == "none"), "no hours only at the end"
+    assert all(s["hours"]["fits"] for s in suggestions if s["hours"]["status"] != "none")
+    # The viewpoint without hours is the best rated of them, and still comes last.
+    assert suggestions[-1]["place"]["placeId"] == "ChIJ_miradouro_luzia"
+
+
+def test_the_preview_badges_each_side_from_its_own_times(env, model):
+    signup(env)
+    save_prefs(env)
+    t = plan_trip(env)
+    # Cervejaria Ramiro opens at 12:00: first thing in the morning it is closed, after the
+    # 13:00 tour it is open.
+    ramiro = add(env, t["id"], t["day"], "Cervejaria Ramiro", (38.7207, -9.1357), kind="food", meal="lunch",
+                 placeId="ChIJ_cervejaria_ramiro")
+    assert op(env, t["id"], "move_stop", stopId=ramiro, toDayId=t["day"], position=0).status_code == 200
+    model.json("plan_day", {"order": [t["free"][0], t["free"][1], t["free"][2], ramiro], "additions": [],
+                            "summary": "Lunch after the tour."})
+    r = optimize(env, t)
+    assert r.status_code == 200, r.text
+    stop = next(s for s in r.json()["data"]["draft"]["preview"]["stops"] if s["stopId"] == ramiro)
+    assert stop["before"]["startTime"] == "09:00" and stop["before"]["hours"]["fits"] is False
+    assert stop["after"]["startMinutes"] > 14 * 60 and stop["after"]["hours"]["fits"] is True
+    assert stop["before"]["hours"]["status"] == stop["after"]["hours"]["status"] == "confirmed"
+    castelo = next(s for s in r.json()["data"]["draft"]["preview"]["stops"] if s["stopId"] == t["free"][0])
+    assert castelo["before"]["hours"] is None, "no place, no badge"
+
+
+def test_plan_day_is_told_which_ids_exist(env, model):
+    signup(env)
+    save_prefs(env)
+    t = plan_trip(env)
+    model.json("plan_day", good_plan(t))
+    assert optimize(env, t).status_code == 200
+    schema = model.requests("plan_day")[0].body["text"]["format"]["schema"]
+    assert schema_problems(schema) == []
+    assert schema["properties"]["order"]["items"] == {"type": "string", "enum": t["free"]}
+    addition = schema["properties"]["additions"]["items"]["properties"]
+    assert set(addition["afterStopId"]["enum"]) == set(t["ids"].values())
+    candidates = addition["placeId"]["enum"]
+    assert candidates and "ChIJ_made_up" not in candidates
+    assert conforms(schema, good_plan(t, [{"placeId": candidates[0], "afterStopId": t["free"][0]}]))
+    assert not conforms(schema, good_plan(t, [{"placeId": "ChIJ_made_up", "afterStopId": t["free"][0]}]))
+    assert not conforms(schema, {**good_plan(t), "order": [t["pinned"], *t["free"]]})
