@@ -50,7 +50,7 @@ class Seed:
         self.conn = sqlite3.connect(db_path)
         self.conn.execute("PRAGMA foreign_keys = ON")
 
-    def __enter__(self) -> "Seed":
+    def __enter__(self) -> Seed:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -89,8 +89,9 @@ class Seed:
                 for i in range(stops_per_day):
                     sid = _id()
                     ids.append(sid)
-                    stop_rows.append((sid, t.id, day_id, i, "sight", f"Stop {d}.{i}", CENTRE[0] - 0.01 + 0.004 * (i % 8),
-                                      CENTRE[1] - 0.01 + 0.003 * (d % 8) + 0.0005 * (i // 8), 45, owner, NOW))
+                    lat = CENTRE[0] - 0.01 + 0.004 * (i % 8)
+                    lng = CENTRE[1] - 0.01 + 0.003 * (d % 8) + 0.0005 * (i // 8)
+                    stop_rows.append((sid, t.id, day_id, i, "sight", f"Stop {d}.{i}", lat, lng, 45, owner, NOW))
                 t.stops.append(ids)
             out.append(t)
         c = self.conn

@@ -23,7 +23,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "bench-secret-not-a-real-one-0000000000"
@@ -142,7 +142,7 @@ class Conn:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def __aenter__(self) -> "Conn":
+    async def __aenter__(self) -> Conn:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         return self
 
@@ -218,7 +218,7 @@ def parser(description: str, *, rounds: int = 3, seconds: float = 2.0) -> argpar
 
 
 def loadavg() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def header(title: str, args: argparse.Namespace) -> None:

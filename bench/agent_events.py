@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import footer, header, parser, read_vs_floor, wayline  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import footer, header, parser, read_vs_floor, wayline
 
 AI_ON = {"OPENAI_API_KEY": "dummy-key-never-sent", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
 

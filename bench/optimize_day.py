@@ -73,8 +73,9 @@ def add_places(google: GoogleStandIn) -> None:
 def build_day(c: httpx.Client) -> tuple[str, str]:
     c.post("/api/auth/signup", json={"username": "bench", "password": "correct horse"}).raise_for_status()
     c.put("/api/users/preferences", json={"cuisines": [], "allergies": ""}).raise_for_status()
+    destination = {"name": "Lisbon", "lat": CENTRE[0], "lng": CENTRE[1]}
     trip = c.post("/api/trips", json={"title": "Bench", "startDate": "2026-12-10", "days": 1,
-                                      "destination": {"name": "Lisbon", "lat": CENTRE[0], "lng": CENTRE[1]}}).json()["data"]
+                                      "destination": destination}).json()["data"]
     day = trip["days"][0]["id"]
     for i in range(STOPS):
         args = {"dayId": day, "name": f"Stop {i}", "lat": CENTRE[0] + (i % 5 - 2) * 0.003,
@@ -128,7 +129,8 @@ def main() -> None:
             assert sum(google.calls.values()) == google_calls, "warm runs must not call Google"
     print(f"  {candidates} candidate places, {args.runs} runs per round")
     for name, rows in runs.items():
-        print(f"  {name:<20}: p50 {spread([r['p50_ms'] for r in rows])} ms  p95 {spread([r['p95_ms'] for r in rows])} ms")
+        print(f"  {name:<20}: p50 {spread([r['p50_ms'] for r in rows])} ms  "
+              f"p95 {spread([r['p95_ms'] for r in rows])} ms")
     ratios = [a["p50_ms"] / f["p50_ms"] for a, f in zip(runs["optimize"], runs["floor"])]
     print(f"  ratio (p50 / floor p50): {spread(ratios, '{:.1f}')}")
     print(verdict("ratio (median)", statistics.median(ratios), TARGET, at_most=True))

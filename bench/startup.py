@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import alternate, floor, footer, header, parser, spread, verdict, wayline  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import alternate, floor, footer, header, parser, spread, verdict, wayline
 
 TARGET = 3.0
 RSS_TARGET_MIB = 60

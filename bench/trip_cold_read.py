@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
 
 READERS = 8
@@ -59,8 +59,9 @@ def measure(args, days: int, per_day: int) -> None:
             [trip] = seed.trips(users[0][0], 1, days, per_day, members=[u for u, _ in users[1:]])
         with wayline(tmp, args.root) as app:
             path = f"/api/trips/{trip.id}"
+            target = trip.stops[days // 2][per_day // 2]
             writes = [request("POST", f"{path}/ops/update_stop", app.port, cookie=users[0][1],
-                              body=json.dumps({"stopId": trip.stops[days // 2][per_day // 2], "durationMin": m}).encode())
+                              body=json.dumps({"stopId": target, "durationMin": m}).encode())
                       for m in (45, 50)]
             reads = [request("GET", path, app.port, cookie=cookie) for _, cookie in users[1:]]
             asyncio.run(after_ops(app.port, writes, reads, 2))   # every member has read once

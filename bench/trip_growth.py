@@ -11,6 +11,7 @@ trips within 1.5x of 10)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -18,8 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import Conn, expect, footer, header, parser, request, spread, verdict, wayline  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import Conn, expect, footer, header, parser, request, spread, verdict, wayline
 
 TARGET = 1.5
 
@@ -29,7 +30,7 @@ async def deletions(port: int, cookie: str, trips: list) -> dict:
     async with Conn(port) as conn:
         for t in trips:
             expect(await conn.send(request("GET", f"/api/trips/{t.id}", port, cookie=cookie)), 200)
-            body = ('{"dayId":"%s"}' % t.days[-1]).encode()
+            body = json.dumps({"dayId": t.days[-1]}).encode()
             t0 = time.perf_counter()
             expect(await conn.send(request("POST", f"/api/trips/{t.id}/ops/delete_day", port, cookie=cookie,
                                            body=body)), 200)

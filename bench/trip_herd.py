@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
-from trip_write import shape  # noqa: E402
+from trip_write import shape
 
 MEMBERS = 100
 TARGET = 1.5
@@ -36,7 +36,7 @@ async def herds(port: int, votes: list[bytes], reads: list[bytes], n: int) -> di
             expect(await voter.send(votes[i % len(votes)]), 200)
             t0 = time.perf_counter()
 
-            async def one(conn: Conn, raw: bytes) -> None:
+            async def one(conn: Conn, raw: bytes, t0: float = t0) -> None:
                 expect(await conn.send(raw), 200)
                 latencies.append(time.perf_counter() - t0)
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, request, spread, stats,  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, request, spread, stats,
                       verdict, wayline)
 
 POLLERS = 100
@@ -66,7 +66,8 @@ def main() -> None:
         with wayline(tmp, args.root) as app:
             path = f"/api/trips/{trip.id}"
             writes = [request("POST", f"{path}/ops/update_stop", app.port, cookie=users[0][1],
-                              body=json.dumps({"stopId": trip.stops[2][3], "durationMin": m}).encode()) for m in (45, 50)]
+                              body=json.dumps({"stopId": trip.stops[2][3], "durationMin": m}).encode())
+                      for m in (45, 50)]
             cookies = [c for _, c in users]
             asyncio.run(poll(app.port, path, cookies, writes, 0.5))
             payload = asyncio.run(_body(app.port, request("GET", path, app.port, cookie=cookies[0])))
@@ -76,7 +77,8 @@ def main() -> None:
                     "floor": lambda: poll(bare.port, path, [None] * POLLERS, bare_writes, args.seconds),
                     "app": lambda: poll(app.port, path, cookies, writes, args.seconds)})
     for name, rows in runs.items():
-        print(f"  {name:<5}: polls/s {spread([r['rps'] for r in rows], '{:.0f}')}  p50 {spread([r['p50_ms'] for r in rows])} ms"
+        print(f"  {name:<5}: polls/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
+              f"p50 {spread([r['p50_ms'] for r in rows])} ms"
               f"  p99 {spread([r['p99_ms'] for r in rows])} ms  max {spread([r['max_ms'] for r in rows], '{:.0f}')} ms")
     ratios = [a["p99_ms"] / f["p99_ms"] for a, f in zip(runs["app"], runs["floor"])]
     print(f"  ratio (p99 / floor p99): {spread(ratios)}")

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import footer, header, parser, read_vs_floor, wayline  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import footer, header, parser, read_vs_floor, wayline
 
 
 def main() -> None:

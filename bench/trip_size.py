@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import Conn, expect, footer, header, load, parser, request, spread, verdict, wayline  # noqa: E402
-from trip_cold_read import shapes  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import Conn, expect, footer, header, load, parser, request, spread, verdict, wayline
+from trip_cold_read import shapes
 
 CLIENTS = 16
 TARGET = 1.5
@@ -66,13 +66,15 @@ def main() -> None:
                 for shape in (args.shapes if r % 2 == 0 else args.shapes[::-1]):
                     ops, read = requests_for(shape)
                     many = asyncio.run(load(app.port, ops, seconds=args.seconds))
-                    results[shape].append({"rps": many["rps"], **asyncio.run(one_client(app.port, ops[0], read, args.ops))})
+                    one = asyncio.run(one_client(app.port, ops[0], read, args.ops))
+                    results[shape].append({"rps": many["rps"], **one})
     for shape, rows in results.items():
         print(f"  {shape[0]:>2} x {shape[1]:<2} ({shape[0] * shape[1]:>4} stops): {CLIENTS} clients "
               f"{spread([x['rps'] for x in rows], '{:.0f}')} ops/s; one client: op p50 "
               f"{spread([x['op_ms'] for x in rows])} ms, read after it p50 {spread([x['read_ms'] for x in rows])} ms")
     if (5, 8) in results and (30, 15) in results:
-        ratio = statistics.median(x["rps"] for x in results[(5, 8)]) / statistics.median(x["rps"] for x in results[(30, 15)])
+        ratio = (statistics.median(x["rps"] for x in results[(5, 8)])
+                 / statistics.median(x["rps"] for x in results[(30, 15)]))
         print(verdict("ops/s of 5 x 8 / of 30 x 15", ratio, TARGET, at_most=True))
     footer()
 

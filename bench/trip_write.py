@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _fixtures import Seed, migrate  # noqa: E402
-from _loadgen import (Conn, alternate, expect, floor, footer, header, load, parser, request, spread,  # noqa: E402
+from _fixtures import Seed, migrate
+from _loadgen import (Conn, alternate, expect, floor, footer, header, load, parser, request, spread,
                       verdict, wayline)
 
 CLIENTS = 16
@@ -69,7 +69,8 @@ def main() -> None:
     print(f"  echo: {len(echo)} bytes")
     for name, rows in runs.items():
         print(f"  {name:<9}: ops/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
-              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
+              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  "
+              f"p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
     for name in ("one trip", "16 trips"):
         ratios = [a["rps"] / f["rps"] for a, f in zip(runs[name], runs["floor"])]
         print(f"  ratio {name} / floor: {spread(ratios)}")

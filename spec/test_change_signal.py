@@ -247,7 +247,8 @@ def test_a_cancelled_caller_still_gets_its_commit_announced(tmp_path):
         try:
             blocker = await db.queue(lambda tx: release.wait(10))   # the writer is busy
             caller = asyncio.ensure_future(db.transact(
-                lambda tx: (tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')"), tx.touch("t1", "social"))))
+                lambda tx: (tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')"),
+                            tx.touch("t1", "social"))))
             await asyncio.sleep(0.05)
             caller.cancel()                                          # e.g. the client hung up
             release.set()

@@ -47,7 +47,8 @@ def unindexed_foreign_keys(conn: sqlite3.Connection) -> list[str]:
     """Foreign keys (table.columns) that no index starts with: deleting a
     parent row would scan the whole child table."""
     missing = []
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
     for table in tables:
         keys: dict[int, list[tuple[int, str]]] = {}
         for fk in conn.execute(f"PRAGMA foreign_key_list({table})"):
@@ -75,7 +76,8 @@ def test_every_foreign_key_has_an_index(tmp_path):
 def test_the_index_check_finds_a_foreign_key_without_one():
     with sqlite3.connect(":memory:") as conn:
         conn.executescript("CREATE TABLE p (id TEXT PRIMARY KEY);"
-                           "CREATE TABLE c (id TEXT PRIMARY KEY, p_id TEXT REFERENCES p(id), q_id TEXT REFERENCES p(id));"
+                           "CREATE TABLE c (id TEXT PRIMARY KEY, p_id TEXT REFERENCES p(id), "
+                           "q_id TEXT REFERENCES p(id));"
                            "CREATE INDEX c_q ON c(q_id, id);")
         assert unindexed_foreign_keys(conn) == ["c.p_id"]
 

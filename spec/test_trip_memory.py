@@ -144,8 +144,10 @@ def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, mo
     async def chain():
         release = threading.Event()
         blocker = await svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
-        first = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop", {"dayId": day, "name": "Boom"}))
-        second = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop", {"dayId": day, "name": "After"}))
+        first = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
+                                               {"dayId": day, "name": "Boom"}))
+        second = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
+                                                {"dayId": day, "name": "After"}))
         state = svc.trips.cached(trip["id"])
         while not (state.head and [s.name for s in state.head.days[0].stops] == ["Boom", "After"]):
             await asyncio.sleep(0.001)              # the second op validated against the first one's result
@@ -219,7 +221,7 @@ def test_concurrent_first_reads_share_one_load(settings):
             loads.clear()
             start, codes = threading.Barrier(20), []
 
-            def read() -> None:
+            def read(start: threading.Barrier = start, codes: list = codes) -> None:
                 with httpx.Client(base_url=server.url, cookies=c.cookies) as mine:
                     start.wait()
                     codes.append(mine.get(f"/api/trips/{trip['id']}").status_code)

@@ -25,7 +25,7 @@ import hashlib
 import json
 import operator
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
@@ -117,8 +117,9 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: 
             "votes": {"up": sum(1 for v in values if v > 0), "down": sum(1 for v in values if v < 0), "mine": 0},
             "commentCount": comments, "createdBy": s.created_by,
         })
-    body = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title, "note": day.note,
-                   "startTime": day.start_time or DAY_START, "stops": stops, "legs": [leg.to_json() for leg in legs]})
+    body = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
+                   "note": day.note, "startTime": day.start_time or DAY_START, "stops": stops,
+                   "legs": [leg.to_json() for leg in legs]})
     mine_at, at = {}, 0
     for s in day.stops:
         at = body.index(MINE, at) + len(MINE) - 2

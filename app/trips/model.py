@@ -99,7 +99,7 @@ class Trip:
     def snapshot(self) -> Trip:
         return copy.deepcopy(self)
 
-    def edit(self) -> "Trip":
+    def edit(self) -> Trip:
         """A copy for ops to change, sharing everything they do not touch."""
         out = _shallow(self)
         out.days = [_shallow(d) for d in self.days]

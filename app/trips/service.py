@@ -130,8 +130,8 @@ async def apply_ops(
     return Applied(summaries, trip, role)
 
 
-def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tuple[str, Args]], base_version: int | None,
-             source: str, precondition: Callable[[Trip], None] | None,
+def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
+             base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
              claim: Callable[[SyncTransaction], None] | None):
     """Check the role, apply the ops to an edit copy; (before, after, role,
     summaries, the transaction that writes them)."""
@@ -175,8 +175,9 @@ def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tup
             store.append_message_row(
                 tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                 op=name, parts=[{"type": "text", "text": summary},
-                                {"type": "data-operation", "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
-                                                                     "version": trip.version, "via": source}}])
+                                {"type": "data-operation",
+                                 "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
+                                          "version": trip.version, "via": source}}])
         tx.after_commit(lambda: svc.trips.publish(state, trip))
 
     return before, trip, role, summaries, write
