@@ -36,7 +36,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from ..ids import new_id
 from ..errors import AppError, Conflict, NotFound
 from ..services import Services
-from ..trips import store
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext
 from ..trips.service import OpEvent, apply_ops, validate_args
@@ -139,7 +138,7 @@ def dry_run(trip: Trip, op: str, args: dict, actor_id: str = "agent") -> dict:
     """Validate against TRIP_OPS and apply to a copy of `trip`; the args as
     they will be sent to apply_ops. Raises AppError when it cannot apply."""
     validated = validate_args(op, args)
-    TRIP_OPS[op].apply(trip.snapshot(), validated, OpContext(actor_id=actor_id, now=""))
+    TRIP_OPS[op].apply(trip.edit(), validated, OpContext(actor_id=actor_id, now=""))
     return validated.model_dump(mode="json", exclude_unset=True)
 
 
@@ -220,8 +219,7 @@ class Evaluator:
 
     async def evaluate(self, trip_id: str, burst: _Burst) -> None:
         svc = self.svc
-        async with svc.db.read() as conn:
-            after = await store.load(conn, trip_id)
+        after = await svc.trips.trip(trip_id)
         # The facts the review route sees: every stop's place (the cache), the weather.
         places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()]),
                                                trip_weather(svc, after))

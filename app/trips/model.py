@@ -16,7 +16,6 @@ expenses only through these methods.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -95,9 +94,6 @@ class Trip:
     # Set on an edit copy: the ids (id()) of the stop lists, stops and
     # expenses it owns; None on a trip that is changed in place.
     _owned: set[int] | None = field(default=None, repr=False, compare=False)
-
-    def snapshot(self) -> Trip:
-        return copy.deepcopy(self)
 
     def edit(self) -> Trip:
         """A copy for ops to change, sharing everything they do not touch."""

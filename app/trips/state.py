@@ -129,6 +129,11 @@ class TripStates:
             return state
         return await self._flight.run(trip_id, lambda: self._refresh(trip_id))
 
+    async def trip(self, trip_id: str) -> Trip:
+        """The current trip, shared by every reader: read it, never change it
+        (ops change a `trip.edit()` copy). NotFound if there is no such trip."""
+        return (await self.get(trip_id)).trip
+
     def cached(self, trip_id: str) -> TripState | None:
         state = self._states.get(trip_id)
         return state if state is not None and not state.social_stale else None
