@@ -292,15 +292,22 @@ class Database:
         async with self._write_lock:
             assert self._writer is not None, "database is closed"
             queued = _submit(self._writer, run)
+        outcome = queued.get_loop().create_future()   # what the caller awaits (and may cancel)
 
-        async def finish() -> T:
-            result = await queued
-            self._committed(tx)
-            return result
+        def finish(done: asyncio.Future) -> None:
+            # A callback, not a task: it runs as soon as the thread answers,
+            # whether or not the caller still waits.
+            error = done.exception()
+            if error is None:
+                self._committed(tx)
+            if not outcome.done():
+                if error is None:
+                    outcome.set_result(done.result())
+                else:
+                    outcome.set_exception(error)
 
-        task = asyncio.ensure_future(finish())
-        task.add_done_callback(_retrieve)
-        return asyncio.shield(task)
+        queued.add_done_callback(finish)
+        return outcome
 
     def _committed(self, tx: Changes) -> None:
         """After COMMIT: the transaction's callbacks, then the announcement.
@@ -356,9 +363,3 @@ class Database:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
 
-
-def _retrieve(task: asyncio.Task) -> None:
-    """A shielded transaction whose caller was cancelled still ends; its
-    error (already rolled back) must not be reported as never retrieved."""
-    if not task.cancelled():
-        task.exception()

@@ -82,9 +82,18 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], port: int, log: Path) 
                 proc.wait()
 
 
+# Without a Google key places and routes come from OpenStreetMap: its services
+# point at the discard port, so nothing leaves the machine and legs are the
+# labelled estimates (as before the provider existed; `--root` of an older
+# checkout ignores these).
+CLOSED = "http://127.0.0.1:9"
+
+
 def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
     return {"WAYLINE_DB": str(tmp / "bench.db"), "WAYLINE_UPLOADS": str(tmp / "uploads"),
-            "WAYLINE_SECRET": SECRET, "OPENAI_API_KEY": "", "GOOGLE_MAPS_API_KEY": "", **extra}
+            "WAYLINE_SECRET": SECRET, "OPENAI_API_KEY": "", "GOOGLE_MAPS_API_KEY": "",
+            "WAYLINE_NOMINATIM_URL": CLOSED, "WAYLINE_OVERPASS_URL": f"{CLOSED}/api/interpreter",
+            "WAYLINE_OSRM_URL": f"{CLOSED}/routed-{{profile}}", **extra}
 
 
 @contextmanager

@@ -24,22 +24,27 @@ import asyncio
 import hashlib
 import json
 import operator
+from json.encoder import encode_basestring
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
-from ..legs import Leg
+from ..legs import Leg, by_pair
 from ..provider_cache import SingleFlight
 from ..services import Services
 from .expenses import summarize
-from .model import DAY_START, Day, Expense, Trip
+from .model import DAY_START, Day, Expense, Stop, Trip
 from .schedule import day_schedule, to_hhmm
 from .state import TripState
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with options builds one per call)
+
+
 def _dumps(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return _text(value).encode()
 
 
 def _same_objects(a: Sequence, b: Sequence) -> bool:
@@ -58,7 +63,9 @@ class DayPart:
     legs_key: tuple
     prefs: object
     legs: list[Leg]
+    legs_json: str
     social: list[tuple]           # (votes, comment count) per stop when encoded
+    fixed: list[tuple[str, str]]  # per stop, the JSON of its own fields (before and after the computed ones)
     body: bytes                   # the day's JSON with every "mine" as 0
     mine_at: dict[str, int]       # stop id -> offset of its "mine" digit in body
 
@@ -100,32 +107,56 @@ def _day_fields(trip: Trip, day: Day) -> tuple:
 MINE = b'"mine":0}'
 
 
-def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: list[tuple]) -> DayPart:
-    """The day's JSON in one encoding, every stop's `mine` as 0; the offsets
-    of those zeros are found afterwards (no value can hold the marker: a
-    quote inside a string is always escaped)."""
-    slots = day_schedule(day, {(leg.from_stop_id, leg.to_stop_id): leg for leg in legs})
-    stops = []
+def _string(value: str | None) -> str:
+    return "null" if value is None else encode_basestring(value)   # json's own escaping
+
+
+def _number(value: float | None) -> str:
+    return "null" if value is None else repr(value)   # as json writes a finite number (lat/lng are bounded)
+
+
+def _fixed(s: Stop) -> tuple[str, str]:
+    """A stop's own fields as JSON: what comes before its computed times and
+    votes, and what comes after. A stop object never changes once readers
+    share it (an op changes a copy), so this is encoded once per object;
+    written directly, it costs a fifth of json.dumps of a dict."""
+    return (f'{{"id":{_string(s.id)},"position":{s.position},"kind":{_string(s.kind)},"name":{_string(s.name)},'
+            f'"placeId":{_string(s.place_id)},"lat":{_number(s.lat)},"lng":{_number(s.lng)},'
+            f'"address":{_string(s.address)},"setTime":{_string(s.set_time)},"durationMin":{s.duration_min},'
+            f'"meal":{_string(s.meal)},"note":{_string(s.note)}',
+            f',"createdBy":{_string(s.created_by)}}}')
+
+
+def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: list[tuple],
+                old: DayPart | None) -> DayPart:
+    """The day's JSON, every stop's `mine` as 0. Only what can differ is
+    encoded again: the fixed part of each stop object `old` encoded and its
+    legs' JSON are reused; the computed times, votes and comment counts are
+    written in place (numbers and HH:MM only, so nothing needs escaping). The
+    offsets of the `mine` zeros are found afterwards (no value can hold the
+    marker: a quote inside a string is always escaped)."""
+    reuse = {id(s): f for s, f in zip(old.stops, old.fixed)} if old is not None else {}
+    legs_json = old.legs_json if old is not None and old.legs is legs else _text([leg.to_json() for leg in legs])
+    slots = day_schedule(day, by_pair(legs))
+    fixed, stops = [], []
     for s, slot, (votes, comments) in zip(day.stops, slots, social):
-        values = (votes or {}).values()
-        stops.append({
-            "id": s.id, "position": s.position, "kind": s.kind, "name": s.name, "placeId": s.place_id,
-            "lat": s.lat, "lng": s.lng, "address": s.address, "setTime": s.set_time,
-            "durationMin": s.duration_min, "meal": s.meal, "note": s.note,
-            "startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end),
-            "startMinutes": slot.start, "endMinutes": slot.end,
-            "votes": {"up": sum(1 for v in values if v > 0), "down": sum(1 for v in values if v < 0), "mine": 0},
-            "commentCount": comments, "createdBy": s.created_by,
-        })
-    body = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
-                   "note": day.note, "startTime": day.start_time or DAY_START, "stops": stops,
-                   "legs": [leg.to_json() for leg in legs]})
+        own = reuse.get(id(s)) or _fixed(s)
+        fixed.append(own)
+        up = down = 0
+        for v in (votes or {}).values():
+            up, down = up + (v > 0), down + (v < 0)
+        stops.append(f'{own[0]},"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
+                     f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
+                     f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}{own[1]}')
+    head = _text({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
+                  "note": day.note, "startTime": day.start_time or DAY_START})[:-1]
+    body = f'{head},"stops":[{",".join(stops)}],"legs":{legs_json}}}'.encode()
     mine_at, at = {}, 0
     for s in day.stops:
         at = body.index(MINE, at) + len(MINE) - 2
         mine_at[s.id] = at
-    return DayPart(_day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, social, body,
-                   mine_at)
+    return DayPart(_day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_json, social,
+                   fixed, body, mine_at)
 
 
 def _social(state: TripState, day: Day) -> list[tuple]:
@@ -159,7 +190,7 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
             legs = legs_mod.day_legs_now(svc, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, key, social))
+        parts.append(_encode_day(trip, day, legs, key, social, part))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}

@@ -5,7 +5,7 @@ ends plus the travel leg between them; the day starts at its start time
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .model import DAY_START, Day
 
@@ -15,9 +15,11 @@ def to_minutes(hhmm: str) -> int:
     return int(h) * 60 + int(m)
 
 
+_HHMM = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))   # every TripDto shows two per stop
+
+
 def to_hhmm(minutes: int) -> str:
-    minutes %= 24 * 60
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+    return _HHMM[minutes % (24 * 60)]
 
 
 def clock_label(minutes: int) -> str:
@@ -26,8 +28,7 @@ def clock_label(minutes: int) -> str:
     return to_hhmm(minutes) + (f" (+{days})" if days > 0 else "")
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):   # a tuple: built for every stop of every schedule, cheaper than a dataclass
     stop_id: str
     start: int       # minutes from the day's midnight (may pass 24:00)
     end: int

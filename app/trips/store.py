@@ -11,6 +11,7 @@ change is announced after the commit.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 
@@ -78,15 +79,24 @@ def _day_row(trip_id: str, d: Day) -> tuple:
     return (trip_id, d.id, d.position, d.title, d.note, d.start_time)
 
 
+@functools.cache
+def _upsert_sql(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
+    """(INSERT, UPDATE) for rows (trip_id, id, ...) of `table`: built once, so
+    every op sends the same statement text (and the trace guard's cache hits)."""
+    return (f"INSERT INTO {table} (trip_id, {', '.join(columns)}) "
+            f"VALUES ({', '.join('?' for _ in range(len(columns) + 1))})",
+            f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?")
+
+
 def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: list[tuple], new: set[str]) -> None:
     """Insert the rows (trip_id, id, ...) whose id is in `new`, update the others."""
+    insert, update = _upsert_sql(table, columns)
     inserts = [row for row in rows if row[1] in new]
     if inserts:
-        tx.executemany(f"INSERT INTO {table} (trip_id, {', '.join(columns)}) "
-                       f"VALUES ({', '.join('?' for _ in range(len(columns) + 1))})", inserts)
+        tx.executemany(insert, inserts)
     updates = [(*row[2:], row[1]) for row in rows if row[1] not in new]
     if updates:
-        tx.executemany(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?", updates)
+        tx.executemany(update, updates)
 
 
 def _changed(before: dict, after: dict, row) -> tuple[list[tuple], set[str], list[str]]:
@@ -146,18 +156,18 @@ def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: l
                        stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
     tx.touch(trip_id, "timeline")
-    row = {
-        "id": message_id or new_id(), "trip_id": trip_id, "seq": None, "role": role,
-        "parts_json": json.dumps(parts, ensure_ascii=False), "actor_user_id": actor_user_id,
-        "actor_name": actor_name, "source": source, "stop_id": stop_id, "op": op, "created_at": utcnow(),
-    }
-    given = [k for k in row if k != "seq"]
+    values = (message_id or new_id(), trip_id, role, json.dumps(parts, ensure_ascii=False), actor_user_id,
+              actor_name, source, stop_id, op, utcnow())
     # The next seq in the same statement (one statement a row: each is a GIL round trip on the writer).
-    row["seq"] = tx.execute(
-        f"INSERT INTO agent_messages ({', '.join(given)}, seq) SELECT {', '.join('?' for _ in given)}, "
-        "COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ? RETURNING seq",
-        (*[row[k] for k in given], trip_id)).fetchall()[0][0]
-    return row
+    seq = tx.execute(_APPEND_SQL, (*values, trip_id)).fetchall()[0][0]
+    return {**dict(zip(_MESSAGE_GIVEN, values)), "seq": seq}
+
+
+_MESSAGE_GIVEN = ("id", "trip_id", "role", "parts_json", "actor_user_id", "actor_name", "source", "stop_id", "op",
+                  "created_at")
+_APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
+               f"SELECT {', '.join('?' for _ in _MESSAGE_GIVEN)}, COALESCE(MAX(seq), 0) + 1 FROM agent_messages "
+               "WHERE trip_id = ? RETURNING seq")
 
 
 async def append_message(conn: Transaction, trip_id: str, **fields) -> dict:
