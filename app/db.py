@@ -2,8 +2,8 @@
 single serialized writer, transactions and the change signal.
 
 Writes run on one writer connection: `Database.write()` (several hops,
-holding an asyncio lock throughout) or `transact()`/`queue()` (one hop each,
-run back to back on the writer's thread), each inside `BEGIN IMMEDIATE`, which
+holding an asyncio lock throughout) or `transact()`/`queue()` (one hop,
+grouped on the writer's thread), each inside `BEGIN IMMEDIATE`, which
 takes SQLite's write lock up front, so two processes sharing the file queue
 on the busy timeout instead of failing midway through a transaction. Reads
 use a small pool of separate connections; in WAL mode they never wait for
@@ -22,9 +22,9 @@ Every aiosqlite call is a hop to the connection's thread and back (about
 0.1-0.3 ms under load). `transact(work)` runs a whole write transaction,
 BEGIN IMMEDIATE to COMMIT, as ONE hop: `work(tx)` is plain synchronous code
 on the writer's thread with the raw sqlite3 connection; transactions queued
-this way run back to back on that thread (`queue`). `read_with(fn)` does the
-same for a read. Ops and trip loads use these; small writes elsewhere use
-`write()`.
+this way while the writer is busy commit together (`queue`: group commit,
+each failure isolated). `read_with(fn)` does the same for a read. Ops and
+trip loads use these; small writes elsewhere use `write()`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import functools
 import logging
 import re
 import sqlite3
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -189,6 +190,33 @@ class Transaction(Changes):
         return getattr(self.conn, name)
 
 
+class _Queued:
+    """A transaction queued for the writer: its work, what it changed, its
+    outcome. Its work may run twice (rolled back in between, when another
+    transaction of its group failed), so it only acts through `tx`."""
+
+    __slots__ = ("work", "outcome", "changes", "result", "error")
+
+    def __init__(self, work: Callable[[SyncTransaction], Any], outcome: asyncio.Future):
+        self.work, self.outcome = work, outcome
+        self.changes, self.result, self.error = Changes(), None, None
+
+    def run(self, db: Database, raw: sqlite3.Connection) -> None:
+        """The work inside the open transaction, from a fresh start."""
+        self.changes, self.error = Changes(), None
+        db._written.clear()
+        self.result = self.work(SyncTransaction(raw, self.changes))
+        db._check_touched(self.changes)
+
+    def settle(self) -> None:
+        if self.outcome.done():   # the caller was cancelled
+            return
+        if self.error is None:
+            self.outcome.set_result(self.result)
+        else:
+            self.outcome.set_exception(self.error)
+
+
 class Database:
     def __init__(self, path: str):
         self.path = path
@@ -197,6 +225,9 @@ class Database:
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
         self._written: set[str] = set()   # tables of TRIP_TABLES the open transaction wrote
+        self._queued: list[_Queued] = []   # queued transactions the writer has not taken yet
+        self._runner_queued = False        # a _run_queued is on its way on the writer's thread
+        self._queued_lock = threading.Lock()
         self.on_change: list[ChangeListener] = []
 
     @classmethod
@@ -269,45 +300,66 @@ class Database:
 
     async def queue(self, work: Callable[[SyncTransaction], T]) -> Awaitable[T]:
         """Queue `transact(work)` on the writer's thread and return what to
-        await for its result. Queued transactions run back to back in the
-        order they were queued (the thread does not come back to the event
-        loop in between); the lock is held only to queue, so a `write()`
-        transaction, which holds it throughout, never has one run inside it.
-        The after-commit steps run even if the caller is cancelled meanwhile
-        (the commit may already have happened on the thread)."""
-        tx = Changes()
+        await for its result. Queued transactions run in the order they were
+        queued; the lock is held only to queue, so a `write()` transaction,
+        which holds it throughout, never has one run inside it. The
+        after-commit steps run even if the caller is cancelled meanwhile (the
+        commit may already have happened on the thread).
 
-        def run(raw: sqlite3.Connection) -> T:
-            raw.execute("BEGIN IMMEDIATE")
-            self._written.clear()
-            try:
-                result = work(SyncTransaction(raw, tx))
-                self._check_touched(tx)
-                raw.execute("COMMIT")
-            except BaseException:   # a failed COMMIT (a full disk) too: never leave the writer inside a transaction
-                _rollback_now(raw)
-                raise
-            return result
-
+        Group commit: the transactions queued while the writer is busy run
+        together in one BEGIN IMMEDIATE ... COMMIT when it gets to them (one
+        hop, one commit, one wake-up of the loop for all of them). If any of
+        them fails, that transaction is rolled back and they run again one by
+        one, each in its own, so each one's outcome is exactly what it would
+        have been alone: a failure commits nothing of its own and undoes
+        nothing of the others'."""
+        item = _Queued(work, asyncio.get_running_loop().create_future())
         async with self._write_lock:
             assert self._writer is not None, "database is closed"
-            queued = _submit(self._writer, run)
-        outcome = queued.get_loop().create_future()   # what the caller awaits (and may cancel)
+            with self._queued_lock:
+                self._queued.append(item)
+                start, self._runner_queued = not self._runner_queued, True
+            if start:   # else the runner already queued on the thread will take it
+                taken: list[_Queued] = []
+                _submit(self._writer, self._run_queued, taken).add_done_callback(
+                    functools.partial(self._finish_queued, taken))
+        return item.outcome
 
-        def finish(done: asyncio.Future) -> None:
-            # A callback, not a task: it runs as soon as the thread answers,
-            # whether or not the caller still waits.
-            error = done.exception()
-            if error is None:
-                self._committed(tx)
-            if not outcome.done():
-                if error is None:
-                    outcome.set_result(done.result())
-                else:
-                    outcome.set_exception(error)
+    def _run_queued(self, raw: sqlite3.Connection, items: list[_Queued]) -> None:
+        """On the writer's thread: every transaction queued so far, taken into `items`."""
+        with self._queued_lock:
+            items += self._queued
+            self._queued, self._runner_queued = [], False
+        if len(items) > 1:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                for item in items:
+                    item.run(self, raw)
+                raw.execute("COMMIT")
+                return
+            except BaseException:   # one failed (or the COMMIT did): each runs again on its own
+                _rollback_now(raw)
+        for item in items:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                item.run(self, raw)
+                raw.execute("COMMIT")
+            except BaseException as exc:   # a failed COMMIT (a full disk) too: never leave the writer inside one
+                _rollback_now(raw)
+                item.error = exc
 
-        queued.add_done_callback(finish)
-        return outcome
+    def _finish_queued(self, items: list[_Queued], done: asyncio.Future) -> None:
+        """On the loop, as soon as the thread answers (a callback, not a task,
+        so it runs whether or not the callers still wait): in commit order,
+        each committed transaction's after-commit steps, then its caller."""
+        # Only if the thread could not run them at all (closed under them).
+        failure = asyncio.CancelledError() if done.cancelled() else done.exception()
+        for item in items:
+            if failure is not None:
+                item.error = failure
+            elif item.error is None:
+                self._committed(item.changes)
+            item.settle()
 
     def _committed(self, tx: Changes) -> None:
         """After COMMIT: the transaction's callbacks, then the announcement.

@@ -264,3 +264,51 @@ def test_a_cancelled_caller_still_gets_its_commit_announced(tmp_path):
             await db.close()
 
     anyio.run(main)
+
+
+def test_transactions_queued_behind_a_busy_writer_commit_together_and_a_failing_one_alone_fails(tmp_path):
+    """Group commit: what queued while the writer was busy commits in one
+    transaction, announced in queue order; when one of them fails, each runs
+    again on its own, so the failure commits nothing and the others commit."""
+    async def main():
+        db = await Database.open(str(tmp_path / "w.db"))
+        heard, statements = [], []
+        db.on_change.append(lambda trip_id, kinds: heard.append(trip_id))
+        await db._writer.set_trace_callback(lambda sql: (statements.append(sql.split()[0].upper()), db._trace(sql)))
+        release = threading.Event()
+
+        def insert(key: str, fail: bool = False, untouched: bool = False):
+            def work(tx):
+                tx.execute("INSERT INTO app_settings (key, value) VALUES (?, 'v')", (key,))
+                if untouched:
+                    tx.execute("UPDATE trips SET title = 'x' WHERE id = 'none'")   # a trip table, no touch
+                else:
+                    tx.touch(key, "social")
+                if fail:
+                    raise LookupError(key)
+                return key
+            return work
+
+        async def run_behind_a_busy_writer(works):
+            blocker = await db.queue(lambda tx: release.wait(10))
+            waits = [await db.queue(work) for work in works]
+            statements.clear()
+            release.set()
+            await blocker
+            release.clear()
+            return await asyncio.gather(*waits, return_exceptions=True)
+
+        try:
+            assert await run_behind_a_busy_writer([insert("a"), insert("b"), insert("c")]) == ["a", "b", "c"]
+            assert statements.count("COMMIT") == 1 and heard == ["a", "b", "c"]
+
+            heard.clear()
+            d, e, f, g = await run_behind_a_busy_writer([insert("d"), insert("e", fail=True), insert("f"),
+                                                         insert("g", untouched=True)])
+            assert d == "d" and isinstance(e, LookupError) and f == "f" and isinstance(g, RuntimeError)
+            assert heard == ["d", "f"]
+            assert sorted(r[0] for r in await db.fetchall("SELECT key FROM app_settings")) == ["a", "b", "c", "d", "f"]
+        finally:
+            await db.close()
+
+    anyio.run(main)
