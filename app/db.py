@@ -38,7 +38,7 @@ import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import aiosqlite
 
@@ -227,6 +227,7 @@ class Database:
         self._written: set[str] = set()   # tables of TRIP_TABLES the open transaction wrote
         self._queued: list[_Queued] = []   # queued transactions the writer has not taken yet
         self._runner_queued = False        # a _run_queued is on its way on the writer's thread
+        self._handing: set[asyncio.Task] = set()
         self._queued_lock = threading.Lock()
         self.on_change: list[ChangeListener] = []
 
@@ -296,34 +297,48 @@ class Database:
     async def transact(self, work: Callable[[SyncTransaction], T]) -> T:
         """`work(tx)` inside BEGIN IMMEDIATE ... COMMIT in one hop to the
         writer's thread; rolled back if it raises."""
-        return await (await self.queue(work))
+        return await self.queue(work)
 
-    async def queue(self, work: Callable[[SyncTransaction], T]) -> Awaitable[T]:
-        """Queue `transact(work)` on the writer's thread and return what to
-        await for its result. Queued transactions run in the order they were
-        queued; the lock is held only to queue, so a `write()` transaction,
-        which holds it throughout, never has one run inside it. The
+    def queue(self, work: Callable[[SyncTransaction], T]) -> asyncio.Future[T]:
+        """Queue `transact(work)` for the writer's thread, now, and return
+        what to await for its result. Queued transactions run in the order
+        they were queued, never inside a `write()` transaction. The
         after-commit steps run even if the caller is cancelled meanwhile (the
         commit may already have happened on the thread).
 
-        Group commit: the transactions queued while the writer is busy run
-        together in one BEGIN IMMEDIATE ... COMMIT when it gets to them (one
-        hop, one commit, one wake-up of the loop for all of them). If any of
-        them fails, that transaction is rolled back and they run again one by
-        one, each in its own, so each one's outcome is exactly what it would
-        have been alone: a failure commits nothing of its own and undoes
-        nothing of the others'."""
+        Group commit: the transactions queued until the writer gets to them
+        run together in one BEGIN IMMEDIATE ... COMMIT (one hop, one commit,
+        one wake-up of the loop for all of them). The writer is handed them
+        by a task, so what other requests queue while the loop finishes its
+        current turn joins the group. If any of them fails, that transaction
+        is rolled back and they run again one by one, each in its own, so
+        each one's outcome is exactly what it would have been alone: a
+        failure commits nothing of its own and undoes nothing of the others'."""
+        assert self._writer is not None, "database is closed"
         item = _Queued(work, asyncio.get_running_loop().create_future())
-        async with self._write_lock:
-            assert self._writer is not None, "database is closed"
-            with self._queued_lock:
-                self._queued.append(item)
-                start, self._runner_queued = not self._runner_queued, True
-            if start:   # else the runner already queued on the thread will take it
-                taken: list[_Queued] = []
-                _submit(self._writer, self._run_queued, taken).add_done_callback(
-                    functools.partial(self._finish_queued, taken))
+        with self._queued_lock:
+            self._queued.append(item)
+            start, self._runner_queued = not self._runner_queued, True
+        if start:   # else the runner on its way to the thread takes this one too
+            task = asyncio.ensure_future(self._hand_over())
+            self._handing.add(task)
+            task.add_done_callback(self._handing.discard)
         return item.outcome
+
+    async def _hand_over(self) -> None:
+        """Put a runner on the writer's thread for what is queued, outside
+        any `write()` transaction (it holds the lock throughout)."""
+        async with self._write_lock:
+            if self._writer is None:   # closed meanwhile: nothing will run them
+                with self._queued_lock:
+                    items, self._queued, self._runner_queued = self._queued, [], False
+                for item in items:
+                    item.error = sqlite3.ProgrammingError("the database is closed")
+                    item.settle()
+                return
+            taken: list[_Queued] = []
+            _submit(self._writer, self._run_queued, taken).add_done_callback(
+                functools.partial(self._finish_queued, taken))
 
     def _run_queued(self, raw: sqlite3.Connection, items: list[_Queued]) -> None:
         """On the writer's thread: every transaction queued so far, taken into `items`."""

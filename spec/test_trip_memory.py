@@ -153,7 +153,7 @@ def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, mo
 
     async def chain():
         release = threading.Event()
-        blocker = await svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
+        blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
         first = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
                                                {"dayId": day, "name": "Boom"}))
         second = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
@@ -185,10 +185,13 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
         gate, waiting = asyncio.Event(), asyncio.Event()
         real = svc.db.queue
 
-        async def held(work):
+        def held(work):
+            async def later():
+                await gate.wait()
+                return await real(work)
+
             waiting.set()
-            await gate.wait()
-            return await real(work)
+            return asyncio.ensure_future(later())
 
         svc.db.queue = held
         task = asyncio.ensure_future(apply_op(svc, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))

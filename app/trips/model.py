@@ -5,13 +5,14 @@ span rows live here: positions are dense and 0-based, a stop belongs to one
 day of its trip, expense splits name members of the trip.
 
 A trip in memory (app/trips/state.py) is shared by every reader and never
-changes. `edit()` gives the copy an op changes: new day objects, while stop
-lists, stops and expenses stay shared until an op reaches them through
-`day()`, `stop()`, `expense()`, `renumber()` or `unlink_expenses()`, which
-copy them first (copy on write). So an op costs what it touches, a failed op
-leaves the shared trip as it was, and what differs from the original is what
-is not the same object (store.write_changes). Ops therefore reach stops and
-expenses only through these methods.
+changes. `edit()` gives the copy an op changes: its own lists of days and
+expenses, while the days, their stop lists, stops and expenses stay shared
+until an op reaches them through `day()`, `stop()`, `expense()`,
+`renumber()` or `unlink_expenses()`, which copy them first (copy on write).
+So an op costs what it touches, a failed op leaves the shared trip as it
+was, and what differs from the original is what is not the same object
+(store.write_changes, the TripDto's day parts). Ops therefore reach days,
+stops and expenses only through these methods.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class Trip:
     def edit(self) -> Trip:
         """A copy for ops to change, sharing everything they do not touch."""
         out = _shallow(self)
-        out.days = [_shallow(d) for d in self.days]
+        out.days = list(self.days)
         out.expenses = list(self.expenses)
         out._owned = set()
         return out
@@ -116,24 +117,26 @@ class Trip:
         self._owned.add(id(obj))
         return obj
 
-    def _own_stops(self, day: Day) -> Day:
+    def _own_day(self, i: int) -> Day:
+        """The day at `i`, put in place as this copy's own, with its own stop list."""
+        day = self.days[i] = self._own(self.days[i])
         day.stops = self._own(day.stops)
         return day
 
     # -- lookups ------------------------------------------------------------
 
     def day(self, day_id: str) -> Day:
-        for d in self.days:
+        for i, d in enumerate(self.days):
             if d.id == day_id:
-                return self._own_stops(d)
+                return self._own_day(i)
         raise NotFound(f"No day {day_id} in this trip", code="day_not_found")
 
     def stop(self, stop_id: str) -> tuple[Day, Stop]:
-        for d in self.days:
-            for i, s in enumerate(d.stops):
+        for i, d in enumerate(self.days):
+            for j, s in enumerate(d.stops):
                 if s.id == stop_id:
-                    self._own_stops(d)
-                    d.stops[i] = s = self._own(s)
+                    d = self._own_day(i)
+                    d.stops[j] = s = self._own(s)
                     return d, s
         raise NotFound(f"No stop {stop_id} in this trip", code="stop_not_found")
 
@@ -162,7 +165,9 @@ class Trip:
         """Dense positions again. Only days whose stop list an op reached can
         have stops out of place; the others keep theirs (and stay shared)."""
         for i, d in enumerate(self.days):
-            d.position = i
+            if d.position != i:
+                d = self.days[i] = self._own(d)
+                d.position = i
             if self._owned is not None and id(d.stops) not in self._owned:
                 continue
             for j, s in enumerate(d.stops):

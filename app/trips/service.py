@@ -109,7 +109,7 @@ async def apply_ops(
             state = await svc.trips.get(trip_id)
             before, trip, role, summaries, write = _prepare(svc, state, actor_id, validated, base_version, source,
                                                             precondition, claim)
-            written = await svc.db.queue(write)
+            written = svc.db.queue(write)
             state.head = trip
         try:
             await written
