@@ -287,9 +287,11 @@ class Evaluator:
 
 
 async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
+    """The suggestion's row and the trip's current version, read together (one
+    snapshot: another approval commits either before both or after both)."""
     row = await svc.db.fetchone(
-        f"SELECT {timeline.SUGGESTION_COLUMNS} FROM agent_suggestions WHERE id = ? AND trip_id = ?",
-        (suggestion_id, trip_id))
+        f"SELECT {timeline.SUGGESTION_COLUMNS}, (SELECT version FROM trips WHERE id = ?) AS current_version "
+        "FROM agent_suggestions WHERE id = ? AND trip_id = ?", (trip_id, suggestion_id, trip_id))
     if row is None:
         raise NotFound("Suggestion not found", code="suggestion_not_found")
     return row
@@ -321,7 +323,7 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
     if row["expires_at"] is not None and row["expires_at"] <= iso(now_dt(svc)):
         await _mark(svc, trip_id, suggestion_id, "expired")
         raise Conflict("This suggestion has expired", code="expired")
-    version = await svc.db.fetchval("SELECT version FROM trips WHERE id = ?", (trip_id,))
+    version = row["current_version"]
     if version != row["trip_version"]:
         await _mark(svc, trip_id, suggestion_id, "stale")
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
