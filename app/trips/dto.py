@@ -57,6 +57,7 @@ def _legs_key(day: Day) -> tuple:
 
 @dataclass(eq=False)
 class DayPart:
+    source: Day                   # the day object encoded (a shared day never changes)
     day: tuple                    # the day's own fields when encoded
     stops: list                   # the stop objects encoded (compared by identity)
     start_date: str               # the trip's (with the day's position: its date)
@@ -78,6 +79,7 @@ class View:
     parts: list[DayPart]
     expenses: tuple[list[Expense], bytes]
     shared: tuple[object, bytes, object, bytes]  # (members, their JSON, preferences, their JSON)
+    header: tuple[tuple, bytes]   # (the trip's own fields, their JSON up to "version")
     head: bytes                   # up to `"role":`
     rest: bytes                   # after the role
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in rest, their vote)]
@@ -155,8 +157,8 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: 
     for s in day.stops:
         at = body.index(MINE, at) + len(MINE) - 2
         mine_at[s.id] = at
-    return DayPart(_day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_json, social,
-                   fixed, body, mine_at)
+    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_json,
+                   social, fixed, body, mine_at)
 
 
 def _social(state: TripState, day: Day) -> list[tuple]:
@@ -175,6 +177,10 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
     parts = []
     for day in trip.days:
         part = old.get(day.id)
+        if (part is not None and part.source is day and not social_moved and part.prefs is trip.prefs
+                and part.start_date == trip.start_date):
+            parts.append(part)   # the same day object: nothing about it changed
+            continue
         same_stops = part is not None and _same_objects(part.stops, day.stops)
         social = part.social if same_stops and not social_moved else _social(state, day)
         if (same_stops and part.day == _day_fields(trip, day) and part.prefs is trip.prefs
@@ -195,12 +201,15 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
                                for e in trip.expenses]) + b',"expenseSummary":' + _dumps(summarize(trip.expenses)))
-    head = _dumps({
+    fields = (trip.id, trip.title, trip.dest_name, trip.dest_lat, trip.dest_lng, trip.start_date, trip.timezone,
+              trip.currency)
+    header = prev.header if prev is not None and prev.header[0] == fields else (fields, _dumps({
         "id": trip.id, "title": trip.title,
         "destination": None if trip.dest_name is None else {"name": trip.dest_name, "lat": trip.dest_lat,
                                                             "lng": trip.dest_lng},
-        "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": trip.version,
-    })[:-1] + b',"role":'
+        "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency, "version": 0,
+    })[:-2])   # up to the version's value
+    head = header[1] + str(trip.version).encode() + b',"role":'
     shared = prev.shared if prev is not None else (None, b"", None, b"")
     if shared[0] is not state.members or shared[2] is not trip.prefs:
         shared = (state.members, _dumps(state.members), trip.prefs, _dumps(trip.prefs.model_dump()))
@@ -220,7 +229,8 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
             for stop_id, at in part.mine_at.items():
                 for user_id, value in (state.votes.get(stop_id) or {}).items():
                     by_user.setdefault(user_id, []).append((start + at, value))
-    return View(trip, state.members, state.social_serial, parts, expenses, shared, head, b"".join(rest), by_user)
+    return View(trip, state.members, state.social_serial, parts, expenses, shared, header, head, b"".join(rest),
+                by_user)
 
 
 def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
