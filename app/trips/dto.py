@@ -81,8 +81,9 @@ class View:
     shared: tuple[object, bytes, object, bytes]  # (members, their JSON, preferences, their JSON)
     header: tuple[tuple, bytes]   # (the trip's own fields, their JSON up to "version")
     head: bytes                   # up to `"role":`
-    rest: bytes                   # after the role
-    by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in rest, their vote)]
+    rest: list[bytes]             # after the role, in pieces (joined only into what is sent)
+    length: int                   # bytes in head and rest
+    by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
     plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
     tag: str | None = None
 
@@ -94,7 +95,7 @@ class View:
         """Bytes the trip holds with its view, bytes cached for one role
         included: measured with tracemalloc at 5.3-5.8x the body (days
         encoded twice, the aggregate, legs) for 40 to 1,200 stops."""
-        return 6 * (len(self.head) + len(self.rest))
+        return 6 * self.length
 
 
 def _current(view: View | None, state: TripState) -> bool:
@@ -170,13 +171,16 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
     """The view of `trip` with the state's members, votes and comments,
     reusing what `prev` encoded; None when a day's legs need Google (see
     `missing_legs`) and `fetched` does not hold them."""
-    old = {}
-    if prev is not None:
-        old = {p.day[0]: p for p in prev.parts}
+    prev_parts = prev.parts if prev is not None else []
+    old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
     parts = []
-    for day in trip.days:
-        part = old.get(day.id)
+    for i, day in enumerate(trip.days):
+        part = prev_parts[i] if i < len(prev_parts) else None
+        if part is None or part.source is not day and part.day[0] != day.id:
+            if old is None:
+                old = {p.day[0]: p for p in prev_parts}
+            part = old.get(day.id)
         if (part is not None and part.source is day and not social_moved and part.prefs is trip.prefs
                 and part.start_date == trip.start_date):
             parts.append(part)   # the same day object: nothing about it changed
@@ -213,24 +217,30 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
     shared = prev.shared if prev is not None else (None, b"", None, b"")
     if shared[0] is not state.members or shared[2] is not trip.prefs:
         shared = (state.members, _dumps(state.members), trip.prefs, _dumps(trip.prefs.model_dump()))
-    rest = [b',"members":' + shared[1] + b',"days":[']
-    offset, starts = len(rest[0]), []
-    for i, part in enumerate(parts):
-        if i:
-            rest.append(b",")
-            offset += 1
-        starts.append(offset)
-        rest.append(part.body)
-        offset += len(part.body)
-    rest.append(b'],"expenses":' + expenses[1] + b',"preferences":' + shared[3] + b"}")
+    # rest: members, then each day's body (commas between), then expenses
+    # and preferences; a patch replaces only the bodies of the days it changed.
+    if prev is not None and len(prev_parts) == len(parts):
+        rest = list(prev.rest)
+        for i, (part, before) in enumerate(zip(parts, prev_parts)):
+            if part is not before:
+                rest[1 + 2 * i] = part.body
+    else:
+        rest = [b""]
+        for i, part in enumerate(parts):
+            rest += [b",", part.body] if i else [part.body]
+        rest.append(b"")
+    rest[0] = b',"members":' + shared[1] + b',"days":['
+    rest[-1] = b'],"expenses":' + expenses[1] + b',"preferences":' + shared[3] + b"}"
     by_user: dict[str, list[tuple[int, int]]] = {}
     if state.votes:
-        for start, part in zip(starts, parts):
+        start = len(rest[0])
+        for part in parts:
             for stop_id, at in part.mine_at.items():
                 for user_id, value in (state.votes.get(stop_id) or {}).items():
                     by_user.setdefault(user_id, []).append((start + at, value))
-    return View(trip, state.members, state.social_serial, parts, expenses, shared, header, head, b"".join(rest),
-                by_user)
+            start += len(part.body) + 1
+    return View(trip, state.members, state.social_serial, parts, expenses, shared, header, head, rest,
+                len(head) + sum(map(len, rest)), by_user)
 
 
 def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
@@ -246,25 +256,42 @@ def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
     return out
 
 
-def member_bytes(view: View, user_id: str, role: str) -> bytes:
-    """The caller's TripDto: the shared body with their role and votes."""
+def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
+    """The caller's TripDto in pieces: the shared body with their role and
+    votes spliced in (joined once, into whatever carries it)."""
+    plain = view.plain.get(role)
     votes = view.by_user.get(user_id)
     if not votes:
-        cached = view.plain.get(role)
-        if cached is None:
-            cached = view.plain[role] = view.head + _dumps(role) + view.rest
-        return cached
-    out, prev = [view.head, _dumps(role)], 0
-    for at, value in sorted(votes):
-        out += [view.rest[prev:at], b"1" if value > 0 else b"-1"]
-        prev = at + 1
-    out.append(view.rest[prev:])
-    return b"".join(out)
+        return [plain] if plain is not None else [view.head, _dumps(role), *view.rest]
+    out, base, marks, i = [view.head, _dumps(role)], 0, sorted(votes), 0
+    for piece in view.rest:
+        end, cut = base + len(piece), 0
+        while i < len(marks) and marks[i][0] < end:
+            at, value = marks[i]
+            out += [piece[cut:at - base], b"1" if value > 0 else b"-1"]
+            cut, i = at - base + 1, i + 1
+        out.append(piece[cut:] if cut else piece)
+        base = end
+    return out
+
+
+def member_bytes(view: View, user_id: str, role: str) -> bytes:
+    """The caller's TripDto: the shared body with their role and votes; the
+    bytes of a member without votes are kept for everyone with their role."""
+    if not view.by_user.get(user_id):
+        plain = view.plain.get(role)
+        if plain is None:
+            plain = view.plain[role] = b"".join(member_pieces(view, user_id, role))
+        return plain
+    return b"".join(member_pieces(view, user_id, role))
 
 
 def member_etag(view: View, user_id: str, role: str) -> str:
     if view.tag is None:
-        view.tag = hashlib.blake2b(view.head + view.rest, digest_size=12).hexdigest()
+        digest = hashlib.blake2b(view.head, digest_size=12)
+        for piece in view.rest:
+            digest.update(piece)
+        view.tag = digest.hexdigest()
     votes = view.by_user.get(user_id)
     mine = hashlib.blake2b(repr(sorted(votes)).encode(), digest_size=6).hexdigest() if votes else "0"
     return f'"{view.tag}.{role}.{mine}"'
@@ -320,6 +347,10 @@ class TripCache:
     async def json_for(self, trip_id: str, user_id: str, role: str) -> bytes:
         """The caller's current TripDto (an op's echo: its change or newer)."""
         return member_bytes((await self.current(trip_id))[1], user_id, role)
+
+    async def pieces_for(self, trip_id: str, user_id: str, role: str) -> list[bytes]:
+        """`json_for` in pieces, for a response that wraps it (joined once there)."""
+        return member_pieces((await self.current(trip_id))[1], user_id, role)
 
 
 async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[bytes, str]:
