@@ -229,14 +229,7 @@ def plan_edits(day: Day, plan: PlanDay, candidates: dict) -> list[tuple[str, dic
     pinned ones, then insert_stop ops for the additions (durations filled in
     by build_draft)."""
     free = iter(plan.order)
-    target = [s.id if s.set_time else next(free) for s in day.stops]
-    current = [s.id for s in day.stops]
-    edits: list[tuple[str, dict]] = []
-    for k, sid in enumerate(target):
-        if current[k] != sid:
-            edits.append(("move_stop", {"stopId": sid, "toDayId": day.id, "position": k}))
-            current.remove(sid)
-            current.insert(k, sid)
+    edits = order_edits(day, [s.id if s.set_time else next(free) for s in day.stops])
     # Several places after one stop keep the model's order: insert the last first.
     for add in reversed(plan.additions):
         place = candidates[add.placeId]
