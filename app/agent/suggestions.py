@@ -40,7 +40,7 @@ from ..trips import store
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext
 from ..trips.service import OpEvent, apply_ops, validate_args
-from ..planner.context import stop_places, trip_weather
+from ..planner.context import stop_places, trip_country, trip_weather
 from . import timeline
 from .timeline import iso, now_dt
 from .context import trip_snapshot
@@ -223,7 +223,8 @@ class Evaluator:
         async with svc.db.read() as conn:
             after = await store.load(conn, trip_id)
         # The facts the review route sees: every stop's place (the cache), the weather.
-        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()]),
+        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()],
+                                                           trip_country(after)),
                                                trip_weather(svc, after))
         # Pure CPU (review simulates its fixes): off the event loop.
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)

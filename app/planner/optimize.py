@@ -32,7 +32,8 @@ from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours import MEAL_MINUTES, check_at
 from ..legs import Leg, by_pair, haversine_m
-from .context import DayContext, new_refs, require_ai, simulate
+from ..places import in_country
+from .context import DayContext, new_refs, require_ai, simulate, trip_country
 from .drafts import store_draft
 from .shortest import SAVING_WORTH_MIN, order_edits, solve, summary_of
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
@@ -178,7 +179,7 @@ async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePre
             continue  # one type's search failing leaves the others
         if isinstance(answer, BaseException):
             raise answer
-        found = [p for p in answer if usable(p, ctx.day)]
+        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer if usable(p, ctx.day)]
         rankings.append(sorted(found, key=lambda p: (-score(p, anchor, prefs, cuisine=is_food(p)), p["placeId"])))
     chosen: dict[str, dict] = {}
     for rank in range(20):

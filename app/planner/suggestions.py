@@ -18,8 +18,8 @@ from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..services import Services
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_minutes
-from ..places import require_places
-from .context import DayContext, new_refs, simulate
+from ..places import in_country, require_places
+from .context import DayContext, new_refs, simulate, trip_country
 from .drafts import store_draft
 from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
                      score, usable)
@@ -109,7 +109,8 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
         raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
     ranked: list[dict] = []
     for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
-        found = await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
+        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))}
+                 for p in await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)]
         ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
                         key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
         if ranked:
