@@ -12,7 +12,7 @@ import { mountTrips, acceptInvite } from "./planner/trips.js";
 const PENDING_INVITE = "wayline.pendingInvite";
 
 const session = {
-  config: { aiEnabled: false, placesEnabled: false, googleMapsBrowserKey: null, limits: {} },
+  config: { aiEnabled: false, placesProvider: null, googleMapsBrowserKey: null, limits: {} },
   me: null,
   isAdmin: false,
 };

@@ -100,6 +100,27 @@ export function fmtMinutes(min) {
   return rest ? `${hours} h ${rest} min` : `${hours} h`;
 }
 
+// A schedule time as people read it, from minutes after the day's midnight:
+// "09:30", and "00:30 (+1)" once a day runs past midnight. Order and gaps
+// are always worked out on the minutes, never on this text.
+export function fmtClock(minutes) {
+  if (typeof minutes !== "number" || !Number.isFinite(minutes)) return "";
+  const m = Math.round(minutes);
+  const days = Math.floor(m / 1440);
+  const inDay = m - days * 1440;
+  const text = `${String(Math.floor(inDay / 60)).padStart(2, "0")}:${String(inDay % 60).padStart(2, "0")}`;
+  return days > 0 ? `${text} (+${days})` : text;
+}
+
+// The same time as an element: the "(+1)" is a smaller part of it, so a
+// narrow time column can put it on a line of its own.
+export function clockEl(minutes, className) {
+  const text = fmtClock(minutes);
+  const cut = text.indexOf(" (+");
+  return cut < 0 ? h("span", { class: className }, text)
+    : h("span", { class: className }, text.slice(0, cut), " ", h("span", { class: "next-day", title: "After midnight: the next day" }, text.slice(cut + 1)));
+}
+
 export function fmtDistance(m) {
   if (m === null || m === undefined) return "";
   return m < 1000 ? `${Math.round(m)} m` : `${(m / 1000).toFixed(m < 10000 ? 1 : 0)} km`;
