@@ -7,7 +7,7 @@
 //   computed by the server (no AI, so it works without an AI key).
 
 import { post } from "../api.js";
-import { h, clear, errorBox, progressLine, withBusy, fmtMinutes } from "../planner/ui.js";
+import { h, append, clear, errorBox, progressLine, withBusy, fmtMinutes } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
 import { draftPreview } from "./draftpreview.js";
 
@@ -20,13 +20,13 @@ export function mountOptimize(el, store, panel) {
   const shortest = h("button", { type: "button", class: "btn", "data-testid": "shortest" }, icon("route"), "Shortest order");
   const ai = store.app.session.config.aiEnabled;
   const actions = h("div", { class: "row wrap optimize-actions", "data-slot": "day-order-actions" }, ai ? optimize : null, shortest);
-  el.append(
+  append(el, [
     h("p", { class: "hint" }, ai
       ? "Optimize my day asks the AI to reorder the free stops and may add a place. Shortest order finds the order with the least travel, without AI. Set times never move, and you see a preview before anything changes."
       : "Shortest order finds the order of the free stops with the least travel. Set times never move, and you see a preview before anything changes."),
     actions,
     ai ? null : h("p", { class: "hint", role: "note" }, "“Optimize my day” uses AI, which is turned off on this server."),
-    results);
+    results]);
   optimize.addEventListener("click", () => runOptimize());
   shortest.addEventListener("click", () => runShortest());
 
@@ -65,7 +65,8 @@ export function mountOptimize(el, store, panel) {
     show.addEventListener("click", () => {
       const preview = draftPreview(store, alternative, {
         label: "Shortest order preview", headline, notes: ["The same plan as above, in the order with the least travel."],
-        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order", onDone: done,
+        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order",
+        onDone: (shown) => (shown ? done(shown) : preview.remove()), // Discard leaves the AI's plan shown
       });
       offer.replaceWith(preview);
       reveal(preview);

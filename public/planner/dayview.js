@@ -59,10 +59,11 @@ function showsOsmData(day) {
 
 function header(store, day, w) {
   const planned = day.stops.reduce((sum, s) => sum + (s.durationMin || 0), 0);
-  const first = day.stops[0];
-  const last = day.stops[day.stops.length - 1];
+  // From the earliest start to the latest end (a set time may sit out of order).
+  const from = Math.min(...day.stops.map((s) => s.startMinutes));
+  const to = Math.max(...day.stops.map((s) => s.endMinutes));
   const meta = [
-    first ? `${fmtClock(first.startMinutes)} – ${fmtClock(last.endMinutes)}` : `Starts ${day.startTime || "09:00"}`,
+    day.stops.length ? `${fmtClock(from)} – ${fmtClock(to)}` : `Starts ${day.startTime || "09:00"}`,
     `${day.stops.length} stop${day.stops.length === 1 ? "" : "s"}`,
     planned ? `${fmtMinutes(planned)} planned` : null,
   ].filter(Boolean);
