@@ -16,7 +16,7 @@ export function accountMenu(app) {
   },
   h("span", { class: "avatar", "aria-hidden": "true" }, initials(name)),
   h("span", { class: "nav-user-name" }, name),
-  icon("chevron", { size: 14 }));
+  icon("chevronDown", { size: 14 }));
   const item = (label, action, extra = "") => h("button", { type: "button", class: `account-item${extra}`, onclick: () => { close(); action(); } }, label);
   const menu = h("div", { id: "account-menu", class: "account-menu", hidden: true },
     h("p", { class: "account-who" }, "Signed in as ", h("strong", null, me.username)),
