@@ -200,3 +200,20 @@ def test_optimize_shows_each_sides_hours_and_offers_the_shortest_order(settings,
         page.wait_for_function("(order) => JSON.stringify([...document.querySelectorAll('.timeline .stop .stop-name')]"
                                ".map((e) => e.textContent)) === JSON.stringify(order)", arg=order)
         page.errors.check()
+
+
+def test_a_forecast_slower_than_the_review_still_brings_its_finding(settings, osm_standin, weather_standin):
+    first = next_weekday(date.today() + timedelta(days=1), {1, 2, 3, 4})
+    weather_standin.overrides = {first: WET}
+    weather_standin.delay("/v1/forecast", 4.0)  # longer than the review waits for it
+    app_settings = offline(weather_settings(osm_settings(settings, osm_standin), weather_standin))
+    with live(app_settings) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = trip_on(alice, first, 1)
+        add_stops(alice, trip, KONGENS_HAVE)
+        page = open_page(browser, server, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        stop_card(page, "Kongens Have").wait_for()
+        # Once the page has the weather it asks for the review again, which now has it too.
+        stop_card(page, "Kongens Have").locator(".finding[data-kind=weather]").wait_for(timeout=15_000)
+        page.errors.check()

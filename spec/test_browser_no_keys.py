@@ -12,7 +12,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import chromium, live, names_on_screen, offline, open_page, shot, stop_card, ui_create_trip, ui_signup
+from browser.harness import (chromium, live, names_on_screen, offline, open_page, shot, stop_card, ui_create_trip,
+                             ui_signup)
 from standins.osm_standin import osm_settings
 from standins.weather_standin import weather_settings
 
