@@ -5,6 +5,8 @@ measured by minutes (no "23 h 59 min short" gap before a stop after midnight).""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from browser.harness import (add_stops, api, api_user, chromium, live, names_on_screen, offline, open_page, shot,
@@ -86,6 +88,28 @@ def test_shortest_order_previews_and_applies_the_previewed_order(settings, osm_s
         actions.get_by_role("button", name="Shortest order").click()
         panel.get_by_role("heading", name="This day is already in its shortest order").wait_for()
         assert panel.get_by_role("button", name="Apply Plan").count() == 0
+        page.errors.check()
+
+
+def test_past_twelve_free_stops_the_order_is_labelled_best_found(settings, osm_standin):
+    with live(offline(osm_settings(settings, osm_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = copenhagen(alice)
+        # Thirteen stops on a ring around the centre, listed in a scrambled order.
+        ring = [(55.6761 + 0.008 * math.cos(k * 2 * math.pi / 13), 12.5683 + 0.014 * math.sin(k * 2 * math.pi / 13))
+                for k in range(13)]
+        add_stops(alice, trip, *({"name": f"Corner {k + 1}", "lat": ring[(k * 5) % 13][0], "lng": ring[(k * 5) % 13][1],
+                                  "durationMin": 15} for k in range(13)))
+        page = open_page(browser, server, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        stop_card(page, "Corner 13").wait_for()
+        panel = open_day_help(page)
+        panel.get_by_role("button", name="Shortest order").click()
+        preview = panel.locator(".draft[aria-label='Shortest order preview']")
+        preview.wait_for(timeout=20_000)
+        assert preview.locator("h4").inner_text().startswith("Shortest order saves ")
+        assert "Best order found: 13 stops have too many orders to try every one" in preview.inner_text()
+        assert "Exact" not in preview.inner_text()
         page.errors.check()
 
 

@@ -105,7 +105,7 @@ function shortestWords(draft) {
     : moves ? "Shortest order: the same travel time, in another order" : "This day is already in its shortest order";
   const notes = [
     t.exact === false
-      ? `Best order found: with ${t.freeStops} stops to place there are too many orders to try them all (every one is tried up to ${t.exactLimit}), so a slightly shorter one may exist.`
+      ? `Best order found: ${t.freeStops} stops have too many orders to try every one (Wayline tries them all up to ${t.exactLimit}), so a slightly shorter order may exist.`
       : "Exact: no order of these stops has less travel.",
     t.estimated ? "Some travel times are estimates (straight-line distance), not real routes." : null,
   ];
