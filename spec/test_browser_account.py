@@ -53,7 +53,7 @@ def test_change_password_answers_under_each_field_and_ends_other_sessions(settin
             dialog.get_by_role("button", name="Change password").click()
             error = dialog.locator("#" + current.get_attribute("id") + "-error")
             error.wait_for()
-            assert error.inner_text() == "That is not your current password"
+            assert error.inner_text() == "That is not your password."
             assert current.get_attribute("aria-invalid") == "true"
             assert dialog.locator(".error-box").count() == 0  # said under its field, not in a box
             shot(page, f"account-password-wrong-{viewport['width']}")
@@ -122,7 +122,7 @@ def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_noti
         dialog.get_by_role("button", name="Delete my account").click()
         error = dialog.locator("#" + password.get_attribute("id") + "-error")
         error.wait_for()
-        assert error.inner_text() == "That is not your current password"
+        assert error.inner_text() == "That is not your password."
         shot(page, "account-delete-wrong-390")
         page.set_viewport_size(DESKTOP)
         shot(page, "account-delete-wrong-1366")
