@@ -58,6 +58,14 @@ def require_places(svc: Services) -> PlacesProvider:
     return svc.places
 
 
+def in_country(raw: dict, country: str | None) -> dict:
+    """An OpenStreetMap place's raw with the trip's country for its public
+    holidays (`PH` in its hours), when the place does not name its own."""
+    if country and isinstance(raw, dict) and raw.get("source") == "osm" and not raw.get("country_code"):
+        return {**raw, "country_code": country}
+    return raw
+
+
 def valid_place_id(value: str) -> bool:
     """A place id either provider could have given (checked before it reaches a URL)."""
     return bool(GOOGLE_PLACE_ID.fullmatch(value) or osm.PLACE_ID.fullmatch(value))

@@ -18,7 +18,7 @@ from datetime import date as Date
 
 from .hours import buffer_for, first_start
 from .review_issues import DayFacts, Elsewhere, Issue, quote
-from .trips.schedule import clock_label, to_hhmm
+from .trips.schedule import clock_label, date_label, to_hhmm
 
 SET_TIME_STEP = 15     # offered set times are round quarter hours when they can be
 MOVE_SLACK_MIN = 45    # how far a move's rough start may be from one that fits, to be worth simulating
@@ -48,13 +48,13 @@ def closed(facts: DayFacts) -> list[Issue]:
         meal = stop.kind == "food"
         usual = "" if check.status == "confirmed" else "usual "
         if check.closes_at is None and check.latest_start is None and not _open_at_all(facts, stop, slot.start):
-            weekday = Date.fromisoformat(date).strftime("%A")
-            message = f"{quote(stop.name)} is closed all day on {weekday} {date} (its {usual}opening hours)."
+            message = f"{quote(stop.name)} is closed all day on {date_label(date)} (its {usual}opening hours)."
         else:
             when = f"{clock_label(slot.start)}–{clock_label(slot.end)}"
             buffer = " with 30 minutes before closing" if meal else ""
             closes = f" (it closes at {check.closes_at})" if check.closes_at else ""
-            message = f"{quote(stop.name)} at {when} on {date} does not fit its {usual}opening hours{buffer}{closes}."
+            message = (f"{quote(stop.name)} at {when} on {date_label(date)} does not fit its {usual}opening "
+                       f"hours{buffer}{closes}.")
         issue = Issue("closed", "problem" if check.status == "confirmed" else "warning", message, (stop.id,))
         issues.append(issue)
         if facts.keys_only:

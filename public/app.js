@@ -5,14 +5,15 @@
 // A path-style invite link (/invite/{token}) is turned into the hash route.
 
 import { get, post, onUnauthorized } from "./api.js";
-import { h, append, clear, showError, errorBox, initials } from "./planner/ui.js";
-import { mountAuth } from "./planner/auth.js";
+import { h, append, clear, showError, errorBox } from "./planner/ui.js";
+import { mountAuth, NOTICE } from "./planner/auth.js";
+import { accountMenu } from "./planner/account.js";
 import { mountTrips, acceptInvite } from "./planner/trips.js";
 
 const PENDING_INVITE = "wayline.pendingInvite";
 
 const session = {
-  config: { aiEnabled: false, placesEnabled: false, googleMapsBrowserKey: null, limits: {} },
+  config: { aiEnabled: false, placesProvider: null, googleMapsBrowserKey: null, limits: {} },
   me: null,
   isAdmin: false,
 };
@@ -52,10 +53,23 @@ async function signOut() {
   } catch (err) {
     showError(err);
   }
+  signedOut();
+}
+
+// Nobody is signed in any more (signed out, everywhere, or the account is
+// gone): to sign-in, with `notice` shown there. The notice waits in
+// sessionStorage, so it is there whichever way the page reaches sign-in (a
+// live "gone" event or a 401 may get there first).
+function signedOut(notice) {
   session.me = null;
   session.isAdmin = false;
+  if (notice) sessionStorage.setItem(NOTICE, notice);
   renderNav();
-  navigate("#/signin");
+  if (current && current.key.startsWith("auth:")) {
+    if (current.destroy) current.destroy();
+    current = null; // mount sign-in again, to show the notice
+  }
+  navigate("#/signin", { replace: true });
 }
 
 function renderNav() {
@@ -66,19 +80,15 @@ function renderNav() {
     h("a", { href: "#/", class: "nav-link" }, "Trips"),
     h("a", { href: "#/preferences", class: "nav-link" }, "Preferences"),
     session.isAdmin ? h("a", { href: "/admin.html", class: "nav-link", "data-testid": "admin-link" }, "Admin") : null,
-    h(
-      "span",
-      { class: "nav-user", title: `Signed in as ${session.me.username}` },
-      h("span", { class: "avatar", "aria-hidden": "true" }, initials(session.me.displayName || session.me.username)),
-      h("span", { class: "nav-user-name" }, session.me.displayName || session.me.username),
-    ),
-    h("button", { type: "button", class: "btn btn-ghost btn-sm", onclick: signOut }, "Sign out"),
+    accountMenu(app),
   ]);
 }
 
 const app = {
   session,
   navigate,
+  signOut,
+  signedOut,
   topbarSlot: () => document.getElementById("topbar-slot"),
   async afterSignIn() {
     await loadMe();

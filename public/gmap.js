@@ -2,6 +2,8 @@
 // loaded once per page, the map created once, markers and the route line
 // updated in place, like the Leaflet map in map.js.
 
+import { fmtClock } from "./planner/ui.js";
+
 let loading = null;
 
 function loadGoogleMaps(key) {
@@ -37,7 +39,7 @@ export async function createGoogleMap(canvas, key) {
       for (const { stop, n } of located) {
         keep.add(stop.id);
         const position = { lat: stop.lat, lng: stop.lng };
-        const title = `${n}. ${stop.name} (${stop.startTime})`;
+        const title = `${n}. ${stop.name} (${fmtClock(stop.startMinutes)})`;
         const marker = markers.get(stop.id);
         if (marker) {
           marker.setPosition(position);

@@ -7,7 +7,7 @@
 // When tiles cannot load (offline, a blocked tile host) the page falls back to
 // the SVG schematic drawn from the stops' coordinates.
 
-import { h, fmtMinutes } from "./planner/ui.js";
+import { h, fmtMinutes, fmtClock } from "./planner/ui.js";
 import { sig } from "./planner/keyed.js";
 import { createGoogleMap } from "./gmap.js";
 
@@ -50,7 +50,7 @@ export function createDayMap(box, store) {
       .map((stop, i) => ({ stop, n: i + 1 }))
       .filter(({ stop }) => typeof stop.lat === "number" && typeof stop.lng === "number");
     count.textContent = ` · ${located.length} of ${day.stops.length} stops located`;
-    const next = sig(day.id, located.map(({ stop, n }) => [stop.id, stop.lat, stop.lng, stop.name, stop.kind, stop.startTime, n]),
+    const next = sig(day.id, located.map(({ stop, n }) => [stop.id, stop.lat, stop.lng, stop.name, stop.kind, stop.startMinutes, n]),
       day.legs.map((l) => [l.fromStopId, l.toStopId, l.mode, l.source, l.durationS]));
     if (next === drawnSig) return;
     drawnSig = next;
@@ -157,7 +157,7 @@ async function createLeafletMap(canvas, config, onTilesFailed) {
       const keep = new Set();
       for (const { stop, n } of located) {
         keep.add(stop.id);
-        const title = `${n}. ${stop.name} (${stop.startTime})`;
+        const title = `${n}. ${stop.name} (${fmtClock(stop.startMinutes)})`;
         const icon = L.divIcon({
           className: `map-pin kind-${stop.kind}`, html: h("span", { class: "map-pin-num" }, String(n)),
           iconSize: [28, 28], iconAnchor: [14, 14],
@@ -244,7 +244,7 @@ function schematic(day, located, W, H) {
     const p = pos.get(st.id);
     if (!p) return;
     const g = s("g", { class: `map-stop kind-${st.kind}` });
-    g.append(s("title", {}, `${i + 1}. ${st.name} (${st.startTime})`));
+    g.append(s("title", {}, `${i + 1}. ${st.name} (${fmtClock(st.startMinutes)})`));
     g.append(s("circle", { cx: p[0], cy: p[1], r: 11 }));
     g.append(s("text", { x: p[0], y: p[1] + 4, "text-anchor": "middle", class: "map-num" }, String(i + 1)));
     const right = p[0] < W - 130;

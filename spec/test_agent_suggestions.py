@@ -9,6 +9,7 @@ from datetime import date
 
 import httpx
 
+from app.agent.suggestions import Evaluator, _Burst
 from app.server import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.google_standin import google_settings
@@ -268,3 +269,30 @@ def test_a_set_time_just_before_closing_gives_the_computed_fix_as_a_suggestion(s
         assert r.status_code == 200, r.text
         assert client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"] == {
             "status": "ok", "findings": []}
+
+
+def test_an_evaluation_judges_its_own_edits_not_the_ones_after_it(settings, openai_standin):
+    """A burst whose debounce ended before the next edit committed judges the
+    trip its own edits left; the next edit's burst raises that edit's risks
+    (once, not twice)."""
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        svc = client.app.state.services
+        [evaluator] = [listener for listener in svc.op_listeners if isinstance(listener, Evaluator)]
+        svc.op_listeners.remove(evaluator)   # the test drives it by hand
+        seen: list = []
+        svc.op_listeners.append(seen.append)
+        signup(client, "alice")
+        trip = new_trip(client)
+        make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
+        first_edit, second_edit = seen
+
+        def judge(event):
+            burst = _Burst(event.before, event.after, event.actor_id, 0.0, list(event.summaries))
+            client.portal.call(evaluator.evaluate, trip["id"], burst)
+
+        judge(first_edit)   # a long visit alone is fine, though the stored trip is not by now
+        assert openai_standin.request_count == 0
+        judge(second_edit)
+        assert openai_standin.request_count == 1
+        assert len(_pending(client, trip["id"])) == 1

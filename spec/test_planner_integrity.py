@@ -137,3 +137,16 @@ def test_plan_day_is_told_which_ids_exist(env, model):
     assert conforms(schema, good_plan(t, [{"placeId": candidates[0], "afterStopId": t["free"][0]}]))
     assert not conforms(schema, good_plan(t, [{"placeId": "ChIJ_made_up", "afterStopId": t["free"][0]}]))
     assert not conforms(schema, {**good_plan(t), "order": [t["pinned"], *t["free"]]})
+
+
+def test_explore_never_pushes_a_booked_time_out_of_reach(env):
+    """A sight slotted between a stop and a tight set-time lunch would make the
+    lunch unreachable: such a suggestion is not offered."""
+    signup(env)
+    trip = new_trip(env, days=1)
+    day = trip["days"][0]["id"]
+    first = add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=60)
+    add(env, trip["id"], day, "Lunch", (38.7120, -9.1360), kind="food", meal="lunch", setTime="10:15")
+    suggestions = env.post(f"/api/trips/{trip['id']}/days/{day}/explore", json={}).json()["data"]["suggestions"]
+    assert suggestions, "places after the lunch still fit"
+    assert all(s["afterStopId"] != first for s in suggestions)

@@ -39,7 +39,7 @@ from ..services import Services
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext
 from ..trips.service import OpEvent, apply_ops, validate_args
-from ..planner.context import stop_places, trip_weather
+from ..planner.context import stop_places, trip_country, trip_weather
 from . import timeline
 from .timeline import iso, now_dt
 from .context import trip_snapshot
@@ -166,6 +166,7 @@ def choose_patch(decision: InterventionDecision, fixes: list[dict], trip: Trip) 
 @dataclass
 class _Burst:
     before: Trip
+    after: Trip
     actor_id: str
     deadline: float
     summaries: list[str] = field(default_factory=list)
@@ -192,10 +193,11 @@ class Evaluator:
         deadline = loop.time() + self.debounce_s
         burst = self._bursts.get(event.trip_id)
         if burst is None:
-            self._bursts[event.trip_id] = _Burst(event.before, event.actor_id, deadline, list(event.summaries))
+            self._bursts[event.trip_id] = _Burst(event.before, event.after, event.actor_id, deadline,
+                                                 list(event.summaries))
             self.svc.background.spawn(self._after_quiet(event.trip_id), name=f"agent-eval-{event.trip_id}")
         else:
-            burst.actor_id, burst.deadline = event.actor_id, deadline
+            burst.after, burst.actor_id, burst.deadline = event.after, event.actor_id, deadline
             burst.summaries.extend(event.summaries)
 
     async def _after_quiet(self, trip_id: str) -> None:
@@ -218,10 +220,13 @@ class Evaluator:
                 log.exception("agent evaluation failed")
 
     async def evaluate(self, trip_id: str, burst: _Burst) -> None:
-        svc = self.svc
-        after = await svc.trips.trip(trip_id)
+        # The trip as the burst's last edit left it, not as it is now: an edit
+        # landing after the debounce starts its own burst, and judging it here
+        # too would raise its risks twice.
+        svc, after = self.svc, burst.after
         # The facts the review route sees: every stop's place (the cache), the weather.
-        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()]),
+        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()],
+                                                           trip_country(after)),
                                                trip_weather(svc, after))
         # Pure CPU (review simulates its fixes): off the event loop.
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)

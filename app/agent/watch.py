@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import AppError, NotFound
 from ..ids import iso
-from ..planner.context import stop_places, trip_weather
+from ..planner.context import stop_places, trip_country, trip_weather
 from ..review import Finding, review_day
 from ..trips.model import Trip
 from .timeline import now_dt
@@ -113,7 +113,7 @@ class Watch:
         if weather is None and trip.dest_lat is not None:
             log.info("agent watch: skipped a trip, its weather is unavailable")
             return False
-        places = await stop_places(svc, trip.all_stops())
+        places = await stop_places(svc, trip.all_stops(), trip_country(trip))
         found = await asyncio.to_thread(watched_findings, trip, legs, places, weather, with_fixes=False)
         row = await svc.db.fetchone("SELECT seen_json FROM agent_watch WHERE trip_id = ?", (trip_id,))
         seen = set(json.loads(row[0])) if row else set()

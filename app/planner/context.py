@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import date as Date
 from collections.abc import Iterable
 
+from ..countries import country_of_timezone
 from ..errors import NotFound, Unavailable
 from ..legs import Leg
+from ..places import in_country
 
 from ..review import ReviewResult, day_fingerprint, review_day
 from ..services import Services
@@ -58,15 +60,20 @@ async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bo
     day = entry.trip.day(day_id)
     places = weather = None
     if review_facts:
-        places, weather = await asyncio.gather(stop_places(svc, entry.trip.all_stops()),
+        places, weather = await asyncio.gather(stop_places(svc, entry.trip.all_stops(), trip_country(entry.trip)),
                                                trip_weather(svc, entry.trip))
     return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
 
 
-async def stop_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
+def trip_country(trip: Trip) -> str | None:
+    return country_of_timezone(trip.timezone)
+
+
+async def stop_places(svc: Services, stops: Iterable, country: str | None = None) -> dict[str, dict] | None:
     """The place JSON of every stop that has a place (cached by the provider);
     a place the provider cannot answer for is left out, so its hours stay
-    unknown. None without a places provider."""
+    unknown. None without a places provider. `country`: the trip's, for an
+    OpenStreetMap place's public holidays."""
     if svc.places is None:
         return None
     ids = sorted({s.place_id for s in stops if s.place_id})
@@ -77,7 +84,7 @@ async def stop_places(svc: Services, stops: Iterable) -> dict[str, dict] | None:
             continue
         if isinstance(answer, BaseException):
             raise answer
-        places[pid] = answer["raw"]
+        places[pid] = in_country(answer["raw"], country)
     return places
 
 

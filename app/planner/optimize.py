@@ -32,7 +32,8 @@ from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours import MEAL_MINUTES, check_at
 from ..legs import Leg, by_pair, haversine_m
-from .context import DayContext, new_refs, require_ai, simulate
+from ..places import in_country
+from .context import DayContext, new_refs, require_ai, simulate, trip_country
 from .drafts import store_draft
 from .shortest import SAVING_WORTH_MIN, order_edits, solve, summary_of
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
@@ -178,7 +179,7 @@ async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePre
             continue  # one type's search failing leaves the others
         if isinstance(answer, BaseException):
             raise answer
-        found = [p for p in answer if usable(p, ctx.day)]
+        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer if usable(p, ctx.day)]
         rankings.append(sorted(found, key=lambda p: (-score(p, anchor, prefs, cuisine=is_food(p)), p["placeId"])))
     chosen: dict[str, dict] = {}
     for rank in range(20):
@@ -229,14 +230,7 @@ def plan_edits(day: Day, plan: PlanDay, candidates: dict) -> list[tuple[str, dic
     pinned ones, then insert_stop ops for the additions (durations filled in
     by build_draft)."""
     free = iter(plan.order)
-    target = [s.id if s.set_time else next(free) for s in day.stops]
-    current = [s.id for s in day.stops]
-    edits: list[tuple[str, dict]] = []
-    for k, sid in enumerate(target):
-        if current[k] != sid:
-            edits.append(("move_stop", {"stopId": sid, "toDayId": day.id, "position": k}))
-            current.remove(sid)
-            current.insert(k, sid)
+    edits = order_edits(day, [s.id if s.set_time else next(free) for s in day.stops])
     # Several places after one stop keep the model's order: insert the last first.
     for add in reversed(plan.additions):
         place = candidates[add.placeId]

@@ -9,8 +9,8 @@ from ..legs import haversine_m
 from ..preferences import EffectivePreferences
 from ..trips.model import Day, Trip
 
-FOOD_NOTE = ("Check allergies and dietary needs with the restaurant before you go: Google can't confirm "
-             "them, and Wayline never claims a place meets one.")
+FOOD_NOTE = ("Check allergies and dietary needs with the restaurant before you go: the map data can't "
+             "confirm them, and Wayline never claims a place meets one.")
 MEAL_TYPES = {"breakfast": ["breakfast_restaurant", "cafe", "bakery"], "brunch": ["brunch_restaurant", "cafe"],
               "lunch": ["restaurant"], "afternoon_tea": ["cafe", "tea_house", "bakery"], "dinner": ["restaurant"]}
 FOOD_TYPES = {"restaurant", "cafe", "bakery", "bar", "food_court", "coffee_shop", "tea_house", "meal_takeaway",

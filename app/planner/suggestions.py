@@ -18,13 +18,13 @@ from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..services import Services
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_minutes
-from ..places import require_places
-from .context import DayContext, new_refs, simulate
+from ..places import in_country, require_places
+from .context import DayContext, new_refs, simulate, trip_country
 from .drafts import store_draft
 from .places import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
                      score, usable)
 
-NO_HOURS_NOTE = "Google lists no opening hours for this place; check before you go."
+NO_HOURS_NOTE = "No opening hours are listed for this place; check before you go."
 SUGGESTIONS = 5
 EXACT_CHECKS = 8            # candidates timed with real legs before the best five are kept
 SEARCH_RADIUS_M = 1500
@@ -107,16 +107,19 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
     anchor = centre(anchor_stops, ctx.trip) or centre(ctx.day.stops, ctx.trip)
     if anchor is None:
         raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
-    ranked: list[dict] = []
+    kept: list = []
+    # Further out only when nothing within walking distance fits the day
+    # (none there, or all closed then).
     for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
-        found = await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)
+        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))}
+                 for p in await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)]
         ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
                         key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
-        if ranked:
+        timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots, replaced)
+                                       for place in ranked[:EXACT_CHECKS]))
+        kept = [t for t in timed if t is not None]
+        if kept:
             break
-    timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots, replaced)
-                                   for place in ranked[:EXACT_CHECKS]))
-    kept = [t for t in timed if t is not None]
     if explore:
         kept.sort(key=lambda t: _explore_rank(t[0]))   # stable: the ranking order within each group
     out = []
@@ -124,6 +127,14 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
         kind = "explore" if explore else "eat"
         out.append({"draftId": await store_draft(svc, ctx, user_id, kind, edits, suggestion, raw), **suggestion})
     return out
+
+
+def _makes_a_set_time_late(ctx: DayContext, slots, day, legs) -> bool:
+    """Whether the day with the suggestion reaches a set-time stop too late
+    when it was reachable before."""
+    late_before = {s.stop_id for s in slots if s.earliest > s.start}
+    return any(s.earliest > s.start and s.stop_id not in late_before
+               for s in day_schedule(day, by_pair(legs)))
 
 
 async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
@@ -149,7 +160,9 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
     if replaced is not None and replaced.set_time:
         args["setTime"] = replaced.set_time     # the meal keeps its appointment if the new place allows it
     replaces = replaced.id if replaced else None
-    _, _, slot, _ = await timed_insert(svc, ctx, args, replaces)
+    _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+    if _makes_a_set_time_late(ctx, slots, day, legs):
+        return None   # it would push a fixed appointment (a booked lunch) out of reach
     start = slot["start"]
     hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
     if food and not hours.fits:

@@ -35,7 +35,7 @@ async def confirm_password(request: Request, user: dict, password: str, field: s
     await svc.limiter.admit(user["username"], address)
     if not await auth.check_password(svc.db, user["id"], password):
         svc.limiter.failed(user["username"], address)
-        raise Forbidden("That is not your current password", code="wrong_password", field=field)
+        raise Forbidden("That is not your password.", code="wrong_password", field=field)
     svc.limiter.succeeded(user["username"], address)
 
 

@@ -5,6 +5,7 @@ ends plus the travel leg between them; the day starts at its start time
 from __future__ import annotations
 
 import math
+from datetime import date
 from typing import NamedTuple
 
 from .model import DAY_START, Day
@@ -26,6 +27,12 @@ def clock_label(minutes: int) -> str:
     """A schedule time as people read it: "00:30 (+1)" after midnight."""
     days = minutes // (24 * 60)
     return to_hhmm(minutes) + (f" (+{days})" if days > 0 else "")
+
+
+def date_label(iso_date: str) -> str:
+    """A date as people read it in a sentence: "Tue 1 Dec"."""
+    day = date.fromisoformat(iso_date)
+    return f"{day:%a} {day.day} {day:%b}"
 
 
 class Slot(NamedTuple):   # a tuple: built for every stop of every schedule, cheaper than a dataclass

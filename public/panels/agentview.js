@@ -15,7 +15,8 @@ export const AI_NAME = "Wayline AI";
 
 // Write tools (the trip's ops): what the AI asks to do.
 const WRITE_LABELS = {
-  insert_stop: "Add a stop", update_stop: "Change a stop", move_stop: "Move a stop", delete_stop: "Remove a stop",
+  insert_stop: "Add a stop", update_stop: "Change a stop", move_stop: "Move a stop", swap_stops: "Swap two stops",
+  delete_stop: "Remove a stop",
   add_day: "Add a day", update_day: "Change a day", reorder_days: "Reorder the days", update_trip: "Change the trip",
   add_expense: "Record an expense", update_expense: "Change an expense", delete_expense: "Delete an expense",
 };
@@ -69,6 +70,11 @@ export function describeWrite(store, name, input = {}) {
       const others = target ? target.stops.filter((s) => s.id !== a.stopId) : [];
       const after = Number(a.position) > 0 ? others[Number(a.position) - 1] : null;
       return `Move ${stopName(a.stopId)} to ${after ? `${dayName(a.toDayId)}, after ${quote(after.name)}` : `the start of ${dayName(a.toDayId)}`}`;
+    }
+    case "swap_stops": {
+      // Each takes the other's day and place in it (a rainy day's park for a dry day's museum).
+      const dayOf = (id) => { const found = store.stop(id); return found ? dayName(found.day.id) : "a day"; };
+      return `Swap ${stopName(a.stopId)} (${dayOf(a.stopId)}) with ${stopName(a.otherStopId)} (${dayOf(a.otherStopId)})`;
     }
     case "delete_stop":
       return `Remove ${stopName(a.stopId)}`;

@@ -1,5 +1,6 @@
 // "This day" in the AI panel: an AI review of the selected day, ideas (places
-// to eat, things to see nearby) and Optimize, one section each.
+// to eat, things to see nearby) and ways to order it (Optimize my day,
+// Shortest order), one section each.
 
 import { h, fmtDay } from "../planner/ui.js";
 import { patch, sig } from "../planner/keyed.js";
@@ -10,7 +11,7 @@ import { mountOptimize } from "./optimize.js";
 const PARTS = [
   ["review", "Review this day", mountReview],
   ["ideas", "Ideas", mountIdeas],
-  ["optimize", "Optimize", mountOptimize],
+  ["optimize", "Order the day", mountOptimize],
 ];
 
 export function mountDayHelp(el, store, panel) {

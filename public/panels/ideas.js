@@ -4,7 +4,7 @@
 // says why it does not fit.
 
 import { post } from "../api.js";
-import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, MEALS, MEAL_MINUTES } from "../planner/ui.js";
+import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, fmtClock, MEALS, MEAL_MINUTES } from "../planner/ui.js";
 import { checkHours } from "../hours.js";
 import { icon } from "../planner/icons.js";
 
@@ -12,10 +12,6 @@ const HOURS_TEXT = { confirmed: "Hours confirmed for that date", unconfirmed: "U
 
 export function mountIdeas(el, store) {
   const config = store.app.session.config;
-  if (!config.placesEnabled) {
-    el.append(h("p", { class: "ai-off small" }, "Finding places needs Google Places, which is not set up on this server."));
-    return {};
-  }
   const results = h("div", { class: "assistant-results", "aria-live": "polite" });
   const meal = select("meal", [["", "Any meal"], ...MEALS], "");
   meal.setAttribute("aria-label", "Meal");
@@ -53,8 +49,12 @@ export function mountIdeas(el, store) {
     const minutes = s.durationMin || MEAL_MINUTES[mealChosen] || 60;
     const duration = h("input", { type: "number", min: 5, max: 1440, step: 5, value: minutes, "aria-label": `Minutes at ${p.name}` });
     const warn = h("p", { class: "hint", "aria-live": "polite" });
-    const add = h("button", { type: "button", class: "btn btn-primary btn-sm" }, "Add to day");
     const after = day.stops.find((x) => x.id === s.afterStopId);
+    // A meal the day already has is replaced (one change, at its place in the day).
+    const replaces = s.replacesStopId ? day.stops.find((x) => x.id === s.replacesStopId) : null;
+    const add = h("button", { type: "button", class: "btn btn-primary btn-sm" }, replaces ? "Use instead" : "Add to day");
+    // The time field reads on the day's own clock; after midnight the line above says "(+1)".
+    const startText = typeof s.startMinutes === "number" && (!store.canEdit || s.startMinutes >= 1440) ? `starts ${fmtClock(s.startMinutes)}` : null;
     const hours = s.hours || {};
     const precheck = () => {
       warn.textContent = "";
@@ -75,9 +75,9 @@ export function mountIdeas(el, store) {
       try {
         const trip = await post(`${store.base}/drafts/${encodeURIComponent(s.draftId)}/apply`, body);
         store.setTrip(trip.trip || trip);
-        toast(`Added ${p.name}`, "success");
+        toast(replaces ? `${p.name} replaces ${replaces.name}` : `Added ${p.name}`, "success");
         card.classList.add("applied");
-        add.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 14 }), " Added"));
+        add.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 14 }), replaces ? " Replaced" : " Added"));
       } catch (err) {
         warn.textContent = err.code === "hours" && err.details.latestStart
           ? `${err.message} Latest start that fits: ${err.details.latestStart}.` : err.message;
@@ -85,7 +85,12 @@ export function mountIdeas(el, store) {
     }, "Adding…"));
     const card = h("article", { class: "suggestion card", "data-draft-id": s.draftId },
       h("h4", null, p.name),
-      h("p", { class: "muted" }, [p.rating ? `★ ${p.rating}` : null, p.priceLevel ? "€".repeat(p.priceLevel) : null, after ? `after ${after.name}` : "at the end of the day"].filter(Boolean).join(" · ")),
+      replaces ? h("p", { class: "replaces" }, `Replaces “${replaces.name}”`) : null,
+      h("p", { class: "muted" }, [
+        startText,
+        p.rating ? `★ ${p.rating}` : null, p.priceLevel ? "€".repeat(p.priceLevel) : null,
+        replaces ? null : after ? `after ${after.name}` : "at the end of the day",
+      ].filter(Boolean).join(" · ")),
       hours.status ? h("p", { class: `hours hours-${hours.status}${hours.fits === false ? " no-fit" : ""}` },
         HOURS_TEXT[hours.status] || hours.status, hours.closesAt ? ` · closes ${hours.closesAt}` : "", hours.fits === false ? " · does not fit" : "") : null,
       s.note ? h("p", { class: "hint" }, s.note) : null,

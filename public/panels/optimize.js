@@ -1,96 +1,113 @@
-// Optimize the selected day: an AI draft shown before/after, applied with
-// Apply Plan (once); a stale draft says so once and cannot be applied. The
-// row of actions has room for more ways to reorder a day.
+// Ways to order the selected day, each a draft shown before/after and applied
+// with Apply Plan (once; `draftpreview.js`):
+// - Optimize my day: the AI reorders the free stops and may add a place;
+//   when the server's exact shortest order of that plan saves time, it is
+//   offered beside it with its own preview.
+// - Shortest order: the order of the free stops with the least travel,
+//   computed by the server (no AI, so it works without an AI key).
 
 import { post } from "../api.js";
-import { h, clear, errorBox, progressLine, withBusy, fmtMinutes, toast } from "../planner/ui.js";
-import { aiOffNote } from "./common.js";
+import { h, append, clear, errorBox, progressLine, withBusy, fmtMinutes } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
+import { draftPreview } from "./draftpreview.js";
 
-const STALE_TEXT = "The day changed since this preview, so it cannot be applied. Optimize again for a fresh plan.";
+const STALE_OPTIMIZE = "The day changed since this preview, so it cannot be applied. Optimize again for a fresh plan.";
+const STALE_SHORTEST = "The day changed since this preview, so it cannot be applied. Ask for the shortest order again.";
 
 export function mountOptimize(el, store, panel) {
   const results = h("div", { class: "assistant-results", "aria-live": "polite" });
   const optimize = h("button", { type: "button", class: "btn btn-primary", "data-testid": "optimize" }, icon("sparkle"), "Optimize my day");
-  // More day-ordering actions (e.g. "Shortest order") sit beside Optimize, in this row.
-  const actions = h("div", { class: "row wrap optimize-actions", "data-slot": "day-order-actions" });
-  if (store.app.session.config.aiEnabled) actions.append(optimize);
-  else el.append(aiOffNote("“Optimize my day”"));
-  el.append(h("p", { class: "hint" }, "Reorders the free stops (set times never move) and may add a place; you see it before anything changes."),
-    actions, results);
-  optimize.addEventListener("click", () => run());
+  const shortest = h("button", { type: "button", class: "btn", "data-testid": "shortest" }, icon("route"), "Shortest order");
+  const ai = store.app.session.config.aiEnabled;
+  const actions = h("div", { class: "row wrap optimize-actions", "data-slot": "day-order-actions" }, ai ? optimize : null, shortest);
+  append(el, [
+    h("p", { class: "hint" }, ai
+      ? "Optimize my day asks the AI to reorder the free stops and may add a place. Shortest order finds the order with the least travel, without AI. Set times never move, and you see a preview before anything changes."
+      : "Shortest order finds the order of the free stops with the least travel. Set times never move, and you see a preview before anything changes."),
+    actions,
+    ai ? null : h("p", { class: "hint", role: "note" }, "“Optimize my day” uses AI, which is turned off on this server."),
+    results]);
+  optimize.addEventListener("click", () => runOptimize());
+  shortest.addEventListener("click", () => runShortest());
 
-  async function run() {
+  const done = (shown) => (shown ? clear(results).append(shown) : clear(results));
+  // A preview lands under the buttons, often below the panel's fold.
+  const reveal = (el) => { if (el) el.scrollIntoView({ block: "nearest" }); };
+
+  async function runOptimize() {
     const day = store.day();
     if (!day) return;
     clear(results).append(progressLine("Optimizing the day: gathering places and asking the AI (this can take up to a minute)…"));
     try {
       const res = await withBusy(optimize, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/optimize`, {}), "Optimizing…");
-      clear(results).append(draftPreview(res.draft));
+      clear(results).append(draftPreview(store, res.draft, {
+        label: "Optimized plan preview", headline: "Preview", notes: [res.draft.preview && res.draft.preview.summary],
+        staleText: STALE_OPTIMIZE, appliedText: "Applied the optimized plan", onDone: done,
+      }));
+      if (res.shortestDraft) results.append(shortestOffer(res.draft, res.shortestDraft));
     } catch (err) {
       clear(results).append(errorBox(err));
       if (err.code === "preferences") {
         results.append(h("button", { type: "button", class: "btn", onclick: () => panel.open("preferences") }, "Open Preferences"));
       }
     }
+    reveal(results.firstElementChild);
   }
 
-  function draftPreview(draft) {
-    const preview = draft.preview || {};
-    const stops = preview.stops || [];
-    const wrap = h("section", { class: "draft", "data-draft-id": draft.id, "aria-label": "Optimized plan preview" });
-    wrap.append(h("h4", null, "Preview"));
-    if (preview.summary) wrap.append(h("p", null, preview.summary));
-    const before = stops.filter((x) => x.before).sort((a, b) => a.before.startTime.localeCompare(b.before.startTime));
-    wrap.append(h("div", { class: "before-after" },
-      column("Before", before.map((x) => ({ ...x, time: x.before.startTime }))),
-      column("After", stops.map((x) => ({ ...x, time: x.after && x.after.startTime })))));
-    const findings = preview.findings || [];
-    if (findings.length) wrap.append(h("ul", { class: "draft-findings" }, findings.map((f) => h("li", null, f.message))));
-    if (draft.travel) wrap.append(h("p", { class: "hint" }, travelText(draft.travel)));
-    const apply = h("button", { type: "button", class: "btn btn-primary", "data-testid": "apply-plan" }, "Apply Plan");
-    const discard = h("button", { type: "button", class: "btn", onclick: () => clear(results) }, "Discard");
-    const out = h("div", { "aria-live": "assertive" });
-    apply.addEventListener("click", async () => {
-      clear(out);
-      let stale = false;
-      await withBusy(apply, async () => {
-        try {
-          const trip = await post(`${store.base}/drafts/${encodeURIComponent(draft.id)}/apply`, {});
-          store.setTrip(trip.trip || trip);
-          toast("Applied the optimized plan", "success");
-          clear(results).append(h("p", { class: "pill ok" }, icon("check", { size: 14 }), " Plan applied"));
-        } catch (err) {
-          stale = err.code === "stale";
-          out.append(errorBox(stale ? new Error(STALE_TEXT) : err));
-        }
-      }, "Applying…");
-      if (stale) apply.disabled = true; // after withBusy, which re-enables it
+  // The same plan in the exact shortest order, when it saves time: offered
+  // under the AI's preview, opened into a preview of its own.
+  function shortestOffer(draft, alternative) {
+    const saved = draft.travel.afterMin - alternative.travel.afterMin;
+    const headline = `Shortest order saves ${fmtMinutes(saved)}`;
+    const show = h("button", { type: "button", class: "btn btn-sm" }, "Show the shortest order");
+    const offer = h("aside", { class: "draft-offer", "data-testid": "shortest-offer" },
+      h("p", null, h("strong", null, headline), ": the same stops and places in the order with the least travel."), show);
+    show.addEventListener("click", () => {
+      const preview = draftPreview(store, alternative, {
+        label: "Shortest order preview", headline, notes: ["The same plan as above, in the order with the least travel."],
+        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order",
+        onDone: (shown) => (shown ? done(shown) : preview.remove()), // Discard leaves the AI's plan shown
+      });
+      offer.replaceWith(preview);
+      reveal(preview);
     });
-    wrap.append(out, store.canEdit ? h("div", { class: "actions" }, discard, apply) : h("p", { class: "muted" }, "Viewers can preview but not apply."));
-    return wrap;
+    return offer;
   }
 
-  function column(title, items) {
-    return h("div", { class: "ba-col" }, h("h5", null, title),
-      h("ol", { class: "ba-list" }, items.map((x) => h("li", { class: x.added ? "added" : "" },
-        h("span", { class: "ba-time" }, x.time || ""),
-        h("span", null, x.name || "Stop"),
-        x.setTime ? h("span", { class: "badge" }, "set") : null,
-        x.added ? h("span", { class: "badge badge-new" }, "new") : null,
-        x.hours && x.hours.fits === false ? h("span", { class: "badge badge-estimate" }, "hours?") : null))));
-  }
-
-  function travelText(travel) {
-    if (typeof travel === "string") return travel;
-    const b = travel.beforeMin ?? travel.before;
-    const a = travel.afterMin ?? travel.after;
-    if (typeof b === "number" && typeof a === "number") return `Travel: ${fmtMinutes(b)} before, ${fmtMinutes(a)} after.`;
-    return "";
+  async function runShortest() {
+    const day = store.day();
+    if (!day) return;
+    clear(results).append(progressLine("Working out the shortest order…"));
+    try {
+      const res = await withBusy(shortest, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/shortest`, {}), "Working it out…");
+      clear(results).append(draftPreview(store, res.draft, {
+        label: "Shortest order preview", ...shortestWords(res.draft),
+        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order", onDone: done,
+      }));
+    } catch (err) {
+      clear(results).append(errorBox(err)); // 409: no order fits, and which stop blocks (the server's words)
+    }
+    reveal(results.firstElementChild);
   }
 
   const off = store.on((reason) => {
     if (reason === "day") clear(results); // the preview was for the day shown before
   });
   return { destroy: off };
+}
+
+// The headline and notes of a Shortest order draft, from its travel figures.
+function shortestWords(draft) {
+  const t = draft.travel || {};
+  const saved = (t.beforeMin ?? 0) - (t.afterMin ?? 0);
+  const moves = (draft.edits || []).length;
+  const headline = moves && saved > 0 ? `Shortest order saves ${fmtMinutes(saved)}`
+    : moves ? "Shortest order: the same travel time, in another order" : "This day is already in its shortest order";
+  const notes = [
+    t.exact === false
+      ? `Best order found: ${t.freeStops} stops have too many orders to try every one (Wayline tries them all up to ${t.exactLimit}), so a slightly shorter order may exist.`
+      : "Exact: no order of these stops has less travel.",
+    t.estimated ? "Some travel times are estimates (straight-line distance), not real routes." : null,
+  ];
+  return { headline, notes };
 }

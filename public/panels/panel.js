@@ -33,7 +33,7 @@ export function mountPanel(side, store) {
   const stored = localStorage.getItem(OPEN_KEY);
   const config = store.app.session.config;
   // Without AI the panel starts closed: most of it would say "off".
-  const fallback = config.aiEnabled ? "chat" : config.placesEnabled ? "day" : "preferences";
+  const fallback = config.aiEnabled ? "chat" : "day";
   let open = isPhone() ? false : stored === null ? window.innerWidth >= 1100 && config.aiEnabled : stored === "1";
   let touched = false; // the member opened or closed it before the server's answer came
 

@@ -1,9 +1,14 @@
-// Sign in and create an account.
+// Sign in and create an account. A notice left in sessionStorage (NOTICE:
+// "Your account was deleted.") is shown once, above the form.
 
 import { post } from "../api.js";
-import { h, field, handleSubmit } from "./ui.js";
+import { h, field, handleSubmit, plainLimit } from "./ui.js";
+
+export const NOTICE = "wayline.notice";
 
 export function mountAuth(main, app, mode, notice) {
+  const left = sessionStorage.getItem(NOTICE);
+  sessionStorage.removeItem(NOTICE);
   const signUp = mode === "signup";
   const errorSlot = h("div", { class: "form-error", "aria-live": "assertive" });
   const username = h("input", {
@@ -35,7 +40,7 @@ export function mountAuth(main, app, mode, notice) {
       if (signUp && displayName.value.trim()) body.displayName = displayName.value.trim();
       return body;
     },
-    onSubmit: (body) => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body),
+    onSubmit: (body) => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body).catch((err) => { throw plainLimit(err); }),
     after: () => app.afterSignIn(),
     onError: (err) => {
       const target = err.details && err.details.field === "password" ? password : username;
@@ -64,6 +69,7 @@ export function mountAuth(main, app, mode, notice) {
         // Phones do not show the hero beside the form: say what Wayline is here.
         h("p", { class: "auth-lede" }, h("strong", null, "Wayline plans trips with your group: "),
           "one shared day-by-day timeline with travel times, split expenses, and AI help that never changes the plan without you."),
+        left ? h("p", { class: "notice", role: "status", "data-testid": "notice" }, left) : null,
         notice ? h("p", { class: "notice" }, notice) : null,
         form,
         h(

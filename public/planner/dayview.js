@@ -2,7 +2,7 @@
 // the timeline of stops and legs with review findings inline. Built once and
 // shared by every day; each part is patched only when what it shows changed.
 
-import { h, fmtDay, fmtLongDay, fmtMinutes } from "./ui.js";
+import { h, fmtDay, fmtLongDay, fmtMinutes, fmtClock, osmCredit } from "./ui.js";
 import { patch, sig } from "./keyed.js";
 import { findingBox } from "./findings.js";
 import { dayLabel, weatherIcon, openRenameDay, deleteDay } from "./days.js";
@@ -18,7 +18,9 @@ export function createDayView(root, store) {
   const review = h("div", { class: "review", "aria-live": "polite" });
   const timeline = createTimeline(store);
   const mapBox = h("div", { class: "map-box" });
-  const view = h("div", { class: "day-view" }, head, review, h("div", { class: "day-grid" }, timeline.el, mapBox));
+  const credit = h("div", { class: "day-credit" });
+  const view = h("div", { class: "day-view" }, head, review,
+    h("div", { class: "day-grid" }, h("div", { class: "day-plan" }, timeline.el, credit), mapBox));
   root.append(none, view);
   const map = createDayMap(mapBox, store);
 
@@ -37,6 +39,8 @@ export function createDayView(root, store) {
     patch(review, sig(day.id, day.stops.map((s) => s.id), entry && entry.data, entry && entry.error && entry.error.message,
       store.canEdit), () => reviewLine(store, day, entry));
     timeline.render(day, entry && entry.data);
+    const fromOsm = showsOsmData(day);
+    patch(credit, sig(fromOsm), () => (fromOsm ? osmCredit(store.app.session.config) : null));
     map.update(day);
   }
 
@@ -44,15 +48,22 @@ export function createDayView(root, store) {
 }
 
 function times(day) {
-  return day.stops.map((s) => [s.startTime, s.endTime, s.durationMin]);
+  return day.stops.map((s) => [s.startMinutes, s.endMinutes, s.durationMin]);
+}
+
+// OpenStreetMap's licence asks for its credit wherever its data shows: a
+// place found on OSM, or a leg OSM's router timed.
+function showsOsmData(day) {
+  return day.stops.some((s) => String(s.placeId || "").startsWith("osm:")) || day.legs.some((l) => l.source === "osm");
 }
 
 function header(store, day, w) {
   const planned = day.stops.reduce((sum, s) => sum + (s.durationMin || 0), 0);
-  const first = day.stops[0];
-  const last = day.stops[day.stops.length - 1];
+  // From the earliest start to the latest end (a set time may sit out of order).
+  const from = Math.min(...day.stops.map((s) => s.startMinutes));
+  const to = Math.max(...day.stops.map((s) => s.endMinutes));
   const meta = [
-    first ? `${first.startTime} – ${last.endTime}` : `Starts ${day.startTime || "09:00"}`,
+    day.stops.length ? `${fmtClock(from)} – ${fmtClock(to)}` : `Starts ${day.startTime || "09:00"}`,
     `${day.stops.length} stop${day.stops.length === 1 ? "" : "s"}`,
     planned ? `${fmtMinutes(planned)} planned` : null,
   ].filter(Boolean);
@@ -98,11 +109,14 @@ function reviewLine(store, day, entry) {
   const findings = (entry.data && entry.data.findings) || [];
   const stopIds = new Set(day.stops.map((s) => s.id));
   const general = findings.filter((f) => !(f.stopIds || []).some((id) => stopIds.has(id)));
-  const ok = findings.length === 0;
+  // Observations ("info", e.g. typical weather for a day beyond the forecast)
+  // are shown quietly and never count as something to check.
+  const toCheck = findings.filter((f) => f.severity !== "info").length;
+  const ok = toCheck === 0;
   return [
     h("div", { class: `review-status ${ok ? "ok" : "warn"}`, "data-testid": "review-status" },
       icon(ok ? "check" : "alert", { size: 15 }),
-      ok ? " This day looks workable." : ` ${findings.length} thing${findings.length === 1 ? "" : "s"} to check on ${dayLabel(day)}.`),
+      ok ? " This day looks workable." : ` ${toCheck} thing${toCheck === 1 ? "" : "s"} to check on ${dayLabel(day)}.`),
     general.map((f) => findingBox(store, f)),
   ];
 }

@@ -25,8 +25,11 @@ export function fixButtons(store, fixes) {
   }));
 }
 
+// A problem or a warning with its fixes; an observation (`info`) is a quiet
+// line with an "i", never dressed as a warning.
 export function findingBox(store, finding) {
-  return h("div", { class: `finding sev-${finding.severity || "info"}`, "data-finding-id": finding.id, role: "note" },
-    h("span", { class: "finding-icon" }, icon("alert", { size: 16 })),
+  const severity = finding.severity || "info";
+  return h("div", { class: `finding sev-${severity}`, "data-finding-id": finding.id, "data-kind": finding.kind, role: "note" },
+    h("span", { class: "finding-icon" }, icon(severity === "info" ? "info" : "alert", { size: 16 })),
     h("div", null, h("p", null, finding.message), fixButtons(store, finding.fixes)));
 }

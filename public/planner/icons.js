@@ -36,6 +36,7 @@ const PATHS = {
   compass: "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM15.5 8.5l-2 5-5 2 2-5z",
   check: "M5 12.5l4.5 4.5L19 7.5",
   alert: "M12 4 2.5 20h19zM12 10v4M12 17h.01",
+  info: "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM12 11v5M12 8h.01",
   x: "M6 6l12 12M18 6 6 18",
   chevronUp: "M6 15l6-6 6 6",
   chevronDown: "M6 9l6 6 6-6",

@@ -57,7 +57,7 @@ export function openStopForm(store, { day, stop = null }) {
     mealBefore = meal.value;
   });
 
-  const search = store.app.session.config.placesEnabled ? placeSearch(store, (place) => {
+  const search = placeSearch(store, (place) => {
     name.value = place.name || name.value;
     address.value = place.address || "";
     lat.value = place.lat ?? "";
@@ -69,14 +69,13 @@ export function openStopForm(store, { day, stop = null }) {
       syncMeal();
     }
     name.focus();
-  }) : null;
+  });
 
   openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => dialogForm({
     close,
     novalidate: true,
     fields: [
       search,
-      !search && !editing ? h("p", { class: "hint" }, "Place search is off on this server (no Google key): type the stop's details.") : null,
       field("Name", name),
       h("div", { class: "grid-2" }, field("Kind", kind), mealField),
       h("div", { class: "grid-2" },
@@ -84,7 +83,7 @@ export function openStopForm(store, { day, stop = null }) {
         field("Duration (minutes)", duration)),
       editing ? null : field("Position", after),
       field("Address", address),
-      h("details", { class: "more", open: !search && !editing ? true : null },
+      h("details", { class: "more" },
         h("summary", null, "Location (for the map and travel times)"),
         h("div", { class: "grid-2" }, field("Latitude", lat), field("Longitude", lng))),
       field("Note", note, "Markdown. Attached files are linked here for the group."),

@@ -255,6 +255,10 @@ export function createStore(app, tripId) {
         weather.error = err;
       }
       weather.loading = false;
+      // The server's review waits only briefly for the weather and goes on
+      // without it; now that it is at hand, the days shown ask again (their
+      // findings stay on screen meanwhile).
+      if (weather.byDate.size) for (const entry of state.reviews.values()) entry.version = -1;
       if (!state.destroyed) emit("weather");
       return weather;
     },

@@ -5,7 +5,7 @@
 // typed in it) stays where it is.
 
 import { put } from "../api.js";
-import { h, fmtMinutes, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, dialogForm, field, select, withBusy, clear,
+import { h, fmtMinutes, clockEl, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, dialogForm, field, select, withBusy, clear,
   KIND_LABELS, MEALS } from "./ui.js";
 import { patch, reconcile, sig } from "./keyed.js";
 import { openStopForm } from "./stopform.js";
@@ -15,11 +15,6 @@ import { dragHandle } from "./dragstops.js";
 import { icon, KIND_ICON, MODE_ICON } from "./icons.js";
 
 const MODE_WORDS = { walk: "Walk", transit: "Public transport", drive: "Drive", bicycle: "Cycle" };
-
-const toMin = (hhmm) => {
-  const m = /^(\d{1,2}):(\d{2})$/.exec(hhmm || "");
-  return m ? Number(m[1]) * 60 + Number(m[2]) : null;
-};
 
 export function createTimeline(store) {
   const list = h("ol", { class: "timeline" });
@@ -49,7 +44,7 @@ export function createTimeline(store) {
       key: (item) => (item.stop ? `s:${item.stop.id}` : `l:${item.prev.id}>${item.next.id}`),
       signature: (item) => (item.stop
         ? sig(item.stop, item.index, item.findings, store.canEdit, store.isThreadOpen(item.stop.id))
-        : sig(item.leg, item.prev.endTime, item.next.startTime, item.next.setTime)),
+        : sig(item.leg, item.prev.endMinutes, item.next.startMinutes, item.next.setTime)),
       create: (item) => (item.stop ? stopItem(store, day, item) : legItem(item)),
       update: (el, item) => (item.stop ? updateStop(store, day, el, item) : updateLeg(el, item)),
     });
@@ -82,13 +77,15 @@ function updateLeg(el, { leg, prev, next }) {
       h("span", { class: "leg-mode" }, icon(MODE_ICON[leg.mode] || "walk", { size: 16 })),
       h("span", null, `${MODE_WORDS[leg.mode] || leg.mode} · ${fmtMinutes(minutes)}`),
       leg.distanceM ? h("span", { class: "muted" }, ` · ${fmtDistance(leg.distanceM)}`) : null,
-      leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not from Google" }, "estimate") : null,
+      leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not a real route" }, "estimate") : null,
     );
   } else {
     parts.push(h("span", { class: "muted" }, "No travel time (add a location to both stops)"));
   }
-  const arrive = toMin(prev.endTime) + (leg ? Math.round(leg.durationS / 60) : 0);
-  const gap = toMin(next.startTime) - arrive;
+  // In minutes from the day's midnight (past 1440 after it), so a stop at
+  // 00:05 (+1) comes after one ending at 23:50, not a day before it.
+  const arrive = prev.endMinutes + (leg ? Math.round(leg.durationS / 60) : 0);
+  const gap = next.startMinutes - arrive;
   if (next.setTime && gap > 0) parts.push(h("span", { class: "leg-free" }, ` · ${fmtMinutes(gap)} free`));
   if (gap < 0) parts.push(h("span", { class: "leg-late" }, ` · ${fmtMinutes(-gap)} short`));
   const label = leg
@@ -117,10 +114,10 @@ function updateStop(store, day, el, { stop, index, findings }) {
   const { time, main, threadSlot } = el._parts;
   const pinned = Boolean(stop.setTime);
   el.dataset.pinned = pinned ? "true" : "false";
-  patch(time, sig(stop.startTime, stop.endTime, pinned, index), () => [
+  patch(time, sig(stop.startMinutes, stop.endMinutes, pinned, index), () => [
     h("span", { class: "stop-num", title: "Its number on the map" }, String(index + 1)),
-    h("span", { class: "t-start" }, stop.startTime),
-    h("span", { class: "t-end muted" }, stop.endTime),
+    clockEl(stop.startMinutes, "t-start"),
+    clockEl(stop.endMinutes, "t-end muted"),
     h("span", { class: `t-kind${pinned ? " pinned" : ""}`, title: pinned ? "Set time: nothing automatic moves it" : "Computed from the previous stop and travel" },
       pinned ? [icon("pin", { size: 11 }), " set"] : "auto"),
   ]);

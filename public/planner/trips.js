@@ -6,7 +6,7 @@ import { icon } from "./icons.js";
 
 // Well-known destinations so a new trip gets coordinates, a time zone and a
 // currency without a geocoding call. Anything else: type coordinates, or the
-// trip's place search fills them in after creation (when Google is on).
+// trip's place search (Google or OpenStreetMap) fills them in after creation.
 const CITIES = [
   ["Amsterdam", 52.3676, 4.9041, "Europe/Amsterdam", "EUR"], ["Athens", 37.9838, 23.7275, "Europe/Athens", "EUR"],
   ["Bangkok", 13.7563, 100.5018, "Asia/Bangkok", "THB"], ["Barcelona", 41.3874, 2.1686, "Europe/Madrid", "EUR"],
@@ -157,9 +157,10 @@ function openCreate(app) {
   }
 
   // A destination typed without coordinates: ask the trip's place search
-  // (when Google is on) and set the first match. Quietly skipped otherwise.
+  // (Google or OpenStreetMap) and set the first match; quietly skipped when
+  // nothing is found.
   async function fillDestination(trip, name, body) {
-    if (!name || body.destination || !app.session.config.placesEnabled) return;
+    if (!name || body.destination) return;
     try {
       const found = await get(`/api/trips/${encodeURIComponent(trip.id)}/places/search?q=${encodeURIComponent(name)}`);
       const place = (found.places || found.results || found || [])[0];

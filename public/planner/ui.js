@@ -100,6 +100,27 @@ export function fmtMinutes(min) {
   return rest ? `${hours} h ${rest} min` : `${hours} h`;
 }
 
+// A schedule time as people read it, from minutes after the day's midnight:
+// "09:30", and "00:30 (+1)" once a day runs past midnight. Order and gaps
+// are always worked out on the minutes, never on this text.
+export function fmtClock(minutes) {
+  if (typeof minutes !== "number" || !Number.isFinite(minutes)) return "";
+  const m = Math.round(minutes);
+  const days = Math.floor(m / 1440);
+  const inDay = m - days * 1440;
+  const text = `${String(Math.floor(inDay / 60)).padStart(2, "0")}:${String(inDay % 60).padStart(2, "0")}`;
+  return days > 0 ? `${text} (+${days})` : text;
+}
+
+// The same time as an element: the "(+1)" is a smaller part of it, so a
+// narrow time column can put it on a line of its own.
+export function clockEl(minutes, className) {
+  const text = fmtClock(minutes);
+  const cut = text.indexOf(" (+");
+  return cut < 0 ? h("span", { class: className }, text)
+    : h("span", { class: className }, text.slice(0, cut), " ", h("span", { class: "next-day", title: "After midnight: the next day" }, text.slice(cut + 1)));
+}
+
 export function fmtDistance(m) {
   if (m === null || m === undefined) return "";
   return m < 1000 ? `${Math.round(m)} m` : `${(m / 1000).toFixed(m < 10000 ? 1 : 0)} km`;
@@ -276,9 +297,10 @@ export const SKIP_SUBMIT = Symbol("skip submit");
 // `errorSlot` cleared; `check()` (optional) reads and validates the fields
 // (returning SKIP_SUBMIT stops there), `onSubmit(checked)` saves with `button`
 // busy (`busyLabel`), then `after(result, checked)` (optional) runs. Anything
-// thrown on the way shows in the slot as its message, then `onError(err)`
-// (optional) runs, e.g. to move focus.
-export function handleSubmit(form, { button, errorSlot, busyLabel, check, onSubmit, after, onError }) {
+// thrown on the way shows in the slot as its message, unless `place(err)`
+// (optional) showed it itself (e.g. next to its field) and returned true;
+// then `onError(err)` (optional) runs, e.g. to move focus.
+export function handleSubmit(form, { button, errorSlot, busyLabel, check, onSubmit, after, onError, place }) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clear(errorSlot);
@@ -288,11 +310,53 @@ export function handleSubmit(form, { button, errorSlot, busyLabel, check, onSubm
       const result = await withBusy(button, () => onSubmit(checked), busyLabel);
       if (after) await after(result, checked);
     } catch (err) {
-      errorSlot.append(errorBox(err));
+      if (!(place && place(err))) errorSlot.append(errorBox(err));
       if (onError) onError(err);
     }
   });
   return form;
+}
+
+// A field whose own error shows right under it (and is read with it):
+// `{el, control, show(message), reset()}`.
+export function fieldWithError(labelText, control, hint) {
+  const el = field(labelText, control, hint);
+  const error = h("p", { class: "field-error", id: `${control.id}-error`, hidden: true });
+  control.after(error); // right under the control, above any hint
+  const described = control.getAttribute("aria-describedby");
+  control.setAttribute("aria-describedby", [described, error.id].filter(Boolean).join(" "));
+  return {
+    el,
+    control,
+    show(message) {
+      error.textContent = message;
+      error.hidden = false;
+      control.setAttribute("aria-invalid", "true");
+      control.focus();
+    },
+    reset() {
+      error.textContent = "";
+      error.hidden = true;
+      control.removeAttribute("aria-invalid");
+    },
+  };
+}
+
+// "in 40 seconds", "in 1 minute", "in 15 minutes": how long to wait, in words.
+export function waitWords(seconds) {
+  const s = Math.max(1, Math.ceil(seconds));
+  if (s < 60) return `in ${s} second${s === 1 ? "" : "s"}`;
+  const m = Math.ceil(s / 60);
+  return `in ${m} minute${m === 1 ? "" : "s"}`;
+}
+
+// A refusal for too many password attempts says when to try again.
+export function plainLimit(err) {
+  if (!err || err.code !== "rate_limited" || typeof (err.details && err.details.retryAfterS) !== "number") return err;
+  const plain = new Error(`Too many attempts with a wrong password. Try again ${waitWords(err.details.retryAfterS)}.`);
+  plain.code = err.code;
+  plain.details = err.details;
+  return plain;
 }
 
 // The form inside a dialog: `fields`, an error slot, then Cancel and the

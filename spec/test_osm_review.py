@@ -1,0 +1,60 @@
+"""OpenStreetMap places in the review, keyless (issue 16): their
+`opening_hours` strings drive the same hours rule as Google's periods, as
+"usual" hours, and public holidays (`PH off`) follow the trip's country
+(from its time zone)."""
+
+from __future__ import annotations
+
+from app.countries import country_of_timezone
+from helpers import make_client, new_trip, op, signup
+from standins.osm_standin import osm_settings
+
+LA_GLACE = "osm:node/1386219865"      # Mo-Fr 08:30-18:00; Sa 09:00-18:00; Su 10:00-18:00; PH off
+
+
+def copenhagen_trip(client, start: str) -> dict:
+    return new_trip(client, days=1, startDate=start, timezone="Europe/Copenhagen",
+                    destination={"name": "Copenhagen", "lat": 55.6761, "lng": 12.5683})
+
+
+def review(client, trip: dict) -> dict:
+    day = trip["days"][0]["id"]
+    return client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+
+
+def cafe_stop(client, trip: dict, set_time: str) -> None:
+    r = op(client, trip["id"], "insert_stop", dayId=trip["days"][0]["id"], name="La Glace", kind="food",
+           meal="afternoon_tea", placeId=LA_GLACE, lat=55.6786, lng=12.5739, setTime=set_time)
+    assert r.status_code == 200, r.text
+
+
+def closed_findings(data: dict) -> list[dict]:
+    return [f for f in data["findings"] if f["kind"] == "closed"]
+
+
+def test_osm_hours_are_checked_as_usual_hours(settings, osm_standin):
+    with make_client(osm_settings(settings, osm_standin)) as client:
+        signup(client, "ana")
+        trip = copenhagen_trip(client, "2026-12-10")          # a Thursday, no holiday
+        cafe_stop(client, trip, "18:00")                         # closes at 18:00: no time to eat
+        [finding] = closed_findings(review(client, trip))
+        assert finding["severity"] == "warning", "OSM hours are usual hours, never confirmed"
+        assert any(fix["op"] == "update_stop" for fix in finding["fixes"])
+
+
+def test_a_danish_public_holiday_closes_a_ph_off_place(settings, osm_standin):
+    with make_client(osm_settings(settings, osm_standin)) as client:
+        signup(client, "ana")
+        ordinary = copenhagen_trip(client, "2026-12-11")         # a Friday
+        cafe_stop(client, ordinary, "15:30")
+        assert closed_findings(review(client, ordinary)) == []
+        christmas = copenhagen_trip(client, "2026-12-25")         # a Friday and Juledag
+        cafe_stop(client, christmas, "15:30")
+        [finding] = closed_findings(review(client, christmas))
+        assert "La Glace" in finding["message"]
+
+
+def test_the_trips_country_comes_from_its_time_zone():
+    assert country_of_timezone("Europe/Copenhagen") == "DK"
+    assert country_of_timezone("America/New_York") == "US"
+    assert country_of_timezone("UTC") is None and country_of_timezone(None) is None
