@@ -1,29 +1,43 @@
 """The one module that owns SQLite: connections, PRAGMAs, migrations, the
 single serialized writer, transactions and the change signal.
 
-Writes go through `Database.write()`: an asyncio lock serializes them inside
-this process and `BEGIN IMMEDIATE` takes SQLite's write lock up front, so two
-processes sharing the file queue on the busy timeout instead of failing midway
-through a transaction. Reads use a small pool of separate connections; in WAL
-mode they never wait for the writer.
+Writes run on one writer connection: `Database.write()` (several hops,
+holding an asyncio lock throughout) or `transact()`/`queue()` (one hop,
+grouped on the writer's thread), each inside `BEGIN IMMEDIATE`, which
+takes SQLite's write lock up front, so two processes sharing the file queue
+on the busy timeout instead of failing midway through a transaction. Reads
+use a small pool of separate connections; in WAL mode they never wait for
+the writer.
 
 The change signal: a transaction says which trips it changed and how
 (`tx.touch(trip_id, "content")`); right after its COMMIT, and only then, the
-database tells every `on_change` listener (the TripDto cache, the timeline
+database tells every `on_change` listener (the trips in memory, the timeline
 heads, live streams) once per trip. A write to a table that holds trip data
 without a touch is a bug that would serve stale pages: it is refused (rolled
 back) instead of committed, so a forgotten announcement fails its tests.
+`tx.after_commit(fn)` runs `fn` after the COMMIT, before the announcement
+(the in-memory trips publish the new version there, so listeners see it).
+
+Every aiosqlite call is a hop to the connection's thread and back (about
+0.1-0.3 ms under load). `transact(work)` runs a whole write transaction,
+BEGIN IMMEDIATE to COMMIT, as ONE hop: `work(tx)` is plain synchronous code
+on the writer's thread with the raw sqlite3 connection; transactions queued
+this way while the writer is busy commit together (`queue`: group commit,
+each failure isolated). `read_with(fn)` does the same for a read. Ops and
+trip loads use these; small writes elsewhere use `write()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import sqlite3
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from collections.abc import AsyncIterator, Callable, Iterable
 
 import aiosqlite
@@ -47,6 +61,32 @@ TRIP_TABLES = frozenset({"trips", "days", "stops", "expenses", "trip_preferences
 _WRITE_SQL = re.compile(r"^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
                         r"\s+[\"`\[]?(\w+)", re.IGNORECASE)
 ChangeListener = Callable[[str, frozenset], None]
+T = TypeVar("T")
+
+
+@functools.lru_cache(maxsize=1024)
+def _trip_table_written(sql: str) -> str | None:
+    """The trip table a statement writes, if any (statements repeat: cached)."""
+    match = _WRITE_SQL.match(sql)
+    table = match.group(1).lower() if match is not None else None
+    return table if table in TRIP_TABLES else None
+
+
+def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+    """Queue `fn(raw sqlite3 connection, *args)` on the connection's own
+    thread, now; the thread runs its queue in order. aiosqlite has no public
+    call for this: it is what its `_execute` does (the one place we reach
+    inside aiosqlite)."""
+    if conn._connection is None:
+        raise ValueError("the connection is closed")
+    future = asyncio.get_running_loop().create_future()
+    conn._tx.put_nowait((future, lambda: fn(conn._conn, *args)))
+    return future
+
+
+async def on_thread(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(raw sqlite3 connection, *args)` on the connection's thread, in one hop."""
+    return await _submit(conn, fn, *args)
 
 
 async def _connect(path: str) -> aiosqlite.Connection:
@@ -58,15 +98,20 @@ async def _connect(path: str) -> aiosqlite.Connection:
     return conn
 
 
-async def _rollback(conn: aiosqlite.Connection) -> None:
+def _rollback_now(raw: sqlite3.Connection) -> None:
     """Roll back if a transaction is still open: SQLite ends it by itself on
     some errors (a full disk, an I/O error), and a second error from
-    ROLLBACK must not hide the first."""
-    if conn.in_transaction:
+    ROLLBACK must not hide the first. Runs on the connection's thread."""
+    if raw.in_transaction:
         try:
-            await conn.execute("ROLLBACK")
+            raw.execute("ROLLBACK")
         except sqlite3.Error:
             log.exception("rollback failed")
+
+
+async def _rollback(conn: aiosqlite.Connection) -> None:
+    """`_rollback_now` for an aiosqlite connection, in one hop."""
+    await on_thread(conn, _rollback_now)
 
 
 def migration_files() -> list[Path]:
@@ -98,22 +143,78 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
     return done
 
 
-class Transaction:
-    """One write transaction: the writer connection's methods (`execute`,
-    `execute_fetchall`, `executemany`, ...) plus `touch`, which records the
-    trips it changes for the after-commit announcement."""
+class Changes:
+    """What a transaction will announce after its commit: the trips it
+    touched (`touch`) and callbacks to run first (`after_commit`)."""
 
-    def __init__(self, conn: aiosqlite.Connection):
-        self.conn = conn
+    def __init__(self) -> None:
         self.changes: dict[str, set[str]] = {}
+        self.callbacks: list[Callable[[], None]] = []
 
     def touch(self, trip_id: str, *kinds: str) -> None:
         if not kinds or not CHANGE_KINDS.issuperset(kinds):
             raise ValueError(f"touch needs kinds among {sorted(CHANGE_KINDS)}, got {kinds!r}")
         self.changes.setdefault(trip_id, set()).update(kinds)
 
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self.callbacks.append(callback)
+
+
+class SyncTransaction:
+    """A write transaction on the writer's thread: the raw connection's
+    `execute`, `executemany` and `fetchall`, plus the transaction's `touch`
+    and `after_commit`."""
+
+    def __init__(self, conn: sqlite3.Connection, changes: Changes):
+        self.conn, self._changes = conn, changes
+        self.execute, self.executemany = conn.execute, conn.executemany
+        self.touch, self.after_commit = changes.touch, changes.after_commit
+
+    def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
+
+class Transaction(Changes):
+    """One write transaction: the writer connection's methods (`execute`,
+    `execute_fetchall`, `executemany`, ...), `touch` and `after_commit`, and
+    `run(fn, ...)`, which runs `fn(SyncTransaction, ...)` in one hop."""
+
+    def __init__(self, conn: aiosqlite.Connection):
+        super().__init__()
+        self.conn = conn
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await on_thread(self.conn, lambda raw: fn(SyncTransaction(raw, self), *args, **kwargs))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.conn, name)
+
+
+class _Queued:
+    """A transaction queued for the writer: its work, what it changed, its
+    outcome. Its work may run twice (rolled back in between, when another
+    transaction of its group failed), so it only acts through `tx`."""
+
+    __slots__ = ("work", "outcome", "changes", "result", "error")
+
+    def __init__(self, work: Callable[[SyncTransaction], Any], outcome: asyncio.Future):
+        self.work, self.outcome = work, outcome
+        self.changes, self.result, self.error = Changes(), None, None
+
+    def run(self, db: Database, raw: sqlite3.Connection) -> None:
+        """The work inside the open transaction, from a fresh start."""
+        self.changes, self.error = Changes(), None
+        db._written.clear()
+        self.result = self.work(SyncTransaction(raw, self.changes))
+        db._check_touched(self.changes)
+
+    def settle(self) -> None:
+        if self.outcome.done():   # the caller was cancelled
+            return
+        if self.error is None:
+            self.outcome.set_result(self.result)
+        else:
+            self.outcome.set_exception(self.error)
 
 
 class Database:
@@ -124,6 +225,10 @@ class Database:
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
         self._written: set[str] = set()   # tables of TRIP_TABLES the open transaction wrote
+        self._queued: list[_Queued] = []   # queued transactions the writer has not taken yet
+        self._runner_queued = False        # a _run_queued is on its way on the writer's thread
+        self._handing: set[asyncio.Task] = set()
+        self._queued_lock = threading.Lock()
         self.on_change: list[ChangeListener] = []
 
     @classmethod
@@ -157,9 +262,14 @@ class Database:
 
     def _trace(self, sql: str) -> None:
         # Runs on the writer's thread for every statement it executes.
-        match = _WRITE_SQL.match(sql)
-        if match is not None and match.group(1).lower() in TRIP_TABLES:
-            self._written.add(match.group(1).lower())
+        table = _trip_table_written(sql)
+        if table is not None:
+            self._written.add(table)
+
+    def _check_touched(self, tx: Changes) -> None:
+        if self._written and not tx.changes:
+            raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
+                               "(tx.touch): refused so no page shows stale data")
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Transaction]:
@@ -173,9 +283,7 @@ class Database:
             tx = Transaction(conn)
             try:
                 yield tx
-                if self._written and not tx.changes:
-                    raise RuntimeError(f"a write to {sorted(self._written)} did not say which trip it changed "
-                                       "(tx.touch): refused so no page shows stale data")
+                self._check_touched(tx)
             except BaseException:
                 await _rollback(conn)
                 raise
@@ -184,15 +292,104 @@ class Database:
             except BaseException:   # e.g. a full disk at commit: never leave the writer inside a transaction
                 await _rollback(conn)
                 raise
-            self._announce(tx.changes)
+            self._committed(tx)
 
-    def _announce(self, changes: dict[str, set[str]]) -> None:
-        for trip_id, kinds in changes.items():
+    async def transact(self, work: Callable[[SyncTransaction], T]) -> T:
+        """`work(tx)` inside BEGIN IMMEDIATE ... COMMIT in one hop to the
+        writer's thread; rolled back if it raises."""
+        return await self.queue(work)
+
+    def queue(self, work: Callable[[SyncTransaction], T]) -> asyncio.Future[T]:
+        """Queue `transact(work)` for the writer's thread, now, and return
+        what to await for its result. Queued transactions run in the order
+        they were queued, never inside a `write()` transaction. The
+        after-commit steps run even if the caller is cancelled meanwhile (the
+        commit may already have happened on the thread).
+
+        Group commit: the transactions queued until the writer gets to them
+        run together in one BEGIN IMMEDIATE ... COMMIT (one hop, one commit,
+        one wake-up of the loop for all of them). The writer is handed them
+        by a task, so what other requests queue while the loop finishes its
+        current turn joins the group. If any of them fails, that transaction
+        is rolled back and they run again one by one, each in its own, so
+        each one's outcome is exactly what it would have been alone: a
+        failure commits nothing of its own and undoes nothing of the others'."""
+        assert self._writer is not None, "database is closed"
+        item = _Queued(work, asyncio.get_running_loop().create_future())
+        with self._queued_lock:
+            self._queued.append(item)
+            start, self._runner_queued = not self._runner_queued, True
+        if start:   # else the runner on its way to the thread takes this one too
+            task = asyncio.ensure_future(self._hand_over())
+            self._handing.add(task)
+            task.add_done_callback(self._handing.discard)
+        return item.outcome
+
+    async def _hand_over(self) -> None:
+        """Put a runner on the writer's thread for what is queued, outside
+        any `write()` transaction (it holds the lock throughout)."""
+        async with self._write_lock:
+            if self._writer is None:   # closed meanwhile: nothing will run them
+                with self._queued_lock:
+                    items, self._queued, self._runner_queued = self._queued, [], False
+                for item in items:
+                    item.error = sqlite3.ProgrammingError("the database is closed")
+                    item.settle()
+                return
+            taken: list[_Queued] = []
+            _submit(self._writer, self._run_queued, taken).add_done_callback(
+                functools.partial(self._finish_queued, taken))
+
+    def _run_queued(self, raw: sqlite3.Connection, items: list[_Queued]) -> None:
+        """On the writer's thread: every transaction queued so far, taken into `items`."""
+        with self._queued_lock:
+            items += self._queued
+            self._queued, self._runner_queued = [], False
+        if len(items) > 1:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                for item in items:
+                    item.run(self, raw)
+                raw.execute("COMMIT")
+                return
+            except BaseException:   # one failed (or the COMMIT did): each runs again on its own
+                _rollback_now(raw)
+        for item in items:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                item.run(self, raw)
+                raw.execute("COMMIT")
+            except BaseException as exc:   # a failed COMMIT (a full disk) too: never leave the writer inside one
+                _rollback_now(raw)
+                item.error = exc
+
+    def _finish_queued(self, items: list[_Queued], done: asyncio.Future) -> None:
+        """On the loop, as soon as the thread answers (a callback, not a task,
+        so it runs whether or not the callers still wait): in commit order,
+        each committed transaction's after-commit steps, then its caller."""
+        # Only if the thread could not run them at all (closed under them).
+        failure = asyncio.CancelledError() if done.cancelled() else done.exception()
+        for item in items:
+            if failure is not None:
+                item.error = failure
+            elif item.error is None:
+                self._committed(item.changes)
+            item.settle()
+
+    def _committed(self, tx: Changes) -> None:
+        """After COMMIT: the transaction's callbacks, then the announcement.
+        Neither may undo or fail a committed write, so errors are logged."""
+        for callback in tx.callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("after-commit callback failed")
+        for trip_id, kinds in tx.changes.items():
             frozen = frozenset(kinds)
             for listener in self.on_change:
                 try:
                     listener(trip_id, frozen)
-                except Exception:  # a listener must never undo or fail a committed write
+                except Exception:
                     log.exception("change listener failed")
 
     async def execute_write(self, sql: str, params: Iterable[Any] = ()) -> int:
@@ -215,6 +412,11 @@ class Database:
         finally:
             self._readers.put_nowait(conn)
 
+    async def read_with(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(raw sqlite3 connection, *args)` on a reader's thread, in one hop."""
+        async with self.read() as conn:
+            return await on_thread(conn, fn, *args)
+
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         async with self.read() as conn:
             return list(await conn.execute_fetchall(sql, tuple(params)))
@@ -227,3 +429,4 @@ class Database:
     async def fetchval(self, sql: str, params: Iterable[Any] = ()) -> Any:
         row = await self.fetchone(sql, params)
         return None if row is None else row[0]
+

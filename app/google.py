@@ -228,6 +228,11 @@ class Google:
 
     # -- Routes --------------------------------------------------------------
 
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Route | None]:
+        """(known, route) from the in-memory route cache only: no wait, no query."""
+        return self.routes.in_memory(self._route_key(origin, destination, mode))
+
     async def route(self, origin: tuple[float, float], destination: tuple[float, float], mode: str) -> Route | None:
         """computeRoutes for one pair; None when Google has no route in that mode."""
         key = self._route_key(origin, destination, mode)

@@ -90,21 +90,50 @@ async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> li
     distance; the duration is the places provider's (cached: Google or OSM)
     when it has a route, else a labelled estimate. A walk that turns out longer than the trip's longest
     walk is chosen again on its real length, so the limit holds on what is shown."""
-    pairs = [(a, b) for a, b in zip(stops, stops[1:]) if _has_point(a) and _has_point(b)]
+    pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    modes = [choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs) for a, b in pairs]
     provider = getattr(svc, "places", None)
     legs = await _measure(provider, pairs, modes)
-    again = [i for i, leg in enumerate(legs)
-             if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM
-             and choose_mode(leg.distance_m, prefs) != "walk"]
+    again = _long_walks(legs, prefs)
     if again:
         redone = await _measure(provider, [pairs[i] for i in again],
                                 [choose_mode(legs[i].distance_m, prefs) for i in again])
         for i, leg in zip(again, redone):
             legs[i] = leg
     return legs
+
+
+def day_legs_now(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg] | None:
+    """`day_legs` without waiting, when it needs nothing outside memory
+    (estimates, or the provider's routes all in its route cache); else None.
+    Building a TripDto asks this for every day: no coroutine per leg."""
+    pairs, modes = _pairs(stops, prefs)
+    if not pairs:
+        return []
+    provider = getattr(svc, "places", None)
+    legs = _measure_now(provider, pairs, modes)
+    again = _long_walks(legs, prefs) if legs is not None else []
+    if again:
+        redone = _measure_now(provider, [pairs[i] for i in again],
+                              [choose_mode(legs[i].distance_m, prefs) for i in again])
+        if redone is None:
+            return None
+        for i, leg in zip(again, redone):
+            legs[i] = leg
+    return legs
+
+
+def _pairs(stops: Sequence[Any], prefs: TripPreferences) -> tuple[list[tuple[Any, Any]], list[str]]:
+    pairs = [(a, b) for a, b in zip(stops, stops[1:]) if _has_point(a) and _has_point(b)]
+    return pairs, [choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs) for a, b in pairs]
+
+
+def _long_walks(legs: list[Leg], prefs: TripPreferences) -> list[int]:
+    """Walks longer than the trip's longest walk whose real length picks another mode."""
+    return [i for i, leg in enumerate(legs)
+            if leg.mode == "walk" and leg.distance_m > prefs.longestWalkM
+            and choose_mode(leg.distance_m, prefs) != "walk"]
 
 
 def _has_point(stop: Any) -> bool:
@@ -129,6 +158,19 @@ async def _measure(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]
             legs.append(_estimate(a, b, mode))  # no route in this mode (or transit on OSM)
         else:
             legs.append(Leg(str(a.id), str(b.id), mode, answer.duration_s, answer.distance_m, provider.name))
+    return legs
+
+
+def _measure_now(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
+    if provider is None:
+        return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
+    legs = []
+    for (a, b), mode in zip(pairs, modes):
+        known, route = provider.route_in_memory((a.lat, a.lng), (b.lat, b.lng), mode)
+        if not known:
+            return None
+        legs.append(_estimate(a, b, mode) if route is None else
+                    Leg(str(a.id), str(b.id), mode, route.duration_s, route.distance_m, provider.name))
     return legs
 
 

@@ -13,16 +13,18 @@ from .services import Services
 from .agent.timeline import Heads
 from .live.hub import LiveHub
 from .trips.dto import TripCache
+from .trips.state import TripStates
 
 
 async def start(svc: Services) -> None:
     # One shared client with short timeouts for Google and Open-Meteo.
     svc.http = httpx.AsyncClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
     # Caches follow the database's after-commit change signal.
+    svc.trips = TripStates(svc.db, svc.settings.trip_cache_mb * 1024 * 1024)
     svc.trip_cache = TripCache(svc)
     svc.heads = Heads()
     svc.live = LiveHub(svc)  # after the heads: it reads them fresh for the change it announces
-    svc.db.on_change += [svc.trip_cache.changed, svc.heads.changed, svc.live.changed]
+    svc.db.on_change += [svc.trips.changed, svc.heads.changed, svc.live.changed]
     # Google only with a server key; places and routes from the configured
     # provider (Google, or OpenStreetMap with no key); weather always
     # (Open-Meteo needs no key). All read the clock through svc so a test's

@@ -281,6 +281,14 @@ class OSM:
 
     # -- routes ----------------------------------------------------------------
 
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Route | None]:
+        """(known, route) from the in-memory route cache only: no wait, no
+        query. Transit is known: never a route."""
+        if mode == "transit":
+            return True, None
+        return self.routes.in_memory(self._route_key(origin, destination, mode))
+
     async def route(self, origin: tuple[float, float], destination: tuple[float, float], mode: str) -> Route | None:
         """OSRM for one pair; None for transit or when OSRM finds no route."""
         key = self._route_key(origin, destination, mode)

@@ -31,11 +31,13 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from functools import lru_cache
-
-import holidays
+from typing import TYPE_CHECKING
 
 from app.osm_hours_selectors import Unsupported
 from app.osm_hours_syntax import DAY, Rule, parse
+
+if TYPE_CHECKING:
+    import holidays
 
 CLOSED, OPEN, UNKNOWN = 0, 1, 2
 ONE_DAY = timedelta(days=1)
@@ -64,6 +66,8 @@ def _rules(value: str) -> tuple[Rule, ...] | None:
 
 @lru_cache(maxsize=64)
 def _holiday_table(country: str, subdivision: str | None) -> holidays.HolidayBase | None:
+    import holidays   # its tables cost 30 ms and a few MiB at start; only PH rules need them
+
     for subdiv in dict.fromkeys([subdivision, None]):
         try:
             return holidays.country_holidays(country, subdiv=subdiv)

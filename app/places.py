@@ -45,6 +45,9 @@ class PlacesProvider(Protocol):
     async def route(self, origin: tuple[float, float], destination: tuple[float, float],
                     mode: str) -> Route | None: ...
 
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Route | None]: ...
+
     async def route_matrix(self, origins: list[tuple[float, float]], destinations: list[tuple[float, float]],
                            mode: str) -> dict[tuple[int, int], Route | None]: ...
 

@@ -24,7 +24,6 @@ fix by id and lets its answer cache stay valid.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from dataclasses import dataclass
@@ -210,21 +209,6 @@ def _detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: Plac
 # -- fix verification ---------------------------------------------------------------
 
 
-def light_copy(trip: Trip, day_ids: Iterable[str] | None = None) -> Trip:
-    """A copy that ops may mutate: new day objects and stop lists, new stop
-    objects for `day_ids` (all days when None), new expense objects.
-
-    Ops only change stops of the days they touch; `renumber` rewrites every
-    stop's position and day, which for untouched days are the same values."""
-    wanted = None if day_ids is None else set(day_ids)
-    out = copy.copy(trip)
-    out.days = [copy.copy(d) for d in trip.days]
-    for d in out.days:
-        d.stops = [copy.copy(s) for s in d.stops] if wanted is None or d.id in wanted else list(d.stops)
-    out.expenses = [copy.copy(e) for e in trip.expenses]
-    return out
-
-
 class _Simulator:
     """Applies candidate fixes to copies of the trip and re-runs the rules on
     every day the op changes (the reviewed day, and the other day of a move
@@ -267,12 +251,14 @@ class _Simulator:
             self._before[day_id] = self._keys(self.trip, self.trip.day(day_id), self.prefs)[0]
         return self._before[day_id]
 
-    def _apply(self, op: str, args: dict, day_ids: list[str]) -> Trip | None:
-        """The trip after the op, on a copy; None if it cannot apply (or the budget is spent)."""
+    def _apply(self, op: str, args: dict) -> Trip | None:
+        """The trip after the op, on a copy-on-write edit (it copies only what
+        the op touches; the reviewed trip may be the one readers share); None
+        if it cannot apply (or the budget is spent)."""
         if self.budget <= 0:
             return None
         self.budget -= 1
-        trip = light_copy(self.trip, day_ids)
+        trip = self.trip.edit()
         try:
             TRIP_OPS[op].apply(trip, validate_args(op, args), _CTX)
         except AppError:
@@ -283,7 +269,7 @@ class _Simulator:
         """(keys on the reviewed day after the op, its path length, whether
         the other day it changes gained no finding); None if it cannot apply."""
         other = self._other_day(op, args)
-        trip = self._apply(op, args, [self.day_id] + ([other] if other else []))
+        trip = self._apply(op, args)
         if trip is None:
             return None
         changed_prefs = op == "set_trip_preferences"    # modes may change: estimate every leg
@@ -296,7 +282,7 @@ class _Simulator:
         """The reviewed day's keys once `stop_id` has left it: the same for
         every move of that stop to another day, so computed once."""
         if stop_id not in self._left:
-            trip = self._apply("delete_stop", {"stopId": stop_id}, [self.day_id])
+            trip = self._apply("delete_stop", {"stopId": stop_id})
             self._left[stop_id] = None if trip is None else self._keys(trip, trip.day(self.day_id), self.prefs)[0]
         return self._left[stop_id]
 
@@ -314,7 +300,7 @@ class _Simulator:
             left = self._without(args["stopId"])
             if left is None or not fine(left):
                 return False, 0.0
-            trip = self._apply(op, args, [self.day_id, other])
+            trip = self._apply(op, args)
             return trip is not None and self._keys(trip, trip.day(other), self.prefs)[0] <= self.keys_before(other), 0.0
         result = self.outcome(op, args)
         if result is None:

@@ -32,13 +32,21 @@ class RouteCache:
         self.cache, self.clock, self.lru_size = cache, clock, lru_size
         self._lru: OrderedDict[str, tuple[float, Route | None]] = OrderedDict()
 
-    async def get(self, key: str) -> tuple[bool, Route | None]:
-        """(found, route); a found None means "no route", cached."""
-        now = self.clock()
+    def in_memory(self, key: str) -> tuple[bool, Route | None]:
+        """`get` from the LRU only: no wait, no query (a TripDto build asks
+        this for every leg)."""
         entry = self._lru.get(key)
-        if entry is not None and entry[0] > now:
+        if entry is not None and entry[0] > self.clock():
             self._lru.move_to_end(key)
             return True, entry[1]
+        return False, None
+
+    async def get(self, key: str) -> tuple[bool, Route | None]:
+        """(found, route); a found None means "no route", cached."""
+        hit, route = self.in_memory(key)
+        if hit:
+            return True, route
+        now = self.clock()
         hit, value = await self.cache.get(key)
         if not hit:
             return False, None

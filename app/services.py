@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .live.hub import LiveHub
     from .trips.dto import TripCache
     from .trips.service import OpEvent
+    from .trips.state import TripStates
     from .weather import Weather
 
 log = logging.getLogger("wayline")
@@ -96,7 +97,8 @@ class Services:
     weather: Weather | None = None
     ai: AI | None = None                    # None without OPENAI_API_KEY
     aiusage: AIUsage | None = None
-    trip_cache: TripCache | None = None
+    trips: TripStates | None = None         # the trips in memory (exact; ops validate against them)
+    trip_cache: TripCache | None = None     # their TripDto views
     heads: Heads | None = None              # the timeline poll's per-trip counters
     telemetry: Telemetry = field(default_factory=Telemetry)   # no-op unless OpenTelemetry is configured
     live: LiveHub | None = None             # open live streams (app/live/)

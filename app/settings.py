@@ -67,6 +67,7 @@ class Settings:
     port: int = 8000
     public_url: str | None = None
     secret: str | None = None
+    trip_cache_mb: int = 64   # memory for trips and their TripDto (least recently used go first)
     # Peers (IPs or CIDRs) whose forwarded headers name the client (app/client_address.py).
     trusted_proxies: tuple[str, ...] = field(default_factory=tuple)
 
@@ -164,6 +165,9 @@ class Settings:
         if osrm_url is not None and "{profile}" not in osrm_url:
             raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
                              f"got {osrm_url!r}")
+        trip_cache_mb = number("WAYLINE_TRIP_CACHE_MB", int, cls.trip_cache_mb)
+        if trip_cache_mb < 1:
+            raise SystemExit(f"WAYLINE_TRIP_CACHE_MB must be at least 1, got {trip_cache_mb}")
         try:
             trusted_proxies = parse_networks(text("WAYLINE_TRUSTED_PROXIES"))
         except ValueError as exc:
@@ -177,6 +181,7 @@ class Settings:
             port=number("PORT", int, d.port),
             public_url=text("WAYLINE_PUBLIC_URL"),
             secret=text("WAYLINE_SECRET"),
+            trip_cache_mb=trip_cache_mb,
             trusted_proxies=trusted_proxies,
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,

@@ -1,72 +1,35 @@
-"""A tiny keep-alive HTTP/1.1 load generator for loopback benchmarks.
+"""What every benchmark shares: the servers as deployed, a tiny keep-alive
+HTTP/1.1 client, timed load, rounds alternated against the floor, and the
+report (medians, spreads, the machine's load average).
 
-Both sides of every comparison are measured with this same client, so its
-own overhead cancels out of the ratios we report. Loops are bounded in
-requests and time."""
+Wayline runs as it is deployed: `python -m app` (uvicorn, access log on) in
+its own process. The floor is `bench._apps:floor` under the same uvicorn with
+the same access log. Both are measured with the same client, so its overhead
+cancels out of the ratios. Loops are bounded in requests and time.
+
+`--root DIR` measures another checkout of Wayline (for example the commit
+before a change) with the same benchmark code."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-import tempfile
 import socket
 import statistics
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Awaitable, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
+SECRET = "bench-secret-not-a-real-one-0000000000"
 
 
-async def _worker(host: str, port: int, request: bytes, deadline: float, limit: int, latencies: list[float]) -> int:
-    reader, writer = await asyncio.open_connection(host, port)
-    done = 0
-    try:
-        while done < limit and time.perf_counter() < deadline:
-            t0 = time.perf_counter()
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = head[9:12]
-            if status != b"200":
-                raise RuntimeError(f"unexpected status {status!r}: {head[:200]!r}")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            await reader.readexactly(length)
-            latencies.append(time.perf_counter() - t0)
-            done += 1
-    finally:
-        writer.close()
-    return done
-
-
-def measure(port: int, path: str, *, cookie: str | None = None, connections: int = 8, seconds: float = 4.0,
-            max_requests: int = 200_000) -> dict:
-    headers = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-    if cookie:
-        headers += f"Cookie: {cookie}\r\n"
-    request = (headers + "\r\n").encode()
-
-    async def run():
-        latencies: list[float] = []
-        deadline = time.perf_counter() + seconds
-        t0 = time.perf_counter()
-        counts = await asyncio.gather(*[
-            _worker("127.0.0.1", port, request, deadline, max_requests // connections, latencies)
-            for _ in range(connections)])
-        elapsed = time.perf_counter() - t0
-        latencies.sort()
-        return {
-            "requests": sum(counts), "rps": sum(counts) / elapsed,
-            "p50_ms": statistics.median(latencies) * 1000,
-            "p95_ms": latencies[int(len(latencies) * 0.95)] * 1000,
-        }
-
-    return asyncio.run(run())
+# -- servers ----------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -75,70 +38,251 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 30.0) -> float:
+    """Seconds until the port accepts a connection."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout_s:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return time.perf_counter() - start
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError("server did not start")
+
+
+@dataclass
+class Server:
+    port: int
+    proc: subprocess.Popen
+    started_s: float  # from spawn to the port accepting connections
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+
 @contextmanager
-def serve(factory: str, env: dict[str, str]):
-    """Run `uvicorn --factory factory` on a free loopback port in a child process."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--no-access-log"],
-        cwd=ROOT, env={**os.environ, **env})
-    try:
-        deadline = time.time() + 15
-        while time.time() < deadline:
+def _run(argv: list[str], cwd: Path, env: dict[str, str], port: int, log: Path) -> Iterator[Server]:
+    with open(log, "ab") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=out, stderr=out)
+        try:
+            wait_for_port(port, proc)
+            yield Server(port, proc, time.perf_counter() - t0)
+        finally:
+            proc.terminate()
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError(f"{factory} did not start")
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
-def compare(app_port: int, app_path: str, bare_port: int, *, cookie: str | None = None, rounds: int = 5,
-            seconds: float = 2.0, connections: int = 8) -> dict:
-    """Alternate the two servers round by round and keep the median ratio, so
-    background load on the machine hits both sides alike."""
-    measure(app_port, app_path, cookie=cookie, seconds=0.5, connections=connections)
-    measure(bare_port, "/", seconds=0.5, connections=connections)
-    rows = []
-    for _ in range(rounds):
-        bare = measure(bare_port, "/", seconds=seconds, connections=connections)
-        app = measure(app_port, app_path, cookie=cookie, seconds=seconds, connections=connections)
-        rows.append((app["rps"] / bare["rps"], app, bare))
-    rows.sort(key=lambda r: r[0])
-    ratio, app, bare = rows[len(rows) // 2]
-    return {"ratio": ratio, "app": app, "bare": bare, "ratios": [round(r[0], 2) for r in rows]}
+# Without a Google key places and routes come from OpenStreetMap: its services
+# point at the discard port, so nothing leaves the machine and legs are the
+# labelled estimates (as before the provider existed; `--root` of an older
+# checkout ignores these).
+CLOSED = "http://127.0.0.1:9"
 
 
-def report(name: str, result: dict, target: float) -> None:
-    app, bare = result["app"], result["bare"]
-    print(f"bare starlette : {bare['rps']:8.0f} req/s  p50 {bare['p50_ms']:.2f} ms  p95 {bare['p95_ms']:.2f} ms")
-    print(f"{name:<15}: {app['rps']:8.0f} req/s  p50 {app['p50_ms']:.2f} ms  p95 {app['p95_ms']:.2f} ms")
-    print(f"ratio          : {result['ratio']:.2f} median of {result['ratios']} (target >= {target})")
+def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
+    return {"WAYLINE_DB": str(tmp / "bench.db"), "WAYLINE_UPLOADS": str(tmp / "uploads"),
+            "WAYLINE_SECRET": SECRET, "OPENAI_API_KEY": "", "GOOGLE_MAPS_API_KEY": "",
+            "WAYLINE_NOMINATIM_URL": CLOSED, "WAYLINE_OVERPASS_URL": f"{CLOSED}/api/interpreter",
+            "WAYLINE_OSRM_URL": f"{CLOSED}/routed-{{profile}}", **extra}
 
 
-def run_against_bare(name: str, target: float, env: dict[str, str], prepare) -> None:
-    """The whole comparison: start Wayline with `env` (plus a temp database),
-    let `prepare(base_url) -> (path, cookie, body)` set up the data, serve the
-    same body from a bare Starlette endpoint, alternate rounds, print the ratio."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--connections", type=int, default=8)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {"WAYLINE_DB": f"{tmp}/bench.db", "WAYLINE_UPLOADS": f"{tmp}/uploads", "OPENAI_API_KEY": "",
-               "GOOGLE_MAPS_API_KEY": "", **env}
-        with serve("bench._apps:wayline", env) as port:
-            path, cookie, body = prepare(f"http://127.0.0.1:{port}")
-            Path(tmp, "payload.json").write_bytes(body)
-            with serve("bench._apps:bare", {"BENCH_PAYLOAD": f"{tmp}/payload.json"}) as bare_port:
-                result = compare(port, path, bare_port, cookie=cookie, rounds=args.rounds, seconds=args.seconds,
-                                 connections=args.connections)
-    print(f"payload: {len(body)} bytes, {args.connections} keep-alive connections")
-    report(name, result, target)
+@contextmanager
+def wayline(tmp: Path, root: Path = ROOT, **env: str) -> Iterator[Server]:
+    """`python -m app` from `root`, as deployed (uvicorn, access log on)."""
+    port = free_port()
+    with _run([sys.executable, "-m", "app"], root,
+              {**wayline_env(tmp, **env), "HOST": "127.0.0.1", "PORT": str(port), "PYTHONPATH": str(root)},
+              port, tmp / "wayline.log") as server:
+        yield server
+
+
+@contextmanager
+def floor(tmp: Path, payload: bytes, write_payload: bytes | None = None) -> Iterator[Server]:
+    """The bare Starlette floor (bench/_apps.py) under uvicorn with the access log on."""
+    port = free_port()
+    (tmp / "floor-payload.json").write_bytes(payload)
+    env = {"BENCH_PAYLOAD": str(tmp / "floor-payload.json"), "BENCH_FLOOR_DB": str(tmp / "floor.db"),
+           "PYTHONPATH": str(ROOT)}
+    if write_payload is not None:
+        (tmp / "floor-write.json").write_bytes(write_payload)
+        env["BENCH_WRITE_PAYLOAD"] = str(tmp / "floor-write.json")
+    with _run([sys.executable, "-m", "uvicorn", "--factory", "bench._apps:floor", "--host", "127.0.0.1",
+               "--port", str(port), "--log-level", "info"], ROOT, env, port, tmp / "floor.log") as server:
+        yield server
+
+
+# -- a keep-alive HTTP/1.1 client --------------------------------------------------
+
+
+def request(method: str, path: str, port: int, *, cookie: str | None = None, body: bytes | None = None,
+            headers: dict[str, str] | None = None) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+    if cookie:
+        lines.append(f"Cookie: {cookie}")
+    for name, value in (headers or {}).items():
+        lines.append(f"{name}: {value}")
+    if body is not None:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class Conn:
+    """One keep-alive connection; `send` a pre-encoded request, get the reply."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def __aenter__(self) -> Conn:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.writer.close()
+
+    async def send(self, raw: bytes) -> Reply:
+        self.writer.write(raw)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        status = int(lines[0][9:12])
+        headers = {}
+        for line in lines[1:]:
+            if b":" in line:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower().decode()] = value.strip().decode("latin-1")
+        length = int(headers.get("content-length", 0))
+        body = await self.reader.readexactly(length) if length else b""
+        return Reply(status, headers, body)
+
+
+def expect(reply: Reply, *statuses: int) -> Reply:
+    if reply.status not in statuses:
+        raise RuntimeError(f"unexpected status {reply.status}: {reply.body[:300]!r}")
+    return reply
+
+
+# -- timed load ----------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q / 100))]
+
+
+def stats(latencies_s: list[float], elapsed_s: float) -> dict:
+    ms = [v * 1000 for v in latencies_s]
+    return {"requests": len(ms), "rps": len(ms) / elapsed_s, "p50_ms": statistics.median(ms),
+            "p95_ms": pct(ms, 95), "p99_ms": pct(ms, 99), "max_ms": max(ms)}
+
+
+async def load(port: int, requests_per_conn: list[list[bytes]], *, seconds: float,
+               max_requests: int = 200_000, ok: tuple[int, ...] = (200,)) -> dict:
+    """One keep-alive connection per list; each cycles through its requests
+    until the time or the request budget runs out."""
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    limit = max(1, max_requests // len(requests_per_conn))
+
+    async def worker(requests: list[bytes]) -> None:
+        async with Conn(port) as conn:
+            for i in range(limit):
+                if time.perf_counter() >= deadline:
+                    break
+                t0 = time.perf_counter()
+                expect(await conn.send(requests[i % len(requests)]), *ok)
+                latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(r) for r in requests_per_conn))
+    return stats(latencies, time.perf_counter() - t0)
+
+
+# -- rounds and the report -----------------------------------------------------------
+
+
+def parser(description: str, *, rounds: int = 3, seconds: float = 2.0) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--rounds", type=int, default=rounds, help="rounds, alternating the app and the floor")
+    p.add_argument("--seconds", type=float, default=seconds, help="seconds per timed run")
+    p.add_argument("--root", type=Path, default=ROOT, help="the Wayline checkout to measure (default: this one)")
+    return p
+
+
+def loadavg() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def header(title: str, args: argparse.Namespace) -> None:
+    where = "" if args.root.resolve() == ROOT else f" (app from {args.root})"
+    print(f"{title}{where}\n  start: {loadavg()}", flush=True)
+
+
+def alternate(rounds: int, sides: dict[str, Callable[[], Awaitable[dict] | dict]]) -> dict[str, list[dict]]:
+    """Run each side once per round, in alternating order, so background
+    load on the machine hits both alike."""
+    out: dict[str, list[dict]] = {name: [] for name in sides}
+    names = list(sides)
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            result = sides[name]()
+            if asyncio.iscoroutine(result):
+                result = asyncio.run(result)
+            out[name].append(result)
+    return out
+
+
+def spread(values: list[float], fmt: str = "{:.2f}") -> str:
+    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def verdict(name: str, value: float, target: float, *, at_most: bool) -> str:
+    met = value <= target if at_most else value >= target
+    sign = "<=" if at_most else ">="
+    return f"  {name}: {value:.2f} (target {sign} {target:g}: {'met' if met else 'NOT met'})"
+
+
+def footer() -> None:
+    print(f"  end:   {loadavg()}", flush=True)
+
+
+def read_vs_floor(title: str, args: argparse.Namespace, app: Server, path: str, cookie: str, tmp: Path,
+                  target: float) -> None:
+    """Throughput of GET `path` against the floor answering the same bytes,
+    with `args.connections` keep-alive connections; prints the ratio."""
+    async def body() -> bytes:
+        async with Conn(app.port) as conn:
+            return expect(await conn.send(request("GET", path, app.port, cookie=cookie)), 200).body
+
+    payload = asyncio.run(body())
+    with floor(tmp, payload) as bare:
+        app_reqs = [[request("GET", path, app.port, cookie=cookie)]] * args.connections
+        bare_reqs = [[request("GET", path, bare.port)]] * args.connections
+        asyncio.run(load(app.port, app_reqs, seconds=0.5))
+        asyncio.run(load(bare.port, bare_reqs, seconds=0.5))
+        runs = alternate(args.rounds, {"floor": lambda: load(bare.port, bare_reqs, seconds=args.seconds),
+                                       title: lambda: load(app.port, app_reqs, seconds=args.seconds)})
+    print(f"  payload {len(payload)} bytes, {args.connections} keep-alive connections")
+    for name, rows in runs.items():
+        print(f"  {name:<12}: req/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
+              f"p50 {spread([r['p50_ms'] for r in rows])} ms")
+    ratios = [a["rps"] / f["rps"] for a, f in zip(runs[title], runs["floor"])]
+    print(f"  ratio (req/s): {spread(ratios)}")
+    print(verdict("ratio (median)", statistics.median(ratios), target, at_most=False))

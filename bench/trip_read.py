@@ -1,38 +1,34 @@
-"""GET /api/trips/:tripId on a 5-day x 8-stop trip vs a bare Starlette endpoint.
+"""GET /api/trips/:tripId (a 5-day x 8-stop trip, already read once) against
+the floor answering the same bytes.
 
-Usage: .venv/bin/python bench/trip_read.py [--seconds 4] [--connections 8]
-Prints both throughputs and their ratio (target >= 0.6), measured in one run
-with the same load generator, each server in its own uvicorn process."""
+    .venv/bin/python bench/trip_read.py [--rounds 3] [--seconds 2] [--connections 8]
+
+Prints both throughputs and their ratio (target >= 0.6)."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import run_against_bare
-
-
-def build_trip(base: str) -> tuple[str, str, bytes]:
-    """A 5-day x 8-stop trip; returns (its path, the session cookie, its body)."""
-    with httpx.Client(base_url=base) as c:
-        c.post("/api/auth/signup", json={"username": "bench", "password": "correct horse"}).raise_for_status()
-        trip = c.post("/api/trips", json={"title": "Bench", "startDate": "2026-12-01", "days": 5,
-                                          "destination": {"name": "Lisbon", "lat": 38.72, "lng": -9.14}}).json()["data"]
-        for d, day in enumerate(trip["days"]):
-            for i in range(8):
-                c.post(f"/api/trips/{trip['id']}/ops/insert_stop", json={
-                    "dayId": day["id"], "name": f"Stop {d}.{i}", "kind": "sight", "lat": 38.70 + 0.004 * i,
-                    "lng": -9.15 + 0.003 * d, "durationMin": 45}).raise_for_status()
-        cookie = f"wayline_session={c.cookies.get('wayline_session')}"
-        path = f"/api/trips/{trip['id']}"
-        return path, cookie, c.get(path).content
+from _fixtures import Seed, migrate
+from _loadgen import footer, header, parser, read_vs_floor, wayline
 
 
 def main() -> None:
-    run_against_bare("GET trip", 0.6, {}, build_trip)
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--connections", type=int, default=8)
+    args = p.parse_args()
+    header("GET trip (5 x 8), cached", args)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        with Seed(migrate(tmp, args.root)) as seed:
+            [(owner, cookie)] = seed.users(1)
+            [trip] = seed.trips(owner, 1, 5, 8)
+        with wayline(tmp, args.root) as app:
+            read_vs_floor("GET trip", args, app, f"/api/trips/{trip.id}", cookie, tmp, 0.6)
+    footer()
 
 
 if __name__ == "__main__":

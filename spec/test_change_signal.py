@@ -4,7 +4,9 @@ serves a stale TripDto or ETag."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 from datetime import date
 
 import anyio
@@ -200,6 +202,113 @@ def test_a_write_to_trip_data_without_a_touch_is_refused(tmp_path):
             with pytest.raises(ValueError):
                 async with db.write() as tx:
                     tx.touch("t", "everything")
+        finally:
+            await db.close()
+
+    anyio.run(main)
+
+
+def test_a_transaction_in_one_hop_keeps_the_guard_and_announces_after_its_callbacks(tmp_path):
+    async def main():
+        db = await Database.open(str(tmp_path / "w.db"))
+        heard = []
+        db.on_change.append(lambda trip_id, kinds: heard.append(("announced", trip_id, kinds)))
+        try:
+            def untouched(tx):
+                tx.execute("INSERT INTO users (id, username, display_name, password_hash, created_at) "
+                           "VALUES ('u', 'u', 'u', 'x', 'now')")
+                tx.execute("INSERT INTO trips (id, title, start_date, timezone, currency, created_by, created_at, "
+                           "updated_at) VALUES ('t', 'T', '2026-01-01', 'UTC', 'EUR', 'u', 'now', 'now')")
+                tx.after_commit(lambda: heard.append("callback"))
+
+            with pytest.raises(RuntimeError, match="tx.touch"):
+                await db.transact(untouched)
+            assert await db.fetchval("SELECT COUNT(*) FROM users") == 0 and heard == []
+
+            def touched(tx):
+                untouched(tx)
+                tx.touch("t", "content")
+                return "done"
+
+            assert await db.transact(touched) == "done"
+            assert heard == ["callback", ("announced", "t", frozenset({"content"}))]
+        finally:
+            await db.close()
+
+    anyio.run(main)
+
+
+def test_a_cancelled_caller_still_gets_its_commit_announced(tmp_path):
+    async def main():
+        db = await Database.open(str(tmp_path / "w.db"))
+        heard = []
+        db.on_change.append(lambda trip_id, kinds: heard.append(trip_id))
+        release = threading.Event()
+        try:
+            blocker = db.queue(lambda tx: release.wait(10))   # the writer is busy
+            caller = asyncio.ensure_future(db.transact(
+                lambda tx: (tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')"),
+                            tx.touch("t1", "social"))))
+            await asyncio.sleep(0.05)
+            caller.cancel()                                          # e.g. the client hung up
+            release.set()
+            await blocker
+            with pytest.raises(asyncio.CancelledError):
+                await caller
+            for _ in range(100):
+                if heard:
+                    break
+                await asyncio.sleep(0.01)
+            assert heard == ["t1"] and await db.fetchval("SELECT value FROM app_settings WHERE key = 'k'") == "v"
+        finally:
+            await db.close()
+
+    anyio.run(main)
+
+
+def test_transactions_queued_behind_a_busy_writer_commit_together_and_a_failing_one_alone_fails(tmp_path):
+    """Group commit: what queued while the writer was busy commits in one
+    transaction, announced in queue order; when one of them fails, each runs
+    again on its own, so the failure commits nothing and the others commit."""
+    async def main():
+        db = await Database.open(str(tmp_path / "w.db"))
+        heard, statements = [], []
+        db.on_change.append(lambda trip_id, kinds: heard.append(trip_id))
+        await db._writer.set_trace_callback(lambda sql: (statements.append(sql.split()[0].upper()), db._trace(sql)))
+        release = threading.Event()
+
+        def insert(key: str, fail: bool = False, untouched: bool = False):
+            def work(tx):
+                tx.execute("INSERT INTO app_settings (key, value) VALUES (?, 'v')", (key,))
+                if untouched:
+                    tx.execute("UPDATE trips SET title = 'x' WHERE id = 'none'")   # a trip table, no touch
+                else:
+                    tx.touch(key, "social")
+                if fail:
+                    raise LookupError(key)
+                return key
+            return work
+
+        async def run_behind_a_busy_writer(works):
+            blocker = db.queue(lambda tx: release.wait(10))
+            await asyncio.sleep(0.05)                     # the writer has it
+            waits = [db.queue(work) for work in works]
+            release.set()
+            await blocker
+            release.clear()
+            return await asyncio.gather(*waits, return_exceptions=True)
+
+        try:
+            assert await run_behind_a_busy_writer([insert("a"), insert("b"), insert("c")]) == ["a", "b", "c"]
+            assert statements[-5:] == ["BEGIN", "INSERT", "INSERT", "INSERT", "COMMIT"]   # one transaction
+            assert heard == ["a", "b", "c"]
+
+            heard.clear()
+            d, e, f, g = await run_behind_a_busy_writer([insert("d"), insert("e", fail=True), insert("f"),
+                                                         insert("g", untouched=True)])
+            assert d == "d" and isinstance(e, LookupError) and f == "f" and isinstance(g, RuntimeError)
+            assert heard == ["d", "f"]
+            assert sorted(r[0] for r in await db.fetchall("SELECT key FROM app_settings")) == ["a", "b", "c", "d", "f"]
         finally:
             await db.close()
 

@@ -12,7 +12,7 @@ import pytest
 
 from app.db import Database
 from app.google import Google
-from app.legs import SPEED_MPS, choose_mode, day_legs, estimate, haversine_m
+from app.legs import SPEED_MPS, choose_mode, day_legs, day_legs_now, estimate, haversine_m
 from app.preferences import TripPreferences
 from app.settings import Settings
 from helpers import make_client, new_trip, op, signup
@@ -143,6 +143,19 @@ async def test_google_walk_over_the_limit_is_chosen_again(tmp_path, google_stand
 
 
 @pytest.mark.anyio
+async def test_legs_known_in_memory_need_no_wait(tmp_path, google_standin):
+    prefs = TripPreferences(transport="walk", longestWalkM=1500)
+    stops = [stop("a", MERCADO), stop("b", north_of(MERCADO, 1300)), stop("c", CASTELO)]
+    assert day_legs_now(NO_GOOGLE, stops, prefs) == await day_legs(NO_GOOGLE, stops, prefs)
+    async with google_svc(tmp_path, google_standin) as svc:
+        assert day_legs_now(svc, stops, prefs) is None  # routes Google has not answered: wait for them
+        legs = await day_legs(svc, stops, prefs)
+        calls = google_standin.calls[ROUTES]
+        assert day_legs_now(svc, stops, prefs) == legs  # the walk over the limit chosen again, too
+        assert legs[0].mode == "transit" and google_standin.calls[ROUTES] == calls
+
+
+@pytest.mark.anyio
 async def test_missing_pairs_are_asked_for_at_once(tmp_path, google_standin):
     google_standin.delay(ROUTES, 0.3)
     stops = [stop(str(i), north_of(MERCADO, 400 * i)) for i in range(5)]
@@ -187,6 +200,17 @@ def test_trip_legs_come_from_google(settings, google_standin):
             r = op(client, trip["id"], "insert_stop", dayId=day_id, kind="sight", name=name, lat=lat, lng=lng)
             assert r.status_code == 200, r.text
         day = client.get(f"/api/trips/{trip['id']}").json()["data"]["days"][0]
+        google = client.app.state.services.google
+        asked = []
+        real_route = google.route
+
+        async def route(*args):
+            asked.append(args)
+            return await real_route(*args)
+
+        google.route = route  # legs computed again (new shared choices) from known routes never wait on Google
+        echo = op(client, trip["id"], "set_trip_preferences", pace="packed").json()["data"]
+        assert echo["trip"]["days"][0]["legs"] == day["legs"] and asked == []
     legs = day["legs"]
     assert len(legs) == 2 and all(leg["source"] == "google" for leg in legs)
     assert legs[1]["mode"] == "transit"

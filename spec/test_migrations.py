@@ -43,6 +43,45 @@ def test_migrated_schema_and_rerun_is_a_no_op(tmp_path):
     assert names == [p.stem for p in migration_files()]
 
 
+def unindexed_foreign_keys(conn: sqlite3.Connection) -> list[str]:
+    """Foreign keys (table.columns) that no index starts with: deleting a
+    parent row would scan the whole child table."""
+    missing = []
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    for table in tables:
+        keys: dict[int, list[tuple[int, str]]] = {}
+        for fk in conn.execute(f"PRAGMA foreign_key_list({table})"):
+            keys.setdefault(fk[0], []).append((fk[1], fk[3]))    # (seq, from column)
+        indexes = [[c[2] for c in sorted(conn.execute(f"PRAGMA index_info({ix[1]})"))]
+                   for ix in conn.execute(f"PRAGMA index_list({table})")]
+        for columns in keys.values():
+            wanted = [name for _, name in sorted(columns)]
+            if not any(ix[:len(wanted)] == wanted for ix in indexes):
+                missing.append(f"{table}.{','.join(wanted)}")
+    return missing
+
+
+def test_every_foreign_key_has_an_index(tmp_path):
+    path = str(tmp_path / "w.db")
+
+    async def go():
+        await (await Database.open(path)).close()
+
+    anyio.run(go)
+    with sqlite3.connect(path) as conn:
+        assert unindexed_foreign_keys(conn) == []
+
+
+def test_the_index_check_finds_a_foreign_key_without_one():
+    with sqlite3.connect(":memory:") as conn:
+        conn.executescript("CREATE TABLE p (id TEXT PRIMARY KEY);"
+                           "CREATE TABLE c (id TEXT PRIMARY KEY, p_id TEXT REFERENCES p(id), "
+                           "q_id TEXT REFERENCES p(id));"
+                           "CREATE INDEX c_q ON c(q_id, id);")
+        assert unindexed_foreign_keys(conn) == ["c.p_id"]
+
+
 def test_a_failing_migration_leaves_no_record(tmp_path, monkeypatch):
     bad_dir = tmp_path / "migrations"
     bad_dir.mkdir()

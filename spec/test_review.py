@@ -4,6 +4,7 @@ clean day, and every fix it offers applies cleanly through the ops endpoint
 
 from __future__ import annotations
 
+import copy
 import time
 from datetime import date, datetime, UTC
 
@@ -236,7 +237,7 @@ def _stop(sid: str, name: str, point, **kw) -> Stop:
 def test_material_risks_are_only_the_new_ones():
     before = _trip([_stop("a", "A", A), _stop("b", "B", B), _stop("c", "C", C), _stop("d", "D", D)])
     assert [f.kind for f in review_day(before, before.days[0], [], before.prefs).findings] == ["backtracking"]
-    after = before.snapshot()
+    after = copy.deepcopy(before)
     after.days[0].stops.append(_stop("e", "A", A))          # a duplicate of A
     after.days[0].stops.insert(1, _stop("f", "Show", A, set_time="09:10", duration_min=30))
     after.renumber()
@@ -250,7 +251,7 @@ def test_material_risks_include_budget_inconsistencies():
     expense = Expense(id="e1", title="Tickets", amount_minor=3000, currency="EUR", paid_by="u1",
                       split={"kind": "equal", "members": ["u1"]}, stop_id="a")
     before = _trip([_stop("a", "A", A)], [expense])
-    after = before.snapshot()
+    after = copy.deepcopy(before)
     after.days[0].stops.clear()
     after.expenses[0].stop_id = None               # what delete_stop does
     after.expenses.append(Expense(id="e2", title="Taxi", amount_minor=900, currency="USD", paid_by="u1",

@@ -27,7 +27,6 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import AppError
 from ..services import Services
 from ..social import insert_comment
-from ..trips import store
 from ..trips.model import Trip
 from . import files, grounding, timeline, tools
 from .chat import instructions_for
@@ -117,8 +116,7 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
 
 
 async def street_view_parts(svc: Services, trip_id: str, request: grounding.Request) -> list[dict]:
-    async with svc.db.read() as conn:
-        trip = await store.load(conn, trip_id)
+    trip = await svc.trips.trip(trip_id)
     result = await grounding.ground(svc, trip, request)
     log.info("street view for message in trip %s: %s", trip_id, result.outcome)
     return grounding.reply_parts(result)
@@ -141,8 +139,7 @@ async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previ
             addressed = await _ask_addressed(svc, trip_id, user, row)
         if not addressed:
             return
-        async with svc.db.read() as conn:
-            trip = await store.load(conn, trip_id)
+        trip = await svc.trips.trip(trip_id)
         items = await _recent_items(svc, trip_id, row["seq"])
         reply = await read_only_reply(svc, trip, user, items, turn_id=row["id"])
         if reply:
@@ -252,8 +249,7 @@ async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, 
             parts = await street_view_parts(svc, trip_id, street_view)
             reply = timeline.text_of(parts)  # the comment keeps the text; the timeline row the card too
         else:
-            async with svc.db.read() as conn:
-                trip = await store.load(conn, trip_id)
+            trip = await svc.trips.trip(trip_id)
             day, stop = trip.stop(stop_id)
             items = await _recent_items(svc, trip_id, row["seq"], stop_id=stop_id)
             extra = (f"\n\nThis conversation is the comment thread of the stop {stop.name!r} (id {stop.id}) on "

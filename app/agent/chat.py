@@ -39,7 +39,6 @@ from ..ids import new_id
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..preferences import effective
 from ..services import Services
-from ..trips import store
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext
 from ..trips.service import apply_ops, validate_args
@@ -153,9 +152,8 @@ async def apply_batch(svc: Services, trip_id: str, user_id: str,
     the trip is still the one the dry run saw (retried once if it moved)."""
     outcomes: list[Outcome] = []
     for attempt in range(2):
-        async with svc.db.read() as conn:
-            trip = await store.load(conn, trip_id)
-        working, good, outcomes = trip.snapshot(), [], []
+        trip = await svc.trips.trip(trip_id)
+        working, good, outcomes = trip.edit(), [], []
         for name, args in calls:
             try:
                 validated = validate_args(name, args)
@@ -183,7 +181,7 @@ async def apply_batch(svc: Services, trip_id: str, user_id: str,
         for o in outcomes:
             if o.ok:
                 o.summary = next(summaries)
-        return outcomes, await svc.trip_cache.json_for(trip_id, user_id, applied.role, trip=applied.trip)
+        return outcomes, await svc.trip_cache.json_for(trip_id, user_id, applied.role)
     return outcomes, None
 
 
@@ -267,8 +265,7 @@ async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
 
 async def _street_view(svc: Services, turn: Turn, emit: _Emitter) -> str:
     """An explicit street-view request: the application's answer, no model call."""
-    async with svc.db.read() as conn:
-        trip = await store.load(conn, turn.trip_id)
+    trip = await svc.trips.trip(turn.trip_id)
     result = await grounding.ground(svc, trip, turn.street_view)
     log.info("agent turn %s: street view %s", turn.turn_id, result.outcome)
     emit("start-step")
@@ -324,14 +321,13 @@ async def _settle_approvals(svc: Services, turn: Turn, emit: _Emitter, base_part
 
 
 async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
-    async with svc.db.read() as conn:
-        trip = await store.load(conn, turn.trip_id)
+    trip = await svc.trips.trip(turn.trip_id)
     can_write = turn.role != "viewer"
     specs = tools.read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
     offered = await recent_cards(svc, trip)
     cards = TurnCards(trip, offered)
     instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
-    working = trip.snapshot()  # proposed writes of this turn are checked in order on one copy
+    working = trip.edit()  # proposed writes of this turn are checked in order on one copy
     for step in range(svc.settings.ai_max_tool_steps):
         emit("start-step")
         calls, reason = await _model_round(svc, turn, emit, instructions, specs, step)

@@ -138,7 +138,7 @@ def dry_run(trip: Trip, op: str, args: dict, actor_id: str = "agent") -> dict:
     """Validate against TRIP_OPS and apply to a copy of `trip`; the args as
     they will be sent to apply_ops. Raises AppError when it cannot apply."""
     validated = validate_args(op, args)
-    TRIP_OPS[op].apply(trip.snapshot(), validated, OpContext(actor_id=actor_id, now=""))
+    TRIP_OPS[op].apply(trip.edit(), validated, OpContext(actor_id=actor_id, now=""))
     return validated.model_dump(mode="json", exclude_unset=True)
 
 
@@ -292,9 +292,11 @@ class Evaluator:
 
 
 async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
+    """The suggestion's row and the trip's current version, read together (one
+    snapshot: another approval commits either before both or after both)."""
     row = await svc.db.fetchone(
-        f"SELECT {timeline.SUGGESTION_COLUMNS} FROM agent_suggestions WHERE id = ? AND trip_id = ?",
-        (suggestion_id, trip_id))
+        f"SELECT {timeline.SUGGESTION_COLUMNS}, (SELECT version FROM trips WHERE id = ?) AS current_version "
+        "FROM agent_suggestions WHERE id = ? AND trip_id = ?", (trip_id, suggestion_id, trip_id))
     if row is None:
         raise NotFound("Suggestion not found", code="suggestion_not_found")
     return row
@@ -326,17 +328,17 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
     if row["expires_at"] is not None and row["expires_at"] <= iso(now_dt(svc)):
         await _mark(svc, trip_id, suggestion_id, "expired")
         raise Conflict("This suggestion has expired", code="expired")
-    version = await svc.db.fetchval("SELECT version FROM trips WHERE id = ?", (trip_id,))
+    version = row["current_version"]
     if version != row["trip_version"]:
         await _mark(svc, trip_id, suggestion_id, "stale")
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
     patch = json.loads(row["patch_json"])
 
-    async def claim(tx) -> None:
+    def claim(tx) -> None:
         # Runs inside apply_ops' transaction: exactly one concurrent approval
         # moves the row out of 'pending', and only if its change commits.
         tx.touch(trip_id, "suggestions")
-        cursor = await tx.execute(
+        cursor = tx.execute(
             "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
             "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
         if cursor.rowcount != 1:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..ids import iso
+from ..provider_cache import SingleFlight
 from ..services import Services
 from ..trips import store
 
@@ -88,39 +89,48 @@ class Heads:
     """Per trip (trip version, latest seq, pending suggestion count), kept in
     memory so that a poll with nothing new costs no query. The database's
     after-commit change signal (`changed`) drops an entry whenever a write
-    touches what it counts; a read stores its result only if no change
-    happened while it ran, and entries are re-read after REVALIDATE_S anyway,
-    like the TripDto cache's membership check."""
+    touches what it counts. Concurrent misses share one query, read again if
+    a change was announced while it ran, so no poll sees less than a commit
+    announced before it asked. One process owns the file: no timed re-check
+    (docs/architecture.md)."""
 
-    REVALIDATE_S = 2.0
     COUNTED = frozenset({"content", "timeline", "suggestions", "deleted"})
+    MAX_ROWS = 4096
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[int, float, tuple[int, int, int]]] = {}
-        self._generation: dict[str, int] = {}
+        self._rows: dict[str, tuple[int, int, int]] = {}
+        self._reading: dict[str, int] = {}   # trips being read: changes announced meanwhile
+        self._flight = SingleFlight()
 
     def changed(self, trip_id: str, kinds: frozenset) -> None:
         if kinds & self.COUNTED:
-            self._generation[trip_id] = self._generation.get(trip_id, 0) + 1
             self._rows.pop(trip_id, None)
+            if trip_id in self._reading:
+                self._reading[trip_id] += 1
 
     async def get(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
-        generation = self._generation.get(trip_id, 0)
         hit = self._rows.get(trip_id)
-        if hit is not None and hit[0] == generation and time.monotonic() - hit[1] < self.REVALIDATE_S:
-            return hit[2]
-        row = await svc.db.fetchone(
-            "SELECT t.version, (SELECT COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = t.id), "
-            "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
-            "FROM trips t WHERE t.id = ?", (trip_id,))
-        if row is None:
-            raise NotFound("Trip not found")
-        head = (row[0], row[1], row[2])
-        if self._generation.get(trip_id, 0) == generation:
-            if len(self._rows) > 4096:
-                self._rows.clear()
-            self._rows[trip_id] = (generation, time.monotonic(), head)
-        return head
+        if hit is not None:
+            return hit
+        return await self._flight.run(trip_id, lambda: self._read(svc, trip_id))
+
+    async def _read(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
+        try:
+            while True:
+                self._reading[trip_id] = 0
+                row = await svc.db.fetchone(
+                    "SELECT t.version, (SELECT COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = t.id), "
+                    "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
+                    "FROM trips t WHERE t.id = ?", (trip_id,))
+                if row is None:
+                    raise NotFound("Trip not found")
+                if not self._reading[trip_id]:
+                    if len(self._rows) >= self.MAX_ROWS:
+                        self._rows.clear()
+                    head = self._rows[trip_id] = (row[0], row[1], row[2])
+                    return head
+        finally:
+            del self._reading[trip_id]
 
 
 NOTHING_NEW = '{"latestSeq":%d,"tripVersion":%d,"messages":[],"suggestions":[]}'

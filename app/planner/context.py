@@ -18,7 +18,7 @@ from ..errors import NotFound, Unavailable
 from ..legs import Leg
 from ..places import in_country
 
-from ..review import ReviewResult, day_fingerprint, light_copy, review_day
+from ..review import ReviewResult, day_fingerprint, review_day
 from ..services import Services
 from ..trips.model import Day, Trip
 
@@ -112,9 +112,10 @@ def require_ai(svc: Services):
     return svc.ai
 
 
-def simulate(trip: Trip, ops: list[tuple[str, dict]], day_ids: Iterable[str]) -> Trip:
-    """The trip after `ops`, on a copy (the same apply functions apply_ops runs)."""
-    out = light_copy(trip, day_ids)
+def simulate(trip: Trip, ops: list[tuple[str, dict]]) -> Trip:
+    """The trip after `ops`, on a copy-on-write edit (the same apply functions
+    apply_ops runs; `trip` may be the one readers share and is never changed)."""
+    out = trip.edit()
     ctx = OpContext(actor_id="planner", now="")
     for name, args in ops:
         TRIP_OPS[name].apply(out, validate_args(name, args), ctx)

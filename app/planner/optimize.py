@@ -259,7 +259,7 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
     for args in by_place.values():
         if args["kind"] != "food":
             args["durationMin"] = PACE_VISIT_MIN[pace]
-    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)   # the legs the TripDto will show
     pairs = by_pair(legs)
@@ -298,7 +298,7 @@ async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, d
     """The draft of `edits` as applying them will show it: the preview (times
     from the legs the TripDto will compute, hours badges, review findings) and
     the travel before and after."""
-    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
     slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
@@ -393,7 +393,7 @@ async def shortest_alternative(svc: Services, ctx: DayContext, draft: dict, more
     order, as a draft of its own; None when no order fits, or when an added
     place would have to come first (an addition is inserted after a stop)."""
     edits = [(e["op"], e["args"]) for e in draft["edits"]]
-    trip = simulate(ctx.trip, edits, [ctx.day.id])
+    trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
     result, matrix = await solve(svc, ctx, day, {**(ctx.places or {}), **more_places})
     if not result.feasible:

@@ -66,7 +66,7 @@ async def timed_insert(svc: Services, ctx: DayContext, args: dict,
     """The day with one stop inserted (and the stop it replaces removed), timed
     with the same legs the TripDto will show: returns (trip, day, the new
     stop's slot, legs)."""
-    trip = simulate(ctx.trip, _edits(args, replaces), [ctx.day.id])
+    trip = simulate(ctx.trip, _edits(args, replaces))
     day = trip.day(ctx.day.id)
     legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
     slots = day_schedule(day, by_pair(legs))

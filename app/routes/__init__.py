@@ -10,8 +10,9 @@ def build_routes() -> list[BaseRoute]:
     from . import (account, admin, agent, auth, live, media, members, meta, places, planner, preferences, social,
                    streetview, trips)
 
-    # The agent's events route is polled by every open page: matched first.
-    modules = [agent, meta, auth, account, trips, members, social, media, streetview, preferences, admin, places,
+    # The agent's events route is polled by every open page: matched first;
+    # then the trip read (polled too) and its ops, the other hot paths.
+    modules = [agent, trips, meta, auth, account, members, social, media, streetview, preferences, admin, places,
                planner, live]
     routes: list[BaseRoute] = []
     for module in modules:

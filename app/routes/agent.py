@@ -167,7 +167,7 @@ async def _decide(request: Request, approved_default: bool | None, force: bool |
         return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
     require_role(role, "editor")
     applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
-    return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip))
+    return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role))
 
 
 @describe(body=Approval, summary="Approve (apply, answers the TripDto) or dismiss for yourself (approved: false)")

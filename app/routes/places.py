@@ -48,8 +48,8 @@ def _places(request: Request):
 
 
 async def _trip(request: Request, trip_id: str):
-    """The trip as the TripDto cache holds it (membership already checked)."""
-    return (await services(request).trip_cache.entry(trip_id)).trip
+    """The trip in memory (membership already checked): no TripDto is built for it."""
+    return await services(request).trips.trip(trip_id)
 
 
 @describe(summary="Text search for places, biased to the trip's destination", query=SearchQuery)

@@ -113,7 +113,7 @@ async def apply(request: Request):
                                 duration_min=edits.durationMin)
     if applied is None:
         return raw_ok(await trip_json(svc, trip_id, user["id"]))
-    return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role, trip=applied.trip))
+    return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role))
 
 
 DAY = "/api/trips/{tripId}/days/{dayId}"

@@ -3,11 +3,20 @@
 Ops (trips/ops.py) change it; store.py loads and saves it. Invariants that
 span rows live here: positions are dense and 0-based, a stop belongs to one
 day of its trip, expense splits name members of the trip.
+
+A trip in memory (app/trips/state.py) is shared by every reader and never
+changes. `edit()` gives the copy an op changes: its own lists of days and
+expenses, while the days, their stop lists, stops and expenses stay shared
+until an op reaches them through `day()`, `stop()`, `expense()`,
+`renumber()` or `unlink_expenses()`, which copy them first (copy on write).
+So an op costs what it touches, a failed op leaves the shared trip as it
+was, and what differs from the original is what is not the same object
+(store.write_changes, the TripDto's day parts). Ops therefore reach days,
+stops and expenses only through these methods.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -15,6 +24,13 @@ from ..errors import Invalid, NotFound
 from ..preferences import TripPreferences
 
 DAY_START = "09:00"
+
+
+def _shallow(obj):
+    """A shallow copy of a dataclass instance (copy.copy, several times faster)."""
+    out = object.__new__(type(obj))
+    out.__dict__.update(obj.__dict__)
+    return out
 
 
 @dataclass
@@ -76,28 +92,58 @@ class Trip:
     expenses: list[Expense] = field(default_factory=list)
     member_ids: list[str] = field(default_factory=list)
     prefs: TripPreferences = field(default_factory=TripPreferences)
+    # Set on an edit copy: the ids (id()) of the stop lists, stops and
+    # expenses it owns; None on a trip that is changed in place.
+    _owned: set[int] | None = field(default=None, repr=False, compare=False)
 
-    def snapshot(self) -> Trip:
-        return copy.deepcopy(self)
+    def edit(self) -> Trip:
+        """A copy for ops to change, sharing everything they do not touch."""
+        out = _shallow(self)
+        out.days = list(self.days)
+        out.expenses = list(self.expenses)
+        out._owned = set()
+        return out
+
+    def seal(self) -> None:
+        """The edit is done: from now on it is shared (the next op edits a
+        copy of it), so its methods no longer copy anything."""
+        self._owned = None
+
+    def _own(self, obj):
+        """`obj` if this copy may change it, else its copy (the caller puts it in place)."""
+        if self._owned is None or id(obj) in self._owned:
+            return obj
+        obj = list(obj) if isinstance(obj, list) else _shallow(obj)
+        self._owned.add(id(obj))
+        return obj
+
+    def _own_day(self, i: int) -> Day:
+        """The day at `i`, put in place as this copy's own, with its own stop list."""
+        day = self.days[i] = self._own(self.days[i])
+        day.stops = self._own(day.stops)
+        return day
 
     # -- lookups ------------------------------------------------------------
 
     def day(self, day_id: str) -> Day:
-        for d in self.days:
+        for i, d in enumerate(self.days):
             if d.id == day_id:
-                return d
+                return self._own_day(i)
         raise NotFound(f"No day {day_id} in this trip", code="day_not_found")
 
     def stop(self, stop_id: str) -> tuple[Day, Stop]:
-        for d in self.days:
-            for s in d.stops:
+        for i, d in enumerate(self.days):
+            for j, s in enumerate(d.stops):
                 if s.id == stop_id:
+                    d = self._own_day(i)
+                    d.stops[j] = s = self._own(s)
                     return d, s
         raise NotFound(f"No stop {stop_id} in this trip", code="stop_not_found")
 
     def expense(self, expense_id: str) -> Expense:
-        for e in self.expenses:
+        for i, e in enumerate(self.expenses):
             if e.id == expense_id:
+                self.expenses[i] = e = self._own(e)
                 return e
         raise NotFound(f"No expense {expense_id} in this trip", code="expense_not_found")
 
@@ -116,11 +162,28 @@ class Trip:
     # -- invariants ---------------------------------------------------------
 
     def renumber(self) -> None:
+        """Dense positions again. Only days whose stop list an op reached can
+        have stops out of place; the others keep theirs (and stay shared)."""
         for i, d in enumerate(self.days):
-            d.position = i
+            if d.position != i:
+                d = self.days[i] = self._own(d)
+                d.position = i
+            if self._owned is not None and id(d.stops) not in self._owned:
+                continue
             for j, s in enumerate(d.stops):
-                s.position = j
-                s.day_id = d.id
+                if s.position != j or s.day_id != d.id:
+                    d.stops[j] = s = self._own(s)
+                    s.position, s.day_id = j, d.id
+
+    def unlink_expenses(self, day_id: str | None = None, stop_ids: set[str] = frozenset()) -> None:
+        """Expenses keep their amounts when their day or stop goes; the link is cleared."""
+        for i, e in enumerate(self.expenses):
+            if (day_id is not None and e.day_id == day_id) or e.stop_id in stop_ids:
+                self.expenses[i] = e = self._own(e)
+                if day_id is not None and e.day_id == day_id:
+                    e.day_id = None
+                if e.stop_id in stop_ids:
+                    e.stop_id = None
 
     def require_member(self, user_id: str, field_name: str) -> None:
         if user_id not in self.member_ids:

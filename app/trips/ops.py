@@ -319,12 +319,7 @@ def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
         raise Invalid("A trip keeps at least one day", field="dayId")
     label = _day_label(trip, day)
     trip.days.remove(day)
-    gone = {s.id for s in day.stops}
-    for e in trip.expenses:
-        if e.day_id == day.id:
-            e.day_id = None
-        if e.stop_id in gone:
-            e.stop_id = None
+    trip.unlink_expenses(day_id=day.id, stop_ids={s.id for s in day.stops})
     trip.renumber()
     return f"Deleted {label} and its {_plural(len(day.stops), 'stop')}" if day.stops else f"Deleted {label}"
 
@@ -429,9 +424,7 @@ def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
 def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
     day.stops.remove(stop)
-    for e in trip.expenses:
-        if e.stop_id == stop.id:
-            e.stop_id = None
+    trip.unlink_expenses(stop_ids={stop.id})
     trip.renumber()
     return f"Removed “{stop.name}” from {_day_label(trip, day)}"
 

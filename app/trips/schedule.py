@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from datetime import date
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .model import DAY_START, Day
 
@@ -16,9 +16,11 @@ def to_minutes(hhmm: str) -> int:
     return int(h) * 60 + int(m)
 
 
+_HHMM = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))   # every TripDto shows two per stop
+
+
 def to_hhmm(minutes: int) -> str:
-    minutes %= 24 * 60
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+    return _HHMM[minutes % (24 * 60)]
 
 
 def clock_label(minutes: int) -> str:
@@ -33,8 +35,7 @@ def date_label(iso_date: str) -> str:
     return f"{day:%a} {day.day} {day:%b}"
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):   # a tuple: built for every stop of every schedule, cheaper than a dataclass
     stop_id: str
     start: int       # minutes from the day's midnight (may pass 24:00)
     end: int

@@ -1,20 +1,25 @@
 """Load and save the Trip aggregate with hand-written SQL.
 
-`save` writes only what changed between the loaded snapshot and the mutated
-aggregate and bumps `trips.version` once; `append_message` adds a row to the
-trip's timeline. Both run on the caller's open write transaction and touch
-it, so the change is announced after the commit.
+`load_trip` reads the whole aggregate with plain sqlite3 calls, so it runs in
+one hop on a connection's thread (`load` is the same for code holding an
+aiosqlite connection). `write_changes` writes what an edit copy changed
+(trips/model.py: an object that is not the original's is a changed or new
+row) and bumps `trips.version` once; `append_message_row` adds a row to the
+trip's timeline. Both run on an open write transaction and touch it, so the
+change is announced after the commit.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import sqlite3
 
 import aiosqlite
 
-from ..db import Transaction
-from ..ids import new_id, utcnow
+from ..db import SyncTransaction, Transaction, on_thread
 from ..errors import NotFound
+from ..ids import new_id, utcnow
 from ..preferences import dumps, parse_trip
 from .model import Day, Expense, Stop, Trip
 
@@ -26,34 +31,39 @@ DAY_COLUMNS = ("id", "position", "title", "note", "start_time")
 TRIP_COLUMNS = ("title", "dest_name", "dest_lat", "dest_lng", "start_date", "timezone", "currency")
 
 
-async def load(conn: aiosqlite.Connection, trip_id: str) -> Trip:
-    rows = await conn.execute_fetchall(
+def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
+    rows = conn.execute(
         "SELECT id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, created_by "
-        "FROM trips WHERE id = ?", (trip_id,))
+        "FROM trips WHERE id = ?", (trip_id,)).fetchall()
     if not rows:
         raise NotFound("Trip not found")
     t = rows[0]
     trip = Trip(**{k: t[k] for k in t.keys()})
     days = {}
-    for r in await conn.execute_fetchall(
-            f"SELECT {', '.join(DAY_COLUMNS)} FROM days WHERE trip_id = ? ORDER BY position", (trip_id,)):
-        day = Day(**{k: r[k] for k in DAY_COLUMNS})
+    for r in conn.execute(f"SELECT {', '.join(DAY_COLUMNS)} FROM days WHERE trip_id = ? ORDER BY position",
+                          (trip_id,)):
+        day = Day(*r)
         day.title, day.note = day.title or "", day.note or ""
         days[day.id] = day
         trip.days.append(day)
-    for r in await conn.execute_fetchall(
-            f"SELECT {', '.join(STOP_COLUMNS)} FROM stops WHERE trip_id = ? ORDER BY position", (trip_id,)):
-        days[r["day_id"]].stops.append(Stop(**{k: r[k] for k in STOP_COLUMNS}))
-    for r in await conn.execute_fetchall(
-            f"SELECT {', '.join(EXPENSE_COLUMNS)} FROM expenses WHERE trip_id = ? ORDER BY created_at, id", (trip_id,)):
-        values = {k: r[k] for k in EXPENSE_COLUMNS}
+    for r in conn.execute(f"SELECT {', '.join(STOP_COLUMNS)} FROM stops WHERE trip_id = ? ORDER BY position",
+                          (trip_id,)):
+        days[r[1]].stops.append(Stop(*r))
+    for r in conn.execute(f"SELECT {', '.join(EXPENSE_COLUMNS)} FROM expenses WHERE trip_id = ? "
+                          "ORDER BY created_at, id", (trip_id,)):
+        values = dict(zip(EXPENSE_COLUMNS, r))
         values["split"] = json.loads(values.pop("split_json"))
         trip.expenses.append(Expense(**values))
-    trip.member_ids = [r[0] for r in await conn.execute_fetchall(
+    trip.member_ids = [r[0] for r in conn.execute(
         "SELECT user_id FROM members WHERE trip_id = ? ORDER BY joined_at, user_id", (trip_id,))]
-    prefs = await conn.execute_fetchall("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,))
+    prefs = conn.execute("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,)).fetchall()
     trip.prefs = parse_trip(prefs[0][0] if prefs else None)
     return trip
+
+
+async def load(conn: aiosqlite.Connection, trip_id: str) -> Trip:
+    """The aggregate as stored, read on `conn` in one hop."""
+    return await on_thread(conn, load_trip, trip_id)
 
 
 def _stop_row(trip_id: str, s: Stop) -> tuple:
@@ -69,57 +79,97 @@ def _day_row(trip_id: str, d: Day) -> tuple:
     return (trip_id, d.id, d.position, d.title, d.note, d.start_time)
 
 
-async def _sync(conn, table: str, columns: tuple[str, ...], before: dict, after: dict) -> None:
-    """Delete, insert and update the rows that differ (rows are (trip_id, id, ...))."""
-    gone = [k for k in before if k not in after]
-    if gone:
-        await conn.executemany(f"DELETE FROM {table} WHERE id = ?", [(k,) for k in gone])
-    placeholders = ", ".join("?" for _ in range(len(columns) + 1))
-    new = [row for k, row in after.items() if k not in before]
-    if new:
-        await conn.executemany(f"INSERT INTO {table} (trip_id, {', '.join(columns)}) VALUES ({placeholders})", new)
-    assignments = ", ".join(f"{c} = ?" for c in columns[1:])
-    changed = [(*row[2:], row[1]) for k, row in after.items() if k in before and before[k] != row]
-    if changed:
-        await conn.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", changed)
+@functools.cache
+def _upsert_sql(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
+    """(INSERT, UPDATE) for rows (trip_id, id, ...) of `table`: built once, so
+    every op sends the same statement text (and the trace guard's cache hits)."""
+    return (f"INSERT INTO {table} (trip_id, {', '.join(columns)}) "
+            f"VALUES ({', '.join('?' for _ in range(len(columns) + 1))})",
+            f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?")
 
 
-async def save(conn: Transaction, before: Trip, after: Trip) -> None:
+def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: list[tuple], new: set[str]) -> None:
+    """Insert the rows (trip_id, id, ...) whose id is in `new`, update the others."""
+    insert, update = _upsert_sql(table, columns)
+    inserts = [row for row in rows if row[1] in new]
+    if inserts:
+        tx.executemany(insert, inserts)
+    updates = [(*row[2:], row[1]) for row in rows if row[1] not in new]
+    if updates:
+        tx.executemany(update, updates)
+
+
+def _changed(before: dict, after: dict, row) -> tuple[list[tuple], set[str], list[str]]:
+    """(rows to write, ids among them that are new, ids gone) between two
+    {id: object} maps; an object that is the original is unchanged."""
+    rows = [row(obj) for key, obj in after.items()
+            if before.get(key) is not obj and (key not in before or row(before[key]) != row(obj))]
+    return rows, after.keys() - before.keys(), [k for k in before if k not in after]
+
+
+def stored_version(tx: SyncTransaction, trip_id: str) -> int | None:
+    rows = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
+    return rows[0][0] if rows else None
+
+
+def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
+    """Write what `after` (an edit of `before`) changed and bump the version;
+    False (nothing written) if the stored trip is not at `before.version`.
+
+    Only days whose stop list is not the original's can hold changed stops.
+    Days are inserted first and deleted last (their stops go with them), so
+    a stop moved out of a deleted day keeps its row."""
     tid = after.id
-    conn.touch(tid, "content")
-    # Days first (stops reference them), stop deletions before day deletions
-    # happen via ON DELETE CASCADE anyway.
-    await _sync(conn, "days", DAY_COLUMNS,
-                {d.id: _day_row(tid, d) for d in before.days}, {d.id: _day_row(tid, d) for d in after.days})
-    await _sync(conn, "stops", STOP_COLUMNS,
-                {s.id: _stop_row(tid, s) for s in before.all_stops()},
-                {s.id: _stop_row(tid, s) for s in after.all_stops()})
-    await _sync(conn, "expenses", ("id", "title", "amount_minor", "currency", "paid_by", "split_json",
-                                   "day_id", "stop_id", "created_by", "created_at"),
-                {e.id: _expense_row(tid, e) for e in before.expenses},
-                {e.id: _expense_row(tid, e) for e in after.expenses})
-    if before.prefs != after.prefs:
-        await conn.execute(
-            "INSERT INTO trip_preferences (trip_id, prefs_json) VALUES (?, ?) "
-            "ON CONFLICT (trip_id) DO UPDATE SET prefs_json = excluded.prefs_json", (tid, dumps(after.prefs)))
+    tx.touch(tid, "content")
     after.version = before.version + 1
-    await conn.execute(
-        f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? WHERE id = ?",
-        (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid))
+    if not tx.execute(f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? "
+                      "WHERE id = ? AND version = ?",
+                      (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid,
+                       before.version)).rowcount:
+        return False
+    old_days, new_days = {d.id: d for d in before.days}, {d.id: d for d in after.days}
+    day_rows, new_day_ids, gone_days = _changed(old_days, new_days, lambda d: _day_row(tid, d))
+    _upsert(tx, "days", DAY_COLUMNS, day_rows, new_day_ids)
+    changed_lists = [d for d in after.days if d.id not in old_days or old_days[d.id].stops is not d.stops]
+    old_stops = {s.id: s for d in before.days if d.id not in new_days or new_days[d.id].stops is not d.stops
+                 for s in d.stops}
+    new_stops = {s.id: s for d in changed_lists for s in d.stops}
+    stop_rows, new_stop_ids, gone_stops = _changed(old_stops, new_stops, lambda s: _stop_row(tid, s))
+    if gone_stops:
+        tx.executemany("DELETE FROM stops WHERE id = ?", [(k,) for k in gone_stops])
+    _upsert(tx, "stops", STOP_COLUMNS, stop_rows, new_stop_ids)
+    if gone_days:
+        tx.executemany("DELETE FROM days WHERE id = ?", [(k,) for k in gone_days])
+    expense_rows, new_expense_ids, gone_expenses = _changed(
+        {e.id: e for e in before.expenses}, {e.id: e for e in after.expenses}, lambda e: _expense_row(tid, e))
+    if gone_expenses:
+        tx.executemany("DELETE FROM expenses WHERE id = ?", [(k,) for k in gone_expenses])
+    _upsert(tx, "expenses", EXPENSE_COLUMNS, expense_rows, new_expense_ids)
+    if before.prefs is not after.prefs and before.prefs != after.prefs:
+        tx.execute("INSERT INTO trip_preferences (trip_id, prefs_json) VALUES (?, ?) "
+                   "ON CONFLICT (trip_id) DO UPDATE SET prefs_json = excluded.prefs_json", (tid, dumps(after.prefs)))
+    return True
 
 
-async def append_message(conn: Transaction, trip_id: str, *, role: str, parts: list, source: str,
-                         actor_user_id: str | None = None, actor_name: str | None = None,
-                         stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
+def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list, source: str,
+                       actor_user_id: str | None = None, actor_name: str | None = None,
+                       stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
-    conn.touch(trip_id, "timeline")
-    seq_rows = await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?",
-                                           (trip_id,))
-    row = {
-        "id": message_id or new_id(), "trip_id": trip_id, "seq": seq_rows[0][0], "role": role,
-        "parts_json": json.dumps(parts, ensure_ascii=False), "actor_user_id": actor_user_id,
-        "actor_name": actor_name, "source": source, "stop_id": stop_id, "op": op, "created_at": utcnow(),
-    }
-    await conn.execute(
-        f"INSERT INTO agent_messages ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
-    return row
+    tx.touch(trip_id, "timeline")
+    values = (message_id or new_id(), trip_id, role, json.dumps(parts, ensure_ascii=False), actor_user_id,
+              actor_name, source, stop_id, op, utcnow())
+    # The next seq in the same statement (one statement a row: each is a GIL round trip on the writer).
+    seq = tx.execute(_APPEND_SQL, (*values, trip_id)).fetchall()[0][0]
+    return {**dict(zip(_MESSAGE_GIVEN, values)), "seq": seq}
+
+
+_MESSAGE_GIVEN = ("id", "trip_id", "role", "parts_json", "actor_user_id", "actor_name", "source", "stop_id", "op",
+                  "created_at")
+_APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
+               f"SELECT {', '.join('?' for _ in _MESSAGE_GIVEN)}, COALESCE(MAX(seq), 0) + 1 FROM agent_messages "
+               "WHERE trip_id = ? RETURNING seq")
+
+
+async def append_message(conn: Transaction, trip_id: str, **fields) -> dict:
+    """`append_message_row` on an aiosqlite write transaction, in one hop."""
+    return await conn.run(append_message_row, trip_id, **fields)

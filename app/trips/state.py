@@ -1,0 +1,233 @@
+"""The trips in memory: one process owns the SQLite file, so each active trip's
+aggregate, members, votes and comment counts are kept here, exact, and ops
+validate against them instead of reloading the trip.
+
+Exact means: what is here equals what is committed. The pieces:
+
+- A `TripState.trip` is never changed in place. An op works on
+  `trip.edit()` (copy on write, trips/model.py) and the new trip replaces the
+  old one in `publish`, called by the transaction after its COMMIT and before
+  its announcement. A failed or rolled-back op never publishes, so memory
+  stays equal to the database with nothing to undo.
+- Ops on one trip take its lock (`lock`) to validate and queue their
+  transaction, so each validates against the trip the op before it makes
+  (`head`, while that one is still queued on the writer); each transaction
+  checks that the database holds the version it was validated against, so
+  a failure before it sends it back to validate again. Ops on different
+  trips only share the database's writer thread.
+- Every other change arrives through the database's after-commit signal
+  (`changed`): votes and comments mark the social part for one shared
+  re-read; member changes, deletion and any content change not published
+  here drop the trip (the next use loads it again). An op that validated
+  against a trip dropped meanwhile sees `invalid` inside its transaction and
+  starts again.
+- A load (one read transaction, one hop) is shared by concurrent callers and
+  kept only if nothing about the trip changed while it ran (`_loading`).
+
+Memory is bounded by bytes (`WAYLINE_TRIP_CACHE_MB`): least recently used
+trips are let go first. Edits made to the file by anything but this process
+are not seen until a restart (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..db import Database
+from ..errors import NotFound
+from ..provider_cache import SingleFlight
+from . import store
+from .model import Trip
+
+# What a trip costs before its TripDto is first built (then the view's size
+# is used): measured with tracemalloc (5 x 8 to 30 x 40 trips), rounded up.
+BYTES_PER_STOP = 700
+BYTES_PER_TRIP = 10_000
+
+
+@dataclass(eq=False)
+class TripState:
+    trip: Trip
+    members: list[dict]                    # {userId, username, displayName, role}, in join order
+    votes: dict[str, dict[str, int]]       # stop id -> {user id: value}
+    comment_counts: dict[str, int]         # stop id -> count
+    roles: dict[str, str] = field(init=False)
+    social_serial: int = 0                 # bumped when votes or comment counts are re-read
+    social_stale: bool = False
+    invalid: bool = False                  # dropped: ops that validated against it start again
+    head: Trip | None = None               # the trip once the ops queued on the writer commit
+    view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
+    size: int = 0
+
+    def __post_init__(self) -> None:
+        self.roles = {m["userId"]: m["role"] for m in self.members}
+
+    def role_of(self, user_id: str) -> str | None:
+        return self.roles.get(user_id)
+
+    def name_of(self, user_id: str) -> str | None:
+        for m in self.members:
+            if m["userId"] == user_id:
+                return m["displayName"]
+        return None
+
+
+def _social(conn: sqlite3.Connection, trip_id: str) -> tuple[dict, dict]:
+    votes: dict[str, dict[str, int]] = {}
+    for stop_id, user_id, value in conn.execute("SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?",
+                                                (trip_id,)):
+        votes.setdefault(stop_id, {})[user_id] = value
+    counts = dict(conn.execute("SELECT stop_id, COUNT(*) FROM comments WHERE trip_id = ? GROUP BY stop_id",
+                               (trip_id,)).fetchall())
+    return votes, counts
+
+
+def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
+    """Everything a trip's state holds, in one read transaction (one snapshot)."""
+    conn.execute("BEGIN")
+    try:
+        trip = store.load_trip(conn, trip_id)
+        members = [{"userId": r[0], "username": r[1], "displayName": r[2], "role": r[3]} for r in conn.execute(
+            "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
+            "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))]
+        votes, counts = _social(conn, trip_id)
+    finally:
+        conn.execute("COMMIT")
+    return TripState(trip, members, votes, counts)
+
+
+def _estimate(trip: Trip) -> int:
+    return BYTES_PER_TRIP + BYTES_PER_STOP * sum(len(d.stops) for d in trip.days)
+
+
+class TripStates:
+    def __init__(self, db: Database, budget_bytes: int):
+        self.db = db
+        self.budget_bytes = budget_bytes
+        self.bytes = 0
+        self._states: OrderedDict[str, TripState] = OrderedDict()
+        self._loading: dict[str, int] = {}    # trips being read: changes announced meanwhile
+        self._published: set[str] = set()     # published by the transaction being announced
+        self._flight = SingleFlight()
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    # -- reading ------------------------------------------------------------------
+
+    async def get(self, trip_id: str) -> TripState:
+        """The trip's current state (loaded on first use); NotFound if there is no such trip."""
+        state = self._states.get(trip_id)
+        if state is not None and not state.social_stale:
+            self._states.move_to_end(trip_id)
+            return state
+        return await self._flight.run(trip_id, lambda: self._refresh(trip_id))
+
+    async def trip(self, trip_id: str) -> Trip:
+        """The current trip, shared by every reader: read it, never change it
+        (ops change a `trip.edit()` copy). NotFound if there is no such trip."""
+        return (await self.get(trip_id)).trip
+
+    def cached(self, trip_id: str) -> TripState | None:
+        state = self._states.get(trip_id)
+        return state if state is not None and not state.social_stale else None
+
+    async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
+        """(role, version) of a user on a trip; (None, None) for non-members."""
+        try:
+            state = await self.get(trip_id)
+        except NotFound:
+            return None, None
+        role = state.role_of(user_id)
+        return (role, state.trip.version) if role is not None else (None, None)
+
+    async def _refresh(self, trip_id: str) -> TripState:
+        """Load the trip, or re-read its votes and comment counts; again if it
+        changed meanwhile, so a caller never gets data older than a commit
+        announced before it asked."""
+        try:
+            while True:
+                self._loading[trip_id] = 0
+                state = self._states.get(trip_id)
+                if state is not None and state.social_stale:
+                    votes, counts = await self.db.read_with(_social, trip_id)
+                    if not self._loading[trip_id] and self._states.get(trip_id) is state:
+                        state.votes, state.comment_counts = votes, counts
+                        state.social_serial += 1
+                        state.social_stale = False
+                        return state
+                    continue
+                if state is not None:
+                    return state
+                fresh = await self.db.read_with(read_state, trip_id)
+                if not self._loading[trip_id]:
+                    self._keep(trip_id, fresh, _estimate(fresh.trip))
+                    return fresh
+        finally:
+            del self._loading[trip_id]
+
+    # -- writing ------------------------------------------------------------------
+
+    def lock(self, trip_id: str) -> asyncio.Lock:
+        """Held by an op while it validates and queues its transaction."""
+        lock = self._locks.get(trip_id)
+        if lock is None:
+            lock = self._locks[trip_id] = asyncio.Lock()
+        return lock
+
+    def publish(self, state: TripState, trip: Trip) -> None:
+        """After the op's COMMIT: its trip is the current one."""
+        state.trip = trip
+        self._bump(trip.id)
+        self._published.add(trip.id)
+        if not state.invalid and self._states.get(trip.id) is not state:
+            self._keep(trip.id, state, state.size)  # let go while the op ran: it is exact again
+
+    def changed(self, trip_id: str, kinds: frozenset) -> None:
+        """The database's after-commit signal."""
+        published = trip_id in self._published
+        self._published.discard(trip_id)
+        if "deleted" in kinds or "members" in kinds or ("content" in kinds and not published):
+            self._bump(trip_id)
+            state = self._states.pop(trip_id, None)
+            if state is not None:
+                state.invalid = True
+                self.bytes -= state.size
+        elif "social" in kinds:
+            self._bump(trip_id)
+            state = self._states.get(trip_id)
+            if state is not None:
+                state.social_stale = True
+
+    def resize(self, state: TripState, size: int) -> None:
+        """The state's view was (re)built: account its real size."""
+        if self._states.get(state.trip.id) is state:
+            self.bytes += size - state.size
+            self._evict()
+        state.size = size
+
+    def _bump(self, trip_id: str) -> None:
+        if trip_id in self._loading:
+            self._loading[trip_id] += 1
+
+    def _keep(self, trip_id: str, state: TripState, size: int) -> None:
+        replaced = self._states.pop(trip_id, None)
+        if replaced is not None:
+            self.bytes -= replaced.size
+            if replaced is not state:
+                replaced.invalid = True
+        state.size = size
+        self._states[trip_id] = state
+        self.bytes += size
+        self._evict()
+
+    def _evict(self) -> None:
+        while self.bytes > self.budget_bytes and len(self._states) > 1:
+            _, gone = self._states.popitem(last=False)
+            self.bytes -= gone.size

@@ -1,0 +1,82 @@
+"""Writes: `update_stop` from 16 clients on one trip and on 16 trips, against
+the floor doing one SQLite write per request (and answering the same bytes).
+
+    .venv/bin/python bench/trip_write.py [--rounds 3] [--seconds 2] [--shape 5x8]
+
+Each client changes its own stop's duration back and forth, so every op
+really changes the trip (new times) and answers the whole trip, as the
+planner page gets it. Target: ops/s >= 0.5 of the floor in both cases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _fixtures import Seed, migrate
+from _loadgen import (Conn, alternate, expect, floor, footer, header, load, parser, request, spread,
+                      verdict, wayline)
+
+CLIENTS = 16
+TARGET = 0.5
+
+
+def shape(text: str) -> tuple[int, int]:
+    days, stops = text.lower().split("x")
+    return int(days), int(stops)
+
+
+def op_requests(port: int, cookie: str, trip_id: str, stop_id: str) -> list[bytes]:
+    path = f"/api/trips/{trip_id}/ops/update_stop"
+    return [request("POST", path, port, cookie=cookie, body=json.dumps({"stopId": stop_id, "durationMin": m}).encode())
+            for m in (45, 50)]
+
+
+async def first_reply(port: int, raw: bytes) -> bytes:
+    async with Conn(port) as conn:
+        return expect(await conn.send(raw), 200).body
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--shape", type=shape, default=(5, 8), help="days x stops per day (default 5x8)")
+    args = p.parse_args()
+    days, per_day = args.shape
+    header(f"update_stop, {CLIENTS} clients, {days} x {per_day} trips", args)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        with Seed(migrate(tmp, args.root)) as seed:
+            [(owner, cookie)] = seed.users(1)
+            trips = seed.trips(owner, CLIENTS, days, per_day)
+        one = trips[0]
+        stops = [s for day in one.stops for s in day]
+        with wayline(tmp, args.root) as app:
+            one_trip = [op_requests(app.port, cookie, one.id, stops[i % len(stops)]) for i in range(CLIENTS)]
+            many = [op_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
+            echo = asyncio.run(first_reply(app.port, one_trip[0][0]))
+            for t in trips:  # every trip read once, as an open page would
+                asyncio.run(first_reply(app.port, request("GET", f"/api/trips/{t.id}", app.port, cookie=cookie)))
+            with floor(tmp, echo, echo) as bare:
+                bare_reqs = [[request("POST", "/write", bare.port, body=b'{"n":1}')] for _ in range(CLIENTS)]
+                runs = alternate(args.rounds, {
+                    "floor": lambda: load(bare.port, bare_reqs, seconds=args.seconds),
+                    "one trip": lambda: load(app.port, one_trip, seconds=args.seconds),
+                    "16 trips": lambda: load(app.port, many, seconds=args.seconds),
+                })
+    print(f"  echo: {len(echo)} bytes")
+    for name, rows in runs.items():
+        print(f"  {name:<9}: ops/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
+              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  "
+              f"p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
+    for name in ("one trip", "16 trips"):
+        ratios = [a["rps"] / f["rps"] for a, f in zip(runs[name], runs["floor"])]
+        print(f"  ratio {name} / floor: {spread(ratios)}")
+        print(verdict(f"{name} ratio (median)", sorted(ratios)[len(ratios) // 2], TARGET, at_most=False))
+    footer()
+
+
+if __name__ == "__main__":
+    main()
