@@ -10,7 +10,10 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 COPY public ./public
 COPY docs ./docs
-RUN pip install --no-cache-dir . && useradd --system --home /srv wayline && mkdir -p /data && chown wayline /data
+# `python -m app` runs /srv/app (the working directory comes first on the
+# path), and PYTHONDONTWRITEBYTECODE keeps Python from caching its bytecode at
+# run time: compile it here, or every start compiles every module (~50 ms).
+RUN python -m compileall -q app && pip install --no-cache-dir . && useradd --system --home /srv wayline && mkdir -p /data && chown wayline /data
 USER wayline
 EXPOSE 8080
 CMD ["python", "-m", "app"]

@@ -24,14 +24,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from .db import Database
 from .errors import NotFound, Unavailable
+from .outbound import OutboundClient
 from .provider_cache import ProviderCache, SingleFlight, request_key
 from .route_cache import Route, RouteCache
 
@@ -137,7 +138,7 @@ class Google:
     name = "google"
     attribution = None  # Google's own terms: logos on maps, not per result here
 
-    def __init__(self, settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float] | None = None):
+    def __init__(self, settings, http: OutboundClient, db: Database, clock: Callable[[], float] | None = None):
         if not settings.google_maps_api_key:
             raise ValueError("Google needs GOOGLE_MAPS_API_KEY")
         self._key = settings.google_maps_api_key
@@ -265,13 +266,14 @@ class Google:
             return {}
         if len(origins) * len(destinations) > MATRIX_MAX_ELEMENTS:
             raise ValueError(f"a route matrix holds at most {MATRIX_MAX_ELEMENTS} elements")
-        keys = {(i, j): self._route_key(o, d, mode)
-                for i, o in enumerate(origins) for j, d in enumerate(destinations)}
+        keys = self._matrix_keys(origins, destinations, mode)
         found: dict[tuple[int, int], Route | None] = {}
         for pair, key in keys.items():
-            hit, route = await self.routes.get(key)
+            hit, route = self.routes.in_memory(key)   # most are: no coroutine per pair
             if not hit:
-                break
+                hit, route = await self.routes.get(key)
+                if not hit:
+                    break
             found[pair] = route
         else:
             return found
@@ -299,6 +301,14 @@ class Google:
             raise ValueError(f"unknown travel mode {mode!r}")
         (a, b), (c, d) = _point(origin), _point(destination)
         return f"routes:{mode}:{a},{b}>{c},{d}"
+
+    def _matrix_keys(self, origins, destinations, mode: str) -> dict[tuple[int, int], str]:
+        """`_route_key` of every pair, each point rounded once (a matrix has n x m keys)."""
+        if mode not in TRAVEL_MODES:
+            raise ValueError(f"unknown travel mode {mode!r}")
+        starts = [f"routes:{mode}:{a},{b}>" for a, b in map(_point, origins)]
+        ends = [f"{c},{d}" for c, d in map(_point, destinations)]
+        return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
 
     # -- HTTP ----------------------------------------------------------------
 

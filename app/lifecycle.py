@@ -12,13 +12,14 @@ import httpx
 from .services import Services
 from .agent.timeline import Heads
 from .live.hub import LiveHub
+from .outbound import OutboundClient
 from .trips.dto import TripCache
 from .trips.state import TripStates
 
 
 async def start(svc: Services) -> None:
-    # One shared client with short timeouts for Google and Open-Meteo.
-    svc.http = httpx.AsyncClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
+    # One shared client with short timeouts for the providers (made on first use).
+    svc.http = OutboundClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
     # Caches follow the database's after-commit change signal.
     svc.trips = TripStates(svc.db, svc.settings.trip_cache_mb * 1024 * 1024)
     svc.trip_cache = TripCache(svc)

@@ -32,18 +32,27 @@ import logging
 import math
 import re
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 
 from .db import Database
 from .errors import NotFound, Unavailable
 from .legs import haversine_m
-from .osm_tags import (ANY_PLACE_TYPES, from_nominatim, from_overpass, google_types, normalize_place, notability,
-                       overpass_query, selectors_for)
+from .osm_tags import (
+    ANY_PLACE_TYPES,
+    from_nominatim,
+    from_overpass,
+    google_types,
+    normalize_place,
+    notability,
+    overpass_query,
+    selectors_for,
+)
+from .outbound import OutboundClient
 from .provider_cache import ProviderCache, SingleFlight, request_key
 from .route_cache import Route, RouteCache
 
@@ -148,7 +157,7 @@ class OSM:
     name = NAME
     attribution = ATTRIBUTION
 
-    def __init__(self, settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float] | None = None,
+    def __init__(self, settings, http: OutboundClient, db: Database, clock: Callable[[], float] | None = None,
                  *, monotonic: Callable[[], float] | None = None,
                  sleep: Callable[[float], Awaitable[Any]] | None = None):
         self.nominatim_base = settings.nominatim_url.rstrip("/")
@@ -324,15 +333,16 @@ class OSM:
             return {}
         if len(origins) + len(destinations) > OSRM_TABLE_MAX_COORDS:
             raise ValueError(f"a route matrix holds at most {OSRM_TABLE_MAX_COORDS} points in all")
-        keys = {(i, j): self._route_key(o, d, mode)
-                for i, o in enumerate(origins) for j, d in enumerate(destinations)}
+        keys = self._matrix_keys(origins, destinations, mode)
         if mode == "transit":
             return {pair: None for pair in keys}
         found: dict[tuple[int, int], Route | None] = {}
         for pair, key in keys.items():
-            hit, route = await self.routes.get(key)
+            hit, route = self.routes.in_memory(key)   # most are: no coroutine per pair
             if not hit:
-                break
+                hit, route = await self.routes.get(key)
+                if not hit:
+                    break
             found[pair] = route
         else:
             return found
@@ -368,6 +378,14 @@ class OSM:
             raise ValueError(f"unknown travel mode {mode!r}")
         (a, b), (c, d) = _point(origin), _point(destination)
         return f"osm-routes:{mode}:{a},{b}>{c},{d}"
+
+    def _matrix_keys(self, origins, destinations, mode: str) -> dict[tuple[int, int], str]:
+        """`_route_key` of every pair, each point rounded once (a matrix has n x m keys)."""
+        if mode not in TRAVEL_MODES:
+            raise ValueError(f"unknown travel mode {mode!r}")
+        starts = [f"osm-routes:{mode}:{a},{b}>" for a, b in map(_point, origins)]
+        ends = [f"{c},{d}" for c, d in map(_point, destinations)]
+        return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
 
     # -- HTTP ------------------------------------------------------------------
 

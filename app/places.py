@@ -16,10 +16,9 @@ from . import osm
 from .errors import Unavailable
 
 if TYPE_CHECKING:
-    import httpx
-
     from .db import Database
     from .google import Google
+    from .outbound import OutboundClient
     from .route_cache import Route
     from .services import Services
     from .settings import Settings
@@ -71,7 +70,7 @@ def valid_place_id(value: str) -> bool:
     return bool(GOOGLE_PLACE_ID.fullmatch(value) or osm.PLACE_ID.fullmatch(value))
 
 
-def open_provider(settings: Settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float],
+def open_provider(settings: Settings, http: OutboundClient, db: Database, clock: Callable[[], float],
                   google: Google | None) -> Any:
     """The configured provider (Google reuses the app's Google client)."""
     if settings.places_provider == "google":

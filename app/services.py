@@ -14,13 +14,12 @@ from .settings import Settings
 from .telemetry import Telemetry
 
 if TYPE_CHECKING:  # the parts' modules import this one; types only
-    import httpx
-
     from .agent.timeline import Heads
     from .agent.watch import Watch
     from .ai import AI
     from .aiusage import AIUsage
     from .google import Google
+    from .outbound import OutboundClient
     from .streetview import StreetView
     from .places import PlacesProvider
     from .live.hub import LiveHub
@@ -90,7 +89,7 @@ class Services:
     background: BackgroundWork = field(default_factory=BackgroundWork)
     clock: Callable[[], float] | None = None
     # Filled in by the lifespan when their modules are configured.
-    http: httpx.AsyncClient | None = None   # shared by Google and weather
+    http: OutboundClient | None = None   # shared by the providers
     google: Google | None = None            # None without GOOGLE_MAPS_API_KEY
     street_view: StreetView | None = None   # None without GOOGLE_MAPS_API_KEY
     places: PlacesProvider | None = None    # Google or OpenStreetMap (app/places.py)

@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 
 from .errors import Invalid, NotFound, Unavailable
+from .outbound import OutboundClient
 from .provider_cache import SingleFlight
 
 log = logging.getLogger("wayline.streetview")
@@ -70,7 +71,7 @@ def heading(from_lat: float, from_lng: float, to_lat: float, to_lng: float) -> i
 
 
 class StreetView:
-    def __init__(self, settings: Any, http: httpx.AsyncClient, cache_dir: Path, secret: str):
+    def __init__(self, settings: Any, http: OutboundClient, cache_dir: Path, secret: str):
         if not settings.google_maps_api_key:
             raise ValueError("StreetView needs GOOGLE_MAPS_API_KEY")
         self._key = settings.google_maps_api_key

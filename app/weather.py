@@ -26,14 +26,15 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from datetime import date, datetime, timedelta, UTC
-from typing import Any
 from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import httpx
 
 from .db import Database
 from .errors import Unavailable
+from .outbound import OutboundClient
 from .provider_cache import ProviderCache, request_key
 
 log = logging.getLogger("wayline.weather")
@@ -80,7 +81,7 @@ def shift_years(d: date, years: int) -> date:
 
 
 class Weather:
-    def __init__(self, settings, http: httpx.AsyncClient, db: Database, clock: Callable[[], float] | None = None):
+    def __init__(self, settings, http: OutboundClient, db: Database, clock: Callable[[], float] | None = None):
         base = settings.weather_base_url.rstrip("/")
         self.forecast_url = f"{base}/v1/forecast"
         self.archive_url = f"{archive_base(base)}/v1/archive"

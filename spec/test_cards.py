@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.agent import cards
-from app.agent.cardtool import (SHOW_CARD, ShowCard, _without_titles, build_card, merge_patch, parse_card_call,
+from app.agent.cardtool import (SHOW_CARD, _without_titles, build_card, merge_patch, parse_card_call, show_card_model,
                                 refinable, tool_spec)
 from app.agent.cards import (CATALOG, MAX_DEPTH, MAX_ELEMENTS, MAX_SPEC_BYTES, clean_spec, sanitize_spec,
                              spec_data, spec_of_part, spec_part, street_view_card)
@@ -246,7 +246,7 @@ def test_street_view_cards_come_only_from_the_server():
 def test_tool_schema_is_the_strict_catalog():
     tool = tool_spec()
     assert tool["name"] == SHOW_CARD and tool["strict"] is True
-    assert tool["parameters"] == _without_titles(strict_schema(ShowCard))
+    assert tool["parameters"] == _without_titles(strict_schema(show_card_model()))
 
     def walk(node):
         if isinstance(node, dict):

@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from app.planner.shortest import day_stops
-from app.planner.shortest_order import shortest_order
+from app.planner.shortest_order import EXACT_LIMIT, shortest_order
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import MATRIX_PATH, google_settings, weekly
 from standins.openai_standin import ai_settings, message_item
@@ -179,6 +179,31 @@ def test_optimize_offers_the_shortest_order_when_the_models_is_longer(settings, 
         applied = c.post(f"/api/trips/{trip['id']}/drafts/{better['id']}/apply", json={})
         assert applied.status_code == 200, applied.text
         assert [s["id"] for s in day_of(c, trip["id"])["stops"]] == [s["stopId"] for s in better["preview"]["stops"]]
+
+
+def test_optimize_leaves_out_the_offer_past_the_exact_limit(settings, google_standin, openai_standin):
+    """Thirteen free stops: the search would be a beam, not exact; Optimize
+    answers without the offer (the day's Shortest order still can)."""
+    google_standin.today = TRIP_DATE
+    model = ScriptedModel(openai_standin)
+    with make_client(ai_settings(google_settings(settings, google_standin), openai_standin), **NO_DEBOUNCE) as c:
+        signup(c, "ana")
+        save_prefs(c)
+        trip = new_trip(c, days=1)
+        day = trip["days"][0]["id"]
+        many = [*ZIGZAG, *((f"{name} again", lat + 0.002, lng - 0.002) for name, lat, lng in ZIGZAG),
+                ("Rossio", 38.7139, -9.1394)]
+        assert len(many) == EXACT_LIMIT + 1
+        ids = add_stops(c, trip["id"], day, many)
+        model.add("plan_day", ScriptedReply([ids[n] for n, *_ in many]))
+        r = c.post(f"/api/trips/{trip['id']}/days/{day}/optimize", json={})
+        assert r.status_code == 200, r.text
+        data = r.json()["data"]
+        assert data["draft"]["travel"]["optimalMin"] is None
+        assert "shortestDraft" not in data
+        r = shortest(c, trip["id"], day)
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["draft"]["travel"]["exact"] is False
 
 
 def ScriptedReply(order: list[str]):

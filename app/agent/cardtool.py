@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import operator
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import cache, reduce
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model
@@ -43,18 +43,24 @@ def _element_model(name: str) -> type[ElementBase]:
                         type=(Literal[name], ...), props=(component.props, ...))
 
 
-# One element variant per component, told apart by `type` (a union built from the catalog).
-CardElement = Annotated[reduce(operator.or_, (_element_model(name) for name in MODEL_COMPONENTS)),
+@cache
+def show_card_model() -> type[Props]:
+    """The tool's arguments as a model: one element variant per component,
+    told apart by `type` (a union built from the catalog). Built on first use:
+    pydantic takes about 20 ms for it, which a server without AI never spends."""
+    element = Annotated[reduce(operator.or_, (_element_model(name) for name in MODEL_COMPONENTS)),
                         Field(discriminator="type")]
 
+    class ShowCard(Props):
+        refine: str | None = Field(description="the id of a recent card to change (from the context); null: a new "
+                                               "card")
+        root: Key | None = Field(description="the key of the top element; null only when refining (keeps the root)")
+        elements: list[element] = Field(max_length=MAX_ELEMENTS, description=(
+            f"every element of the card (at most {MAX_ELEMENTS}); when refining, only the elements to add or "
+            "replace (a replaced element is given whole, children included)"))
+        remove: list[Key] = Field(max_length=MAX_ELEMENTS, description="keys to remove when refining; [] otherwise")
 
-class ShowCard(Props):
-    refine: str | None = Field(description="the id of a recent card to change (from the context); null: a new card")
-    root: Key | None = Field(description="the key of the top element; null only when refining (keeps the root)")
-    elements: list[CardElement] = Field(max_length=MAX_ELEMENTS, description=(
-        f"every element of the card (at most {MAX_ELEMENTS}); when refining, only the elements to add or "
-        "replace (a replaced element is given whole, children included)"))
-    remove: list[Key] = Field(max_length=MAX_ELEMENTS, description="keys to remove when refining; [] otherwise")
+    return ShowCard
 
 
 DESCRIPTION = (
@@ -66,10 +72,15 @@ DESCRIPTION = (
     "elements.")
 
 
+@cache
+def _parameters() -> dict:
+    return _without_titles(strict_schema(show_card_model()))
+
+
 def tool_spec() -> dict:
     """The function tool for the Responses API (strict: the schema is the catalog)."""
-    return {"type": "function", "name": SHOW_CARD, "description": DESCRIPTION,
-            "parameters": _without_titles(strict_schema(ShowCard)), "strict": True}
+    return {"type": "function", "name": SHOW_CARD, "description": DESCRIPTION, "parameters": _parameters(),
+            "strict": True}
 
 
 def _without_titles(node: Any) -> Any:

@@ -35,7 +35,8 @@ from ..legs import Leg, by_pair, haversine_m
 from ..places import in_country
 from .context import DayContext, new_refs, require_ai, simulate, trip_country
 from .drafts import store_draft
-from .shortest import SAVING_WORTH_MIN, order_edits, solve, summary_of
+from .shortest import SAVING_WORTH_MIN, day_stops, order_edits, solve, summary_of
+from .shortest_order import EXACT_LIMIT, free_count
 from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..review import review_day
@@ -390,12 +391,19 @@ async def store_plan(svc: Services, ctx: DayContext, user_id: str, draft: dict) 
 
 async def shortest_alternative(svc: Services, ctx: DayContext, draft: dict, more_places: dict) -> dict | None:
     """The model's plan (its order and its additions) in the exact shortest
-    order, as a draft of its own; None when no order fits, or when an added
-    place would have to come first (an addition is inserted after a stop)."""
+    order, as a draft of its own; None when no order fits, when an added
+    place would have to come first (an addition is inserted after a stop), or
+    when the day has more free stops than the exact search takes: past that
+    the search is a long beam (about 100 ms at 23 free stops) that would
+    double this request's time for an offer that is not sure to be the
+    shortest; the day's own Shortest order still answers it."""
     edits = [(e["op"], e["args"]) for e in draft["edits"]]
     trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
-    result, matrix = await solve(svc, ctx, day, {**(ctx.places or {}), **more_places})
+    places = {**(ctx.places or {}), **more_places}
+    if free_count(day_stops(day, ctx.date, places)) > EXACT_LIMIT:
+        return None
+    result, matrix = await solve(svc, ctx, day, places)
     if not result.feasible:
         return None
     existing = {s.id for s in ctx.day.stops}

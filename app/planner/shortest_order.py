@@ -116,6 +116,15 @@ class _Day:
     enforced: frozenset[int]       # pinned stops whose arrival is checked (all, unless relaxed)
 
 
+def free_count(stops: Sequence[DayStop]) -> int:
+    """How many stops the search orders (not pinned by a set time, not a stay
+    anchoring either end): up to EXACT_LIMIT the answer is exact."""
+    n = len(stops)
+    first = 0 if n and stops[0].kind == "stay" else None       # as _prepare anchors them
+    last = n - 1 if n > 1 and stops[-1].kind == "stay" else None
+    return sum(1 for i, s in enumerate(stops) if i not in (first, last) and s.set_start is None)
+
+
 def _prepare(stops, travel_s, day_start) -> _Day:
     stops = list(stops)
     n = len(stops)

@@ -34,7 +34,7 @@ MAX_AMOUNT_MINOR = 10**12
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
     # Fields that an explicit null clears (others: null is refused or means
     # "not given"). Agent tools offer exactly these in their `clear` list.
     clearable: ClassVar[tuple[str, ...]] = ()
