@@ -54,7 +54,7 @@ from .osm_tags import (
 )
 from .outbound import OutboundClient
 from .provider_cache import ProviderCache, SingleFlight, request_key
-from .route_cache import Route, RouteCache
+from .route_cache import Route, RouteCache, route_keys
 
 log = logging.getLogger("wayline.osm")
 
@@ -374,18 +374,12 @@ class OSM:
         return self.osrm_template.replace("{profile}", profile)
 
     def _route_key(self, origin, destination, mode: str) -> str:
-        if mode not in TRAVEL_MODES:
-            raise ValueError(f"unknown travel mode {mode!r}")
-        (a, b), (c, d) = _point(origin), _point(destination)
-        return f"osm-routes:{mode}:{a},{b}>{c},{d}"
+        return self._matrix_keys([origin], [destination], mode)[(0, 0)]
 
     def _matrix_keys(self, origins, destinations, mode: str) -> dict[tuple[int, int], str]:
-        """`_route_key` of every pair, each point rounded once (a matrix has n x m keys)."""
         if mode not in TRAVEL_MODES:
             raise ValueError(f"unknown travel mode {mode!r}")
-        starts = [f"osm-routes:{mode}:{a},{b}>" for a, b in map(_point, origins)]
-        ends = [f"{c},{d}" for c, d in map(_point, destinations)]
-        return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
+        return route_keys(f"osm-routes:{mode}:", origins, destinations, _point)
 
     # -- HTTP ------------------------------------------------------------------
 

@@ -27,6 +27,16 @@ class Route:
         return {"durationS": self.duration_s, "distanceM": self.distance_m}
 
 
+def route_keys(prefix: str, origins, destinations,
+               point: Callable[[tuple[float, float]], tuple[float, float]]) -> dict[tuple[int, int], str]:
+    """The cache key of every (origin, destination) pair,
+    `{prefix}{lat},{lng}>{lat},{lng}`, each point rounded by `point` once (a
+    matrix has n x m keys)."""
+    starts = [f"{prefix}{a},{b}>" for a, b in map(point, origins)]
+    ends = [f"{c},{d}" for c, d in map(point, destinations)]
+    return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
+
+
 class RouteCache:
     def __init__(self, cache: ProviderCache, clock: Callable[[], float], *, lru_size: int = LRU_SIZE):
         self.cache, self.clock, self.lru_size = cache, clock, lru_size

@@ -179,6 +179,12 @@ def expect(reply: Reply, *statuses: int) -> Reply:
     return reply
 
 
+async def body_of(port: int, raw: bytes) -> bytes:
+    """One request on a fresh connection; its body (a 200 expected)."""
+    async with Conn(port) as conn:
+        return expect(await conn.send(raw), 200).body
+
+
 # -- timed load ----------------------------------------------------------------------
 
 

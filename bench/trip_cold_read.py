@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,
+from _loadgen import (Conn, alternate, body_of, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
 
 READERS = 8
@@ -65,7 +65,7 @@ def measure(args, days: int, per_day: int) -> None:
                       for m in (45, 50)]
             reads = [request("GET", path, app.port, cookie=cookie) for _, cookie in users[1:]]
             asyncio.run(after_ops(app.port, writes, reads, 2))   # every member has read once
-            payload = asyncio.run(_body(app.port, reads[0]))
+            payload = asyncio.run(body_of(app.port, reads[0]))
             with floor(tmp, payload) as bare:
                 bare_writes = [request("POST", "/write", bare.port, body=b"{}")]
                 bare_reads = [request("GET", path, bare.port)] * READERS
@@ -81,10 +81,6 @@ def measure(args, days: int, per_day: int) -> None:
     if target:
         print(verdict(f"{days} x {per_day} ratio (median)", statistics.median(ratios), target, at_most=True))
 
-
-async def _body(port: int, raw: bytes) -> bytes:
-    async with Conn(port) as conn:
-        return expect(await conn.send(raw), 200).body
 
 
 def main() -> None:

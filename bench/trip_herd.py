@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, pct, request, spread,
+from _loadgen import (Conn, alternate, body_of, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
 from trip_write import shape
 
@@ -66,7 +66,7 @@ def main() -> None:
                              body=json.dumps({"value": v}).encode()) for v in (1, -1)]
             reads = [request("GET", path, app.port, cookie=cookie) for _, cookie in users]
             asyncio.run(herds(app.port, votes, reads, 1))   # every member has read once
-            payload = asyncio.run(_body(app.port, reads[0]))
+            payload = asyncio.run(body_of(app.port, reads[0]))
             with floor(tmp, payload, b'{"data":{"up":1,"down":0,"mine":1}}') as bare:
                 bare_votes = [request("PUT", "/vote", bare.port, body=b'{"value":1}')]
                 bare_reads = [request("GET", path, bare.port)] * MEMBERS
@@ -81,10 +81,6 @@ def main() -> None:
     print(verdict("ratio (median)", statistics.median(ratios), TARGET, at_most=True))
     footer()
 
-
-async def _body(port: int, raw: bytes) -> bytes:
-    async with Conn(port) as conn:
-        return expect(await conn.send(raw), 200).body
 
 
 if __name__ == "__main__":

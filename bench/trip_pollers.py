@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, expect, floor, footer, header, parser, request, spread, stats,
+from _loadgen import (Conn, alternate, body_of, expect, floor, footer, header, parser, request, spread, stats,
                       verdict, wayline)
 
 POLLERS = 100
@@ -70,7 +70,7 @@ def main() -> None:
                       for m in (45, 50)]
             cookies = [c for _, c in users]
             asyncio.run(poll(app.port, path, cookies, writes, 0.5))
-            payload = asyncio.run(_body(app.port, request("GET", path, app.port, cookie=cookies[0])))
+            payload = asyncio.run(body_of(app.port, request("GET", path, app.port, cookie=cookies[0])))
             with floor(tmp, payload) as bare:
                 bare_writes = [request("POST", "/write", bare.port, body=b"{}")]
                 runs = alternate(args.rounds, {
@@ -85,10 +85,6 @@ def main() -> None:
     print(verdict("ratio (median)", statistics.median(ratios), TARGET, at_most=True))
     footer()
 
-
-async def _body(port: int, raw: bytes) -> bytes:
-    async with Conn(port) as conn:
-        return expect(await conn.send(raw), 200).body
 
 
 if __name__ == "__main__":

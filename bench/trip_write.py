@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, expect, floor, footer, header, load, parser, request, spread,
+from _loadgen import (alternate, body_of, floor, footer, header, load, parser, request, spread,
                       verdict, wayline)
 
 CLIENTS = 16
@@ -34,10 +34,6 @@ def op_requests(port: int, cookie: str, trip_id: str, stop_id: str) -> list[byte
     return [request("POST", path, port, cookie=cookie, body=json.dumps({"stopId": stop_id, "durationMin": m}).encode())
             for m in (45, 50)]
 
-
-async def first_reply(port: int, raw: bytes) -> bytes:
-    async with Conn(port) as conn:
-        return expect(await conn.send(raw), 200).body
 
 
 def main() -> None:
@@ -56,9 +52,9 @@ def main() -> None:
         with wayline(tmp, args.root) as app:
             one_trip = [op_requests(app.port, cookie, one.id, stops[i % len(stops)]) for i in range(CLIENTS)]
             many = [op_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
-            echo = asyncio.run(first_reply(app.port, one_trip[0][0]))
+            echo = asyncio.run(body_of(app.port, one_trip[0][0]))
             for t in trips:  # every trip read once, as an open page would
-                asyncio.run(first_reply(app.port, request("GET", f"/api/trips/{t.id}", app.port, cookie=cookie)))
+                asyncio.run(body_of(app.port, request("GET", f"/api/trips/{t.id}", app.port, cookie=cookie)))
             with floor(tmp, echo, echo) as bare:
                 bare_reqs = [[request("POST", "/write", bare.port, body=b'{"n":1}')] for _ in range(CLIENTS)]
                 runs = alternate(args.rounds, {
