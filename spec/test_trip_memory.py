@@ -19,7 +19,7 @@ from app.errors import NotFound
 from app.server import create_app
 from app.trips import store
 from app.trips.dto import build_view, member_bytes
-from app.trips.service import apply_op
+from app.trips.service import apply_op, apply_ops
 from app.trips.state import read_state
 from helpers import LiveServer, join, make_client, new_trip, op, signup, use
 
@@ -173,6 +173,38 @@ def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, mo
     assert after["version"] == trip["version"] + 1
 
 
+def test_a_claimed_batch_that_fails_midway_leaves_nothing_for_the_next_op(client, settings):
+    """A batch with a claim (an agent suggestion) whose second op fails is
+    reported after the claim; the next op queued behind it must build on the
+    committed trip, never on the first op's half-made edit."""
+    owner = signup(client, "owner")
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    svc = services(client)
+
+    async def chain():
+        release = threading.Event()
+        blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: the ops queue up
+        failing = asyncio.ensure_future(apply_ops(
+            svc, trip["id"], owner["id"],
+            [("update_trip", {"title": "Half made"}), ("update_day", {"dayId": "no-such-day", "title": "x"})],
+            claim=lambda tx: None))
+        await asyncio.sleep(0.01)
+        after = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "update_day",
+                                               {"dayId": day, "title": "Old town"}))
+        await asyncio.sleep(0.01)
+        release.set()
+        await blocker
+        return await asyncio.gather(failing, after, return_exceptions=True)
+
+    failed, applied = client.portal.call(chain)
+    assert isinstance(failed, NotFound) and applied.summaries
+    data = client.get(f"/api/trips/{trip['id']}").json()["data"]
+    assert data["title"] == trip["title"] and data["days"][0]["title"] == "Old town"
+    assert stored(settings, trip["id"]).title == trip["title"]
+    assert svc.trips.cached(trip["id"]).trip == stored(settings, trip["id"])
+
+
 def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
     owner = signup(client, "owner")
     bob = signup(client, "bob")
@@ -247,6 +279,41 @@ def test_concurrent_first_reads_share_one_load(settings):
             assert codes == [200] * 20
             assert len(loads) == 1, (case, loads)
         assert c.get(f"/api/trips/{trip['id']}").json()["data"]["days"][0]["stops"][0]["votes"]["up"] == 1
+
+
+def test_a_trip_let_go_while_its_op_ran_is_read_again(tmp_path):
+    """An op holds its trip while its transaction waits; the trip is evicted
+    meanwhile and a member is removed. After the op commits, the removed
+    member must not be a member in memory."""
+    from app.settings import Settings
+
+    settings = Settings(db_path=str(tmp_path / "w.db"), uploads_dir=str(tmp_path / "u"), trip_cache_mb=0)
+    with make_client(settings) as client:
+        owner, bob = signup(client, "owner"), signup(client, "bob")
+        use(client, owner)
+        trip, other = new_trip(client), new_trip(client, title="Other")
+        join(client, owner, trip["id"], bob)
+        use(client, owner)
+        svc = services(client)
+
+        async def chain():
+            release = threading.Event()
+            blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: the writes queue up
+            removal = asyncio.ensure_future(members.remove_member(svc.db, trip["id"], owner["id"], "owner",
+                                                                  bob["id"]))
+            await asyncio.sleep(0.01)
+            edit = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "update_trip", {"title": "New"}))
+            await asyncio.sleep(0.01)
+            await svc.trips.get(other["id"])      # a budget of 0: the op's trip is let go
+            release.set()
+            await blocker
+            await removal
+            await edit
+
+        client.portal.call(chain)
+        assert client.portal.call(svc.trips.membership, trip["id"], bob["id"]) == (None, None)
+        use(client, bob)
+        assert client.get(f"/api/trips/{trip['id']}").status_code == 404
 
 
 def test_trips_in_memory_are_bounded_by_bytes(tmp_path):

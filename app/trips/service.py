@@ -157,7 +157,9 @@ def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tup
     except AppError as exc:
         if claim is None:
             raise
-        failure = exc
+        # Reported after the claim; the half-made edit must not become the
+        # base the next op on this trip validates against.
+        failure, trip, summaries = exc, before, []
     actor_name, trip_id = state.name_of(actor_id), before.id
 
     def write(tx: SyncTransaction) -> None:

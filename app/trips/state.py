@@ -185,9 +185,12 @@ class TripStates:
         """After the op's COMMIT: its trip is the current one."""
         state.trip = trip
         self._bump(trip.id)
-        self._published.add(trip.id)
-        if not state.invalid and self._states.get(trip.id) is not state:
-            self._keep(trip.id, state, state.size)  # let go while the op ran: it is exact again
+        # Only the cached state is exact: one let go (evicted) while the op ran
+        # missed the signals since, such as a member's removal. Not claiming the
+        # change makes the signal drop any copy loaded meanwhile; the next read
+        # loads the trip again.
+        if self._states.get(trip.id) is state:
+            self._published.add(trip.id)
 
     def changed(self, trip_id: str, kinds: frozenset) -> None:
         """The database's after-commit signal."""
