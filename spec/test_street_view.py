@@ -207,3 +207,18 @@ def test_a_stop_thread_mention_gets_the_text_and_the_timeline_the_card(settings,
 
 def test_every_outcome_is_one_of_the_five():
     assert OUTCOMES == ("found", "empty", "place_not_found", "invalid_request", "service_unavailable")
+
+
+def test_a_stop_is_named_by_whole_words_only():
+    from app.agent.grounding import match_stop
+    from app.trips.model import Day, Stop, Trip
+
+    stops = [Stop(f"s{i}", "d1", i, "sight", name, lat=41.4, lng=2.17)
+             for i, name in enumerate(["Spa", "Bar", "Sagrada Família"])]
+    trip = Trip("t1", "Barcelona", None, None, None, "2026-12-10", "Europe/Madrid", "EUR", 1, "u1",
+                days=[Day("d1", 0, stops=stops)])
+    assert match_stop(trip, "Barcelona Cathedral") is None
+    assert match_stop(trip, "Spanish Steps") is None
+    assert match_stop(trip, "sagrada familia").id == "s2"
+    assert match_stop(trip, "Sagrada").id == "s2"
+    assert match_stop(trip, "the Bar on the corner").id == "s1"

@@ -134,17 +134,18 @@ def _fold(text: str) -> str:
 
 def match_stop(trip: Trip, query: str):
     """The trip's stop with coordinates the query names: an exact name first,
-    then a name containing the query (or contained in it)."""
+    then a name containing the query as whole words (or contained in it so):
+    "Bar" never names "Barcelona Cathedral"."""
     q = _fold(query)
     if not q:
         return None
-    stops = [s for d in trip.days for s in d.stops if s.lat is not None and s.lng is not None]
-    exact = [s for s in stops if _fold(s.name) == q]
-    if exact:
-        return exact[0]
-    if len(q) < 3:
-        return None
-    return next((s for s in stops if q in _fold(s.name) or (len(_fold(s.name)) >= 3 and _fold(s.name) in q)), None)
+    named = [(s, _fold(s.name)) for d in trip.days for s in d.stops if s.lat is not None and s.lng is not None]
+    exact = next((s for s, name in named if name == q), None)
+    if exact is not None or len(q) < 3:
+        return exact
+    words = f" {q} "
+    return next((s for s, name in named
+                 if words in f" {name} " or (len(name) >= 3 and f" {name} " in words)), None)
 
 
 async def _resolve(svc: Services, trip: Trip, query: str) -> dict | None:
@@ -174,13 +175,13 @@ async def ground(svc: Services, trip: Trip, request: Request) -> Grounding:
     if not query or len(query) > MAX_PLACE:
         return result
     try:
+        if svc.street_view is None:   # before a place search that could not be used
+            raise _unavailable()
         place = await _resolve(svc, trip, query)
         if place is None:
             result.outcome = "place_not_found"
             return result
         result.place = place
-        if svc.street_view is None:
-            raise _unavailable()
         pano = await svc.street_view.metadata(place["lat"], place["lng"])
         if pano is None:
             result.outcome = "empty"
