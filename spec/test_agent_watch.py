@@ -170,3 +170,26 @@ def test_the_loop_runs_passes_and_stops_at_shutdown(settings, openai_standin, go
     assert time.monotonic() - closing < 5, "shutdown cancels the loop instead of waiting it out"
     assert openai_standin.request_count == 0
     assert seen(settings, trip["id"])[0] == "2026-12-01T12:00:00.000Z"
+
+
+def test_a_trip_whose_check_fails_goes_to_the_back_and_the_others_are_checked(
+        settings, openai_standin, google_standin, weather_standin, monkeypatch):
+    clock = Clock()
+    with watch_app(settings, openai_standin, google_standin, weather_standin, clock) as client:
+        signup(client, "alice")
+        broken, fine = rainy_day_trip(client), rainy_day_trip(client)
+        settle(client)
+        watch = client.app.state.services.watch
+        real_check = watch.check_trip
+
+        async def check(trip_id):
+            if trip_id == broken["id"]:
+                raise RuntimeError("a bug in one trip's review")
+            return await real_check(trip_id)
+
+        monkeypatch.setattr(watch, "check_trip", check)
+        monkeypatch.setattr("app.agent.watch.MAX_TRIPS_PER_PASS", 1)
+        checked = run_pass(client) + run_pass(client)   # one trip a pass, whichever comes first
+        assert checked == [fine["id"]]
+        assert seen(settings, broken["id"])[0] is not None, "the failed trip was put at the back"
+        assert seen(settings, broken["id"])[1] == "[]", "what it had seen is kept"

@@ -100,9 +100,21 @@ class Watch:
             try:
                 if await self.check_trip(row[0]):
                     checked.append(row[0])
+                    continue
             except NotFound:
                 continue  # deleted meanwhile
+            except Exception:  # one trip's trouble must not stop the others' checks
+                log.exception("agent watch: a trip's check failed")
+            await self._put_back(row[0])
         return checked
+
+    async def _put_back(self, trip_id: str) -> None:
+        """A skipped or failed trip goes to the back of the queue (what it has
+        seen is kept), or it would come first again in every pass."""
+        await self.svc.db.execute_write(
+            "INSERT INTO agent_watch (trip_id, checked_at) VALUES (?, ?) "
+            "ON CONFLICT (trip_id) DO UPDATE SET checked_at = excluded.checked_at",
+            (trip_id, iso(now_dt(self.svc))))
 
     async def check_trip(self, trip_id: str) -> bool:
         """One trip: ask about new risks, store what was seen. False when skipped."""
