@@ -241,6 +241,8 @@ def from_nominatim(item: Any, language: str | None) -> dict | None:
     if category and kind:
         tags.setdefault(str(category), str(kind))
     a = item.get("address") or {}
+    if isinstance(a.get("country_code"), str) and a["country_code"]:   # its public holidays are that country's
+        tags.setdefault("addr:country", a["country_code"].upper())
     street = _join(a.get("road") or a.get("pedestrian") or a.get("footway") or a.get("square"), a.get("house_number"))
     place = _join(a.get("postcode"), a.get("city") or a.get("town") or a.get("village") or a.get("municipality"))
     display = str(item.get("display_name") or "")

@@ -60,9 +60,12 @@ def require_places(svc: Services) -> PlacesProvider:
 def in_country(raw: dict, country: str | None) -> dict:
     """An OpenStreetMap place's raw with the trip's country for its public
     holidays (`PH` in its hours), when the place does not name its own."""
-    if country and isinstance(raw, dict) and raw.get("source") == "osm" and not raw.get("country_code"):
-        return {**raw, "country_code": country}
-    return raw
+    if not (country and isinstance(raw, dict) and raw.get("source") == "osm") or raw.get("country_code"):
+        return raw
+    tags = raw.get("tags")
+    if isinstance(tags, dict) and tags.get("addr:country"):
+        return raw   # a café in Malmö on a Copenhagen trip keeps Sweden's holidays
+    return {**raw, "country_code": country}
 
 
 def valid_place_id(value: str) -> bool:

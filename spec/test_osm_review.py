@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from app.countries import country_of_timezone
+from app.hours import osm_country
 from helpers import make_client, new_trip, op, signup
 from standins.osm_standin import osm_settings
 
@@ -58,3 +59,18 @@ def test_the_trips_country_comes_from_its_time_zone():
     assert country_of_timezone("Europe/Copenhagen") == "DK"
     assert country_of_timezone("America/New_York") == "US"
     assert country_of_timezone("UTC") is None and country_of_timezone(None) is None
+    # Old names, which browsers still report (Chrome: Asia/Calcutta).
+    assert country_of_timezone("Asia/Calcutta") == "IN" and country_of_timezone("US/Eastern") == "US"
+
+
+def test_a_place_that_names_its_country_keeps_its_own_holidays():
+    from app.osm_tags import from_nominatim
+    from app.places import in_country
+
+    malmo = from_nominatim({"osm_type": "node", "osm_id": 1, "lat": "55.6", "lon": "13.0", "category": "amenity",
+                            "type": "cafe", "name": "Café", "address": {"country_code": "se"},
+                            "extratags": {"opening_hours": "Mo-Su 08:00-18:00; PH off"}}, None)
+    copenhagen = from_nominatim({"osm_type": "node", "osm_id": 2, "lat": "55.68", "lon": "12.57",
+                                 "category": "amenity", "type": "cafe", "name": "Kaffe"}, None)
+    assert osm_country(in_country(malmo, "DK")) == "SE"
+    assert osm_country(in_country(copenhagen, "DK")) == "DK"
