@@ -2,10 +2,12 @@
 
 The TCP peer is the client unless the peer is a proxy listed in
 WAYLINE_TRUSTED_PROXIES (IPs or CIDRs; none by default). Only then are
-forwarded headers read: Fly's `Fly-Client-IP` (Fly's proxy sets it from the
-connection it accepted), else `X-Forwarded-For` walked from the right past
-our own trusted proxies. A header sent by anyone else is ignored, so a
-client cannot pick the address the sign-in limits count.
+forwarded headers read: on Fly, `Fly-Client-IP` (Fly's proxy sets it from
+the connection it accepted; elsewhere a proxy that does not set it passes a
+client's own through, so it is read only when running on Fly), else
+`X-Forwarded-For` walked from the right past our own trusted proxies. A
+header sent by anyone else is ignored, so a client cannot pick the address
+the sign-in limits count.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def _trusted(address: Address | None, networks: tuple[Network, ...]) -> bool:
     return address is not None and any(address in net for net in networks)
 
 
-def client_address(scope, trusted_proxies: tuple[str, ...]) -> str:
+def client_address(scope, trusted_proxies: tuple[str, ...], *, fly: bool = False) -> str:
     """The address the sign-in limits count for this request."""
     peer = (scope.get("client") or ("unknown", 0))[0]
     networks = _networks(trusted_proxies)
@@ -52,7 +54,7 @@ def client_address(scope, trusted_proxies: tuple[str, ...]) -> str:
         return peer
     forwarded: list[str] = []
     for name, value in scope["headers"]:
-        if name == b"fly-client-ip":
+        if name == b"fly-client-ip" and fly:
             fly = _address(value.decode("latin-1"))
             if fly is not None:
                 return str(fly)

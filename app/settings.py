@@ -70,6 +70,10 @@ class Settings:
     trip_cache_mb: int = 64   # memory for trips and their TripDto (least recently used go first)
     # Peers (IPs or CIDRs) whose forwarded headers name the client (app/client_address.py).
     trusted_proxies: tuple[str, ...] = field(default_factory=tuple)
+    # Believe a trusted proxy's Fly-Client-IP: only on Fly (FLY_APP_NAME is set
+    # in every Fly machine), whose proxy always sets it. Elsewhere a proxy that
+    # does not set it passes a client's own copy through.
+    fly_client_ip: bool = False
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -183,6 +187,7 @@ class Settings:
             secret=text("WAYLINE_SECRET"),
             trip_cache_mb=trip_cache_mb,
             trusted_proxies=trusted_proxies,
+            fly_client_ip=bool(text("FLY_APP_NAME")),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

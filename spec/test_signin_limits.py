@@ -80,20 +80,27 @@ def make_limited(settings) -> TestClient:
     return app_client(settings, peer="198.51.100.9", limiter=SignInLimiter(sleep=RecordedSleep()))
 
 
-@pytest.mark.parametrize("peer,headers,trusted,expected", [
-    ("198.51.100.1", [(b"x-forwarded-for", b"203.0.113.5")], (), "198.51.100.1"),
-    ("198.51.100.1", [(b"fly-client-ip", b"203.0.113.5")], ("10.0.0.0/8",), "198.51.100.1"),
-    ("10.0.0.2", [(b"fly-client-ip", b"203.0.113.5"), (b"x-forwarded-for", b"1.1.1.1")], ("10.0.0.0/8",),
+ON_FLY, ELSEWHERE = True, False
+
+
+@pytest.mark.parametrize("peer,headers,trusted,fly,expected", [
+    ("198.51.100.1", [(b"x-forwarded-for", b"203.0.113.5")], (), ON_FLY, "198.51.100.1"),
+    ("198.51.100.1", [(b"fly-client-ip", b"203.0.113.5")], ("10.0.0.0/8",), ON_FLY, "198.51.100.1"),
+    ("10.0.0.2", [(b"fly-client-ip", b"203.0.113.5"), (b"x-forwarded-for", b"1.1.1.1")], ("10.0.0.0/8",), ON_FLY,
      "203.0.113.5"),
-    ("10.0.0.2", [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.5, 10.0.0.9")], ("10.0.0.0/8",), "203.0.113.5"),
-    ("10.0.0.2", [(b"x-forwarded-for", b"garbage, 10.0.0.9")], ("10.0.0.0/8",), "10.0.0.2"),
-    ("10.0.0.2", [(b"x-forwarded-for", b"10.0.0.7")], ("10.0.0.0/8",), "10.0.0.2"),
-    ("fdaa::3", [(b"fly-client-ip", b"2001:db8::1")], ("fdaa::/16",), "2001:db8::1"),
-    ("10.0.0.2", [], ("10.0.0.2",), "10.0.0.2"),
+    # Elsewhere a proxy that does not set Fly-Client-IP passes the client's own through: never read.
+    ("10.0.0.2", [(b"fly-client-ip", b"203.0.113.5"), (b"x-forwarded-for", b"1.1.1.1")], ("10.0.0.0/8",),
+     ELSEWHERE, "1.1.1.1"),
+    ("10.0.0.2", [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.5, 10.0.0.9")], ("10.0.0.0/8",), ELSEWHERE,
+     "203.0.113.5"),
+    ("10.0.0.2", [(b"x-forwarded-for", b"garbage, 10.0.0.9")], ("10.0.0.0/8",), ELSEWHERE, "10.0.0.2"),
+    ("10.0.0.2", [(b"x-forwarded-for", b"10.0.0.7")], ("10.0.0.0/8",), ELSEWHERE, "10.0.0.2"),
+    ("fdaa::3", [(b"fly-client-ip", b"2001:db8::1")], ("fdaa::/16",), ON_FLY, "2001:db8::1"),
+    ("10.0.0.2", [], ("10.0.0.2",), ELSEWHERE, "10.0.0.2"),
 ])
-def test_client_address_rule(peer, headers, trusted, expected):
+def test_client_address_rule(peer, headers, trusted, fly, expected):
     scope = {"client": (peer, 1234), "headers": headers}
-    assert client_address(scope, trusted) == expected
+    assert client_address(scope, trusted, fly=fly) == expected
 
 
 def test_trusted_proxies_setting_is_checked():

@@ -31,7 +31,7 @@ async def confirm_password(request: Request, user: dict, password: str, field: s
     """403 `wrong_password` unless `password` is the user's; failures count
     toward the sign-in limits, so a stolen session cannot guess it freely."""
     svc = services(request)
-    address = client_address(request.scope, svc.settings.trusted_proxies)
+    address = client_address(request.scope, svc.settings.trusted_proxies, fly=svc.settings.fly_client_ip)
     await svc.limiter.admit(user["username"], address)
     if not await auth.check_password(svc.db, user["id"], password):
         svc.limiter.failed(user["username"], address)

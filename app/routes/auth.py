@@ -53,7 +53,7 @@ async def signin(request: Request):
     args = await body(request, SignIn)
     svc = services(request)
     username = args.username.strip().lower()
-    address = client_address(request.scope, svc.settings.trusted_proxies)
+    address = client_address(request.scope, svc.settings.trusted_proxies, fly=svc.settings.fly_client_ip)
     await svc.limiter.admit(username, address)
     user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
     if user is None:
