@@ -594,3 +594,63 @@ class InProcessStream:
 
     def disconnect(self) -> None:
         self.client.portal.call(_call, self._gone.set)
+
+
+def test_a_stream_whose_request_body_fails_is_ended_not_left_open():
+    """A live request sent with an oversized chunked body: reading it fails in
+    the disconnect watcher, which must still end the stream (else it would
+    hold its place under the limits for ever)."""
+    from app.live.stream import LiveResponse, Stream
+
+    stream = Stream("t1", "u1", "Ana", "c1")
+    ended = []
+
+    def on_end(s):
+        ended.append(s)
+        s.close()
+
+    async def receive():
+        raise ValueError("body over the limit")
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def run():
+        await asyncio.wait_for(LiveResponse(stream, on_end)({"type": "http"}, receive, send), 2)
+
+    asyncio.run(run())
+    assert ended and ended[0] is stream
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+def test_when_the_members_cannot_be_read_every_stream_of_the_trip_ends(settings):
+    """A removal whose member list cannot be read (a failing disk) must not
+    leave the removed member listening: every stream of the trip ends with a
+    reset, and the pages reconnect through the membership check."""
+    app = create_app(settings)
+
+    async def test(server):
+        alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
+        trip = await a_trip(alice, (bob, "editor"))
+        t = trip["id"]
+        async with Feed(bob, t) as bobs, Feed(alice, t) as alices:
+            await bobs.hello()
+            await alices.hello()
+
+            async def unreadable(trip_id):
+                raise OSError("disk I/O error")
+
+            app.state.services.live._member_ids = unreadable
+            assert (await alice.delete(f"/api/trips/{t}/members/{bob.user['id']}")).status_code == 200
+            await bobs.next("reset")
+            await bobs.until_ended()
+            await alices.until_ended()
+        async with Feed(bob, t) as again:
+            assert again.response.status_code == 404
+        await alice.aclose()
+        await bob.aclose()
+
+    with LiveServer(app) as server:
+        anyio.run(test, server)

@@ -249,6 +249,11 @@ class LiveHub:
             pass  # the trip is being deleted; its "deleted" change ends the streams
         except Exception:
             log.exception("live events for a trip failed")
+            # What changed is unknown (a removed member could keep listening):
+            # end every stream; pages reconnect, and membership is checked again.
+            reset = frame(self._id(channel.head()), "reset", EMPTY)
+            for stream in list(channel.streams):
+                self.drop(stream, reset)
         finally:
             channel.pump = None
 

@@ -111,6 +111,8 @@ class LiveResponse:
             self.on_end(stream)
 
     async def _until_disconnect(self, receive) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        self.on_end(self.stream)
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        finally:   # also when receiving fails (a request body over the limit): never left open
+            self.on_end(self.stream)
