@@ -269,6 +269,41 @@ def test_deleting_the_account_or_signing_out_everywhere_ends_that_users_streams(
     run(settings, test)
 
 
+def test_a_sessions_streams_end_with_it(settings):
+    """Signing out ends that session's open pages only; a password change ends
+    the other sessions' pages (a stolen cookie stops hearing the trip) and
+    keeps the one that changed it."""
+    async def test(server):
+        alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
+        trip = await a_trip(alice, (bob, "editor"))
+        laptop = httpx.AsyncClient(base_url=server.url, timeout=10)
+        r = await laptop.post("/api/auth/signin", json={"username": "bob", "password": PASSWORD})
+        assert r.status_code == 200, r.text
+        laptop.user = bob.user
+        async with Feed(bob, trip["id"]) as phone_page, Feed(laptop, trip["id"]) as laptop_page:
+            await phone_page.hello()
+            await laptop_page.hello()
+            assert (await laptop.post("/api/auth/signout", json={})).status_code == 200
+            await laptop_page.until_ended()
+            assert not phone_page.ended, "the phone's session goes on"
+
+        thief = httpx.AsyncClient(base_url=server.url, timeout=10, cookies=dict(bob.cookies))
+        thief.user = bob.user
+        r = await bob.post("/api/auth/signin", json={"username": "bob", "password": PASSWORD})
+        async with Feed(bob, trip["id"]) as owners_page, Feed(thief, trip["id"]) as thiefs_page:
+            await owners_page.hello()
+            await thiefs_page.hello()
+            r = await bob.post("/api/auth/password", json={"currentPassword": PASSWORD,
+                                                               "newPassword": "another long passphrase"})
+            assert r.status_code == 200, r.text
+            await thiefs_page.until_ended()
+            assert not owners_page.ended, "the page of the session that changed it stays"
+        for c in (alice, bob, laptop, thief):
+            await c.aclose()
+
+    run(settings, test)
+
+
 async def _call(fn, *args):
     return fn(*args)
 

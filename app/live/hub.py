@@ -82,7 +82,7 @@ class LiveHub:
     def __len__(self) -> int:
         return self._count
 
-    async def open(self, trip_id: str, user: dict, last_event_id: str | None) -> LiveResponse:
+    async def open(self, trip_id: str, user: dict, last_event_id: str | None, session: str = "") -> LiveResponse:
         """Register a member's stream and return its response; 404 when not a
         member (checked again if membership changed meanwhile), 429 over the limits."""
         for _ in range(MEMBERSHIP_TRIES):
@@ -103,7 +103,7 @@ class LiveHub:
         if self._count >= self.svc.live_max_streams:
             raise Busy("The server has too many live pages open right now. Please try again in a moment.",
                        code="too_many_streams")
-        stream = Stream(trip_id, user["id"], user["displayName"], secrets.token_urlsafe(12))
+        stream = Stream(trip_id, user["id"], user["displayName"], secrets.token_urlsafe(12), session)
         self._register(stream, last_event_id)
         return LiveResponse(stream, self.drop)
 
@@ -149,10 +149,14 @@ class LiveHub:
             channel.idle_since = time.monotonic()
         self._presence_changed(channel)
 
-    def close_user(self, user_id: str) -> None:
-        """End every stream of a user at once (account deletion)."""
+    def close_user(self, user_id: str, *, session: str | None = None, keep_session: str | None = None) -> None:
+        """End a user's streams at once: all of them (account deletion, signing
+        out everywhere), those of one session (signing out), or all but one
+        session's (a password change ends the other sessions)."""
         for stream in list(self._by_user.get(user_id, ())):
-            self.drop(stream, frame(self._id(self._counter), "gone", GONE_ACCOUNT))
+            if (session is None or stream.session == session) and (keep_session is None
+                                                                  or stream.session != keep_session):
+                self.drop(stream, frame(self._id(self._counter), "gone", GONE_ACCOUNT))
 
     def end_all(self) -> None:
         """Shutdown has started: refuse new streams and end the open ones, so

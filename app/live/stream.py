@@ -37,16 +37,18 @@ def frame(event_id: str, kind: str, data: bytes, *, retry: bool = False) -> byte
 
 class Stream:
     """A member's open page on a trip. `day_id` and `day_order` are its presence
-    (the day it looks at; the newest choice wins among one user's tabs)."""
+    (the day it looks at; the newest choice wins among one user's tabs);
+    `session` is the hash of the session it was opened with (it ends with it)."""
 
-    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "day_id", "day_order", "pending", "waiter",
-                 "closed")
+    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "day_id", "day_order", "pending",
+                 "waiter", "closed")
 
-    def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str):
+    def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str, session: str = ""):
         self.trip_id = trip_id
         self.user_id = user_id
         self.display_name = display_name
         self.connection_id = connection_id
+        self.session = session
         self.day_id: str | None = None
         self.day_order = 0
         self.pending: list[bytes] = []

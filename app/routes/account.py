@@ -45,8 +45,11 @@ async def change_password(request: Request):
     args = await body(request, PasswordChange)
     await confirm_password(request, user, args.currentPassword, "currentPassword")
     svc = services(request)
+    token = session_token(request.scope)
     await auth.change_password(svc.db, user["id"], args.newPassword, svc.sessions,
-                               keep_token=session_token(request.scope), hash_n=svc.settings.password_hash_n)
+                               keep_token=token, hash_n=svc.settings.password_hash_n)
+    # The other sessions ended: so do their open pages (a stolen cookie's included).
+    svc.live.close_user(user["id"], keep_session=auth.token_hash(token) if token else None)
     return ok({"changed": True})
 
 

@@ -9,7 +9,7 @@ from starlette.routing import Route
 from .. import auth
 from ..client_address import client_address
 from ..errors import NotSignedIn
-from .common import body, current_user, ok, services
+from .common import body, current_user, ok, services, session_token
 from .openapi import describe
 
 
@@ -69,14 +69,16 @@ async def signin(request: Request):
 @describe(body=SignOut, summary="Sign out: this session, or every session of yours with everywhere: true")
 async def signout(request: Request):
     args = await body(request, SignOut)
-    token = request.cookies.get(auth.COOKIE)
+    token = session_token(request.scope)
     svc = services(request)
-    user = await current_user(request) if args.everywhere else None
-    if user is not None:
+    user = await current_user(request)
+    if user is not None and args.everywhere:
         await auth.end_sessions(svc.db, user["id"], svc.sessions)
         svc.live.close_user(user["id"])
     elif token:
         await auth.delete_session(svc.db, token, svc.sessions)
+        if user is not None:   # this session's open pages stop hearing about the trip
+            svc.live.close_user(user["id"], session=auth.token_hash(token))
     response = ok({"signedOut": True})
     response.delete_cookie(auth.COOKIE, path="/")
     return response

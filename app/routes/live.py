@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .common import body, member, ok, services
+from ..auth import token_hash
+from .common import body, member, ok, services, session_token
 from .openapi import describe
 
 ID = Field(min_length=1, max_length=64)
@@ -26,7 +27,8 @@ async def live(request: Request):
     # EventSource sends the header on its own reconnects; the page passes the
     # query parameter when it opens a new EventSource after a failure.
     last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
-    return await services(request).live.open(trip_id, user, last)
+    token = session_token(request.scope)
+    return await services(request).live.open(trip_id, user, last, token_hash(token) if token else "")
 
 
 @describe(body=Presence, summary="The day this page shows, for the other members' presence avatars")
