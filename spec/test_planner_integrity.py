@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import make_client, new_trip, op, signup
-from standins.google_standin import google_settings
+from standins.google_standin import google_settings, weekly
 from standins.openai_standin import ai_settings
 from standins.strict_schema import conforms, schema_problems
 from test_planner import NO_DEBOUNCE, TRIP_DATE, ScriptedModel, good_plan, optimize, plan_trip, save_prefs, trip_dto
@@ -150,3 +150,21 @@ def test_explore_never_pushes_a_booked_time_out_of_reach(env):
     suggestions = env.post(f"/api/trips/{trip['id']}/days/{day}/explore", json={}).json()["data"]["suggestions"]
     assert suggestions, "places after the lunch still fit"
     assert all(s["afterStopId"] != first for s in suggestions)
+
+
+def test_eat_never_offers_a_place_whose_wait_for_opening_makes_a_booking_late(env, google_standin):
+    """The only restaurant opens at 12:30: lunch there would have to wait and
+    end at 13:45, after the 13:00 tour that follows it. It is not offered
+    (and the wider search does not try it again)."""
+    google_standin.places = {}
+    google_standin.add_place("ChIJ_late_opener", "Tasca Tardia", 38.7125, -9.1340, ["restaurant", "food"],
+                             hours=weekly(range(7), ("12:30", "22:00")))
+    signup(env)
+    save_prefs(env)
+    trip = new_trip(env, days=1)
+    day = trip["days"][0]["id"]
+    add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=60)
+    add(env, trip["id"], day, "Tour", (38.7130, -9.1345), setTime="13:00", durationMin=60)
+    r = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "lunch"})
+    assert r.status_code == 200, r.text
+    assert [s["place"]["placeId"] for s in r.json()["data"]["suggestions"]] == []

@@ -241,3 +241,14 @@ def test_the_solver_sees_the_days_hours_as_review_does():
     assert stops["p"].set_start == 15 * 60 and stops["p"].allowed_starts is None
     result = shortest_order(list(stops.values()), {(x, y): 600 for x in "alp" for y in "alp" if x != y}, 9 * 60)
     assert result.feasible
+
+
+def test_a_meal_on_any_stop_keeps_its_window_in_the_shortest_order():
+    """The review judges a meal's time on any stop that carries one (a picnic
+    in a park is a sight with a lunch), so the search keeps it to its window too."""
+    from app.review_hours import MEAL_WINDOWS
+    from app.trips.model import Day, Stop
+
+    picnic = Stop("s1", "d1", 0, "sight", "Picnic", lat=38.71, lng=-9.13, duration_min=60, meal="lunch")
+    [stop] = day_stops(Day("d1", 0, stops=[picnic]), "2026-12-10", None)
+    assert stop.allowed_starts == (MEAL_WINDOWS["lunch"],)

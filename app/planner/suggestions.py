@@ -108,13 +108,17 @@ async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: Effective
     if anchor is None:
         raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
     kept: list = []
+    tried: set[str] = set()
     # Further out only when nothing within walking distance fits the day
-    # (none there, or all closed then).
+    # (none there, or all closed then); the places already tried are not
+    # tried again (the nearest rank first in both searches).
     for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
         found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))}
                  for p in await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)]
-        ranked = sorted((p for p in found if usable(p, ctx.day) and (explore or is_food(p))),
+        ranked = sorted((p for p in found if p["placeId"] not in tried and usable(p, ctx.day)
+                         and (explore or is_food(p))),
                         key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
+        tried.update(p["placeId"] for p in ranked[:EXACT_CHECKS])
         timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots, replaced)
                                        for place in ranked[:EXACT_CHECKS]))
         kept = [t for t in timed if t is not None]
@@ -174,6 +178,9 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
         args["setTime"] = to_hhmm(later)
         start = later
         hours = check_at(place["raw"], ctx.date, later, duration, meal=True)
+        _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+        if _makes_a_set_time_late(ctx, slots, day, legs):
+            return None   # waiting for the opening pushes what follows out of reach
     elif not food and hours.status != "none" and not hours.fits:
         return None
     note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
