@@ -166,3 +166,25 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
             assert not re.search(r"setTime|durationMin|stopId|→|\(\w+(, \w+)*\)", line), line
         shot(page, "ux-chat-edits-open")
         page.errors.check()
+
+
+def test_saving_trip_details_sends_only_what_this_member_changed(settings):
+    """Alice renames the trip while Bob changes its time zone: her save keeps
+    Bob's zone, and the fields she did not touch follow his change on screen."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob)
+        page = open_page(browser, server, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".rail-view", has_text="People").click()
+        page.get_by_label("Trip name").fill("Lisbon, at last")
+        api_op(bob, trip["id"], "update_trip", timezone="Atlantic/Azores")
+        zone = page.get_by_label("Time zone")
+        page.wait_for_function("(el) => el.value === 'Atlantic/Azores'", arg=zone.element_handle(),
+                               timeout=ONE_POLL_MS * 4)
+        assert page.get_by_label("Trip name").input_value() == "Lisbon, at last", "what she typed stays"
+        page.get_by_role("button", name="Save trip details").click()
+        page.get_by_role("heading", name="Lisbon, at last").first.wait_for(timeout=ONE_POLL_MS)
+        saved = api(alice, "GET", f"/api/trips/{trip['id']}")
+        assert saved["title"] == "Lisbon, at last" and saved["timezone"] == "Atlantic/Azores"
+        page.errors.check()

@@ -153,8 +153,12 @@ function settingsBox(store) {
     h("div", { class: "grid-2" }, field("Destination", destName), field("Coordinates", coords)),
     field("Time zone", tz, "Stop times are local to this zone."),
     errorSlot, actions, danger);
-  form.addEventListener("input", () => {
-    store.setDraft("tripDetails", null, Object.fromEntries(Object.entries(fields).map(([k, el]) => [k, el.value])));
+  // The draft holds only the fields this person touched: the others keep
+  // following the trip, so saving never sends back another member's change.
+  const keyOf = new Map(Object.entries(fields).map(([k, el]) => [el, k]));
+  form.addEventListener("input", (event) => {
+    const key = keyOf.get(event.target);
+    if (key) store.setDraft("tripDetails", null, { ...(store.draft("tripDetails") || {}), [key]: event.target.value });
   });
 
   function fromTrip(trip) {
@@ -166,7 +170,7 @@ function settingsBox(store) {
 
   function sync() {
     const trip = store.trip;
-    const values = store.draft("tripDetails") || fromTrip(trip);
+    const values = { ...fromTrip(trip), ...(store.draft("tripDetails") || {}) };
     const choices = [...new Set([trip.currency, values.currency, ...CURRENCIES])];
     if (currency.options.length !== choices.length) {
       clear(currency).append(...choices.map((c) => h("option", { value: c }, c)));
@@ -179,17 +183,20 @@ function settingsBox(store) {
 
   const readArgs = () => {
     const trip = store.trip;
+    const touched = store.draft("tripDetails") || {};
     const args = {};
-    if (title.value.trim() !== trip.title) args.title = title.value.trim();
-    if (start.value && start.value !== trip.startDate) args.startDate = start.value;
-    if (tz.value.trim() !== trip.timezone) args.timezone = tz.value.trim();
-    if (currency.value !== trip.currency) args.currency = currency.value;
+    if ("title" in touched && title.value.trim() !== trip.title) args.title = title.value.trim();
+    if ("start" in touched && start.value && start.value !== trip.startDate) args.startDate = start.value;
+    if ("tz" in touched && tz.value.trim() !== trip.timezone) args.timezone = tz.value.trim();
+    if ("currency" in touched && currency.value !== trip.currency) args.currency = currency.value;
     const m = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);
-    if (destName.value.trim() && m) {
+    const destinationEdited = "destName" in touched || "coords" in touched;
+    if (destinationEdited && destName.value.trim() && m) {
       const d = { name: destName.value.trim(), lat: Number(m[1]), lng: Number(m[2]) };
       const old = trip.destination;
       if (!old || old.name !== d.name || old.lat !== d.lat || old.lng !== d.lng) args.destination = d;
-    } else if (destName.value.trim() && (!trip.destination || destName.value.trim() !== trip.destination.name)) {
+    } else if (destinationEdited && destName.value.trim()
+      && (!trip.destination || destName.value.trim() !== trip.destination.name)) {
       throw new Error("Give the destination's coordinates as “latitude, longitude”.");
     }
     if (!Object.keys(args).length) {
