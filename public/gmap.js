@@ -23,7 +23,11 @@ function loadGoogleMaps(key) {
       reject(new Error("Google Maps could not load"));
     });
     document.head.append(script);
-    setTimeout(() => reject(new Error("Google Maps took too long")), 10000);
+    setTimeout(() => {
+      if (window.google && window.google.maps) return;
+      loading = null; // a later map may try again
+      reject(new Error("Google Maps took too long"));
+    }, 10000);
   });
   return loading;
 }

@@ -71,7 +71,7 @@ export function createDayMap(box, store) {
       schematicBox.hidden = true;
       return;
     }
-    if (tilesFailed && !config.googleMapsBrowserKey) return drawSchematic();
+    if (tilesFailed) return drawSchematic();   // tiles, or Google's script, could not load
     canvas.hidden = false;
     schematicBox.hidden = true;
     if (!engine) return start();

@@ -188,3 +188,19 @@ def test_saving_trip_details_sends_only_what_this_member_changed(settings):
         saved = api(alice, "GET", f"/api/trips/{trip['id']}")
         assert saved["title"] == "Lisbon, at last" and saved["timezone"] == "Atlantic/Azores"
         page.errors.check()
+
+
+def test_when_googles_map_cannot_load_the_day_still_has_its_sketch(settings):
+    """With a browser key, Google's script failing to load leaves the
+    schematic map, not an empty box."""
+    with live(offline(settings.with_(google_maps_browser_key="test-browser-key"))) as server, \
+            chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        add_stops(alice, trip, CASTLE, MARKET)
+        page = open_page(browser, server, session=alice.token)
+        page.context.route("https://maps.googleapis.com/**", lambda route: route.abort())
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".schematic").wait_for()
+        assert page.locator(".schematic .map-stop").count() == 2
+        assert page.locator(".map-canvas").is_hidden()
