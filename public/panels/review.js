@@ -72,6 +72,7 @@ export function mountReview(el, store) {
     ask.textContent = question.value.trim() ? "Ask" : "Review this day";
     const turns = turnsByDay.get(day.id) || [];
     const review = turns.some((t) => t.fixIds.length) ? await store.review(day.id) : null;
+    if (shownDay !== day.id) return; // another day was chosen meanwhile: its render draws the log
     clear(log);
     if (!turns.length) log.append(h("p", { class: "muted" }, "Timing, order, travel, meals: ask anything about this day."));
     const fixes = new Map();
