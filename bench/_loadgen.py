@@ -273,11 +273,7 @@ def read_vs_floor(title: str, args: argparse.Namespace, app: Server, path: str, 
                   target: float) -> None:
     """Throughput of GET `path` against the floor answering the same bytes,
     with `args.connections` keep-alive connections; prints the ratio."""
-    async def body() -> bytes:
-        async with Conn(app.port) as conn:
-            return expect(await conn.send(request("GET", path, app.port, cookie=cookie)), 200).body
-
-    payload = asyncio.run(body())
+    payload = asyncio.run(body_of(app.port, request("GET", path, app.port, cookie=cookie)))
     with floor(tmp, payload) as bare:
         app_reqs = [[request("GET", path, app.port, cookie=cookie)]] * args.connections
         bare_reqs = [[request("GET", path, bare.port)]] * args.connections

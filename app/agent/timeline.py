@@ -200,16 +200,9 @@ async def append(conn, trip_id: str, *, role: str, parts: list, source: str, mes
             if rows[0]["trip_id"] == trip_id:
                 return dict(rows[0])
             message_id = None
-    row = await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
-                                     actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
-                                     message_id=message_id)
-    if turn_id is not None:
-        await _set_turn(conn, row["id"], turn_id)
-    return row
-
-
-async def _set_turn(conn, message_id: str, turn_id: str) -> None:
-    await conn.execute("UPDATE agent_messages SET turn_id = ? WHERE id = ?", (turn_id, message_id))
+    return await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
+                                      actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
+                                      message_id=message_id, turn_id=turn_id)
 
 
 async def turn_of(svc: Services, trip_id: str, message_id: str) -> str | None:
@@ -239,11 +232,8 @@ async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str,
     if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
         return None  # never overwrite someone else's row
     if not rows:
-        row = await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
-                                         actor_name="Wayline agent", message_id=message_id)
-        if turn_id is not None:
-            await _set_turn(conn, message_id, turn_id)
-        return row
+        return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
+                                          actor_name="Wayline agent", message_id=message_id, turn_id=turn_id)
     conn.touch(trip_id, "timeline")
     seq = (await conn.execute_fetchall(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]

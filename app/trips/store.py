@@ -15,9 +15,7 @@ import functools
 import json
 import sqlite3
 
-import aiosqlite
-
-from ..db import SyncTransaction, Transaction, on_thread
+from ..db import SyncTransaction, Transaction
 from ..errors import NotFound
 from ..ids import new_id, utcnow
 from ..preferences import dumps, parse_trip
@@ -59,11 +57,6 @@ def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
     prefs = conn.execute("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,)).fetchall()
     trip.prefs = parse_trip(prefs[0][0] if prefs else None)
     return trip
-
-
-async def load(conn: aiosqlite.Connection, trip_id: str) -> Trip:
-    """The aggregate as stored, read on `conn` in one hop."""
-    return await on_thread(conn, load_trip, trip_id)
 
 
 def _stop_row(trip_id: str, s: Stop) -> tuple:
@@ -153,18 +146,20 @@ def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
 
 def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list, source: str,
                        actor_user_id: str | None = None, actor_name: str | None = None,
-                       stop_id: str | None = None, op: str | None = None, message_id: str | None = None) -> dict:
-    """Append to the trip's timeline on an open write transaction; returns the row as a dict."""
+                       stop_id: str | None = None, op: str | None = None, message_id: str | None = None,
+                       turn_id: str | None = None) -> dict:
+    """Append to the trip's timeline on an open write transaction; returns the row as a dict.
+    `turn_id` (agent answers): the member message the answer belongs to."""
     tx.touch(trip_id, "timeline")
     values = (message_id or new_id(), trip_id, role, json.dumps(parts, ensure_ascii=False), actor_user_id,
-              actor_name, source, stop_id, op, utcnow())
+              actor_name, source, stop_id, op, turn_id, utcnow())
     # The next seq in the same statement (one statement a row: each is a GIL round trip on the writer).
     seq = tx.execute(_APPEND_SQL, (*values, trip_id)).fetchall()[0][0]
     return {**dict(zip(_MESSAGE_GIVEN, values)), "seq": seq}
 
 
 _MESSAGE_GIVEN = ("id", "trip_id", "role", "parts_json", "actor_user_id", "actor_name", "source", "stop_id", "op",
-                  "created_at")
+                  "turn_id", "created_at")
 _APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
                f"SELECT {', '.join('?' for _ in _MESSAGE_GIVEN)}, COALESCE(MAX(seq), 0) + 1 FROM agent_messages "
                "WHERE trip_id = ? RETURNING seq")

@@ -6,7 +6,7 @@
 // validation errors never show. Avatars are keyed by the author's user id,
 // so two members with the same name stay apart.
 
-import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, MEALS } from "../planner/ui.js";
+import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, fmtMoney, MEALS } from "../planner/ui.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
 import { renderSpec, specOfPart } from "./cards.js";
 import { icon } from "../planner/icons.js";
@@ -93,22 +93,13 @@ export function describeWrite(store, name, input = {}) {
     case "update_trip":
       return a.startDate ? `Move the trip to start on ${fmtDay(a.startDate)}` : a.title ? `Rename the trip to ${quote(a.title)}` : "Change the trip's details";
     case "add_expense":
-      return `Record ${quote(a.title)}${a.currency && a.amountMinor ? ` (${money(a.amountMinor, a.currency)})` : ""}`;
+      return `Record ${quote(a.title)}${a.currency && a.amountMinor ? ` (${fmtMoney(a.amountMinor, a.currency)})` : ""}`;
     case "update_expense":
       return "Change an expense";
     case "delete_expense":
       return "Delete an expense";
     default:
       return toolLabel(name);
-  }
-}
-
-function money(minor, currency) {
-  try {
-    const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits;
-    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(minor / 10 ** digits);
-  } catch {
-    return `${minor} ${currency}`;
   }
 }
 

@@ -6,13 +6,12 @@
 // textContent (never HTML), the only image source is this app's street-view route,
 // and a button press calls only onFollowUp(text) or onFocus({dayId, stopId}).
 
-import { h, fmtMoney, fmtLongDay } from "../planner/ui.js";
+import { h, fmtMoney, fmtLongDay, KIND_LABELS } from "../planner/ui.js";
 import { icon, KIND_ICON } from "../planner/icons.js";
 
 const MAX_ELEMENTS = 60;
 const MAX_DEPTH = 6;
 const STREET_VIEW_SRC = /^\/api\/trips\/[A-Za-z0-9_-]+\/street-view\/[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}(\?[A-Za-z0-9._~=&,%-]{1,300})?$/;
-const KIND_LABEL = { stay: "Stay", sight: "Sight", food: "Food", activity: "Activity", transit: "Transit", other: "Other" };
 const TONES = ["neutral", "info", "success", "warning", "danger"];
 const ALERT_ICON = { info: "sparkle", warning: "alert", danger: "alert" };
 
@@ -112,7 +111,7 @@ const COMPONENTS = {
 
   StopSummary(p, { depth, kids }) {
     if (!str(p.name)) return null;
-    const kind = Object.prototype.hasOwnProperty.call(KIND_LABEL, p.kind) ? p.kind : null;
+    const kind = Object.prototype.hasOwnProperty.call(KIND_LABELS, p.kind) ? p.kind : null;
     return h("article", { class: "gc gc-stop" },
       h("div", { class: "gc-stop-head" },
         kind ? h("span", { class: "gc-stop-icon" }, icon(KIND_ICON[kind], { size: 16 })) : null,
@@ -121,7 +120,7 @@ const COMPONENTS = {
           h("p", { class: "gc-meta" },
             str(p.time) ? h("time", null, p.time) : null,
             str(p.time) && kind ? " · " : null,
-            kind ? KIND_LABEL[kind] : null))),
+            kind ? KIND_LABELS[kind] : null))),
       str(p.note) ? h("p", { class: "gc-text" }, p.note) : null,
       kids());
   },
@@ -177,5 +176,3 @@ const COMPONENTS = {
         h("span", { class: "gc-meta" }, [str(p.date), str(p.copyright) || "© Google"].filter(Boolean).join(" · "))));
   },
 };
-
-export const CARD_COMPONENTS = Object.freeze(Object.keys(COMPONENTS));

@@ -173,8 +173,9 @@ export const KIND_LABELS = {
 export const MEALS = [
   ["breakfast", "Breakfast"], ["brunch", "Brunch"], ["lunch", "Lunch"], ["afternoon_tea", "Afternoon tea"], ["dinner", "Dinner"],
 ];
-// How long each meal takes by default (the product's rule; changeable per stop).
-export const MEAL_MINUTES = { breakfast: 45, brunch: 60, lunch: 60, afternoon_tea: 45, dinner: 75 };
+// How long each meal takes by default (the product's rule, pinned to the
+// server's table by the hours vectors; changeable per stop).
+export { MEAL_MINUTES } from "../hours.js";
 
 // -- feedback ---------------------------------------------------------------
 
