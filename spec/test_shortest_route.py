@@ -252,3 +252,17 @@ def test_a_meal_on_any_stop_keeps_its_window_in_the_shortest_order():
     picnic = Stop("s1", "d1", 0, "sight", "Picnic", lat=38.71, lng=-9.13, duration_min=60, meal="lunch")
     [stop] = day_stops(Day("d1", 0, stops=[picnic]), "2026-12-10", None)
     assert stop.allowed_starts == (MEAL_WINDOWS["lunch"],)
+
+
+def test_shortest_order_reads_only_its_own_days_places(gclient, google_standin):
+    """Its preview computes no fixes, so the other days' places are not looked
+    up (with OpenStreetMap each uncached one is a second of Nominatim)."""
+    signup(gclient, "ana")
+    trip = new_trip(gclient, days=2)
+    first, second = trip["days"][0]["id"], trip["days"][1]["id"]
+    add_stops(gclient, trip["id"], first, ZIGZAG[:3])
+    add_stops(gclient, trip["id"], second, [("Museu do Azulejo", 38.7247, -9.1135)],
+              placeId="ChIJ_museu_azulejo")
+    google_standin.requests.clear()
+    assert shortest(gclient, trip["id"], first).status_code == 200
+    assert not [r.path for r in google_standin.requests if r.path == "/v1/places/ChIJ_museu_azulejo"]

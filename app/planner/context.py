@@ -52,15 +52,20 @@ class DayContext:
         return day_fingerprint(self.trip, self.day)
 
 
-async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bool = True) -> DayContext:
+async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bool = True,
+                   fixes: bool = True) -> DayContext:
     """The day with its shown legs and, for the review (`review_facts`), the
-    places of every stop of the trip (a fix may move a stop to another day)
-    and the trip's weather. Membership is the caller's to check first."""
+    trip's weather and the places of every stop of the trip (a fix may move a
+    stop to another day), or only of this day's stops when no fixes are
+    computed (`fixes=False`: a preview; with OpenStreetMap a place not in the
+    cache is one Nominatim request a second). Membership is the caller's to
+    check first."""
     entry = await svc.trip_cache.entry(trip_id)
     day = entry.trip.day(day_id)
     places = weather = None
     if review_facts:
-        places, weather = await asyncio.gather(stop_places(svc, entry.trip.all_stops(), trip_country(entry.trip)),
+        stops = entry.trip.all_stops() if fixes else day.stops
+        places, weather = await asyncio.gather(stop_places(svc, stops, trip_country(entry.trip)),
                                                trip_weather(svc, entry.trip))
     return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
 

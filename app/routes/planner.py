@@ -87,7 +87,7 @@ async def optimize(request: Request):
     user, _ = await member(request, trip_id)
     await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id)
+    ctx = await load_day(svc, trip_id, day_id, fixes=False)
     prefs = await preferences.effective(svc.db, user["id"], trip_id)
     return ok(await optimize_day(svc, ctx, user["id"], prefs))
 
@@ -99,7 +99,7 @@ async def shortest(request: Request):
     user, _ = await member(request, trip_id)
     await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id)
+    ctx = await load_day(svc, trip_id, day_id, fixes=False)
     return ok({"draft": await shortest_draft(svc, ctx, user["id"])})
 
 
