@@ -91,6 +91,9 @@ MESSAGES = {
 }
 
 
+MISSING = {"missing": True}   # the cached answer for an id OpenStreetMap does not know
+
+
 class MinInterval:
     """Starts at most one call per `interval_s`, in arrival order. Clock and
     sleep are injectable so tests need not wait."""
@@ -101,13 +104,21 @@ class MinInterval:
         self._lock = asyncio.Lock()
         self._next = -math.inf
 
-    async def wait(self) -> None:
+    async def wait(self, give_up: Callable[[], bool] = lambda: False) -> bool:
+        """Wait for this call's turn; False (no turn taken) when `give_up()`
+        says so once the turn comes: a request queued behind a failure need
+        not wait its second to learn the service is down."""
         async with self._lock:
+            if give_up():
+                return False
             now = self.clock()
             if now < self._next:
                 await self.sleep(self._next - now)
+                if give_up():
+                    return False
                 now = max(self.clock(), self._next)
             self._next = now + self.interval_s
+            return True
 
 
 def user_agent(contact: str | None) -> str:
@@ -254,6 +265,8 @@ class OSM:
         hit, raw = await self.cache.get(key)
         if not hit:
             raw = await self._flight.run(key, lambda: self._fetch_place(match[1], int(match[2]), key))
+        if raw == MISSING:
+            raise NotFound("OpenStreetMap has no place with that id", code="place_not_found")
         return normalize_place(raw)
 
     async def _fetch_place(self, osm_type: str, osm_id: int, key: str) -> dict:
@@ -265,7 +278,7 @@ class OSM:
         wanted = f"osm:{osm_type}/{osm_id}"
         raw = next((r for r in (from_nominatim(item, None) for item in data) if r and r["id"] == wanted), None)
         if raw is None:
-            raise NotFound("OpenStreetMap has no place with that id", code="place_not_found")
+            raw = MISSING   # remembered too: a deleted place is not asked for again at every review
         await self.cache.put(key, raw, self.clock() + DETAILS_TTL_S)
         return raw
 
@@ -397,7 +410,8 @@ class OSM:
     async def _turn(self, service: str) -> AsyncIterator[None]:
         """Wait for this service's turn: Nominatim's pace, or a free slot."""
         if service == "nominatim":
-            await self.nominatim_pace.wait()
+            if not await self.nominatim_pace.wait(lambda: self._resting("nominatim")):
+                raise self._unavailable("nominatim")
             yield
         else:
             async with self._slots[service]:

@@ -4,6 +4,7 @@ Nominatim, Overpass and OSRM with real Copenhagen places."""
 from __future__ import annotations
 
 import asyncio
+import time
 import inspect
 import logging
 from contextlib import asynccontextmanager
@@ -250,6 +251,30 @@ async def test_details_by_namespaced_id(tmp_path, osm_standin):
     assert osm_standin.requests[0].query["osm_ids"] == ["N1107568271"]
     assert osm_standin.requests[1].query["osm_ids"] == ["R999999"]
     assert missing.value.code == "place_not_found" and missing.value.status == 404
+
+
+@pytest.mark.anyio
+async def test_an_unknown_place_is_remembered_not_asked_again(tmp_path, osm_standin):
+    async with osm_env(tmp_path, osm_standin) as osm:
+        for _ in range(2):
+            with pytest.raises(NotFound):
+                await osm.place("osm:relation/999999")
+    assert osm_standin.count("/lookup") == 1
+
+
+@pytest.mark.anyio
+async def test_requests_queued_for_nominatim_fail_at_once_when_it_goes_down(tmp_path, osm_standin):
+    """Real time: the second request waits its second, then learns the
+    service is resting; the third does not wait at all."""
+    osm_standin.fail("/search", status=503)
+    async with osm_env(tmp_path, osm_standin, real_time=True) as osm:
+        started = time.monotonic()
+        answers = await asyncio.gather(*(osm.search_text(q) for q in ("nyhavn", "tivoli", "rundetaarn")),
+                                       return_exceptions=True)
+        waited = time.monotonic() - started
+    assert all(isinstance(a, Unavailable) for a in answers)
+    assert osm_standin.count("/search") == 1, "the queued ones never asked"
+    assert waited < 1.8, "the third did not wait a second turn to learn it"
 
 
 @pytest.mark.anyio
