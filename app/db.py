@@ -77,7 +77,7 @@ def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asy
     thread, now; the thread runs its queue in order. aiosqlite has no public
     call for this: it is what its `_execute` does (the one place we reach
     inside aiosqlite)."""
-    if conn._connection is None:
+    if not conn._running or conn._connection is None:   # as _execute checks: closing or closed
         raise ValueError("the connection is closed")
     future = asyncio.get_running_loop().create_future()
     conn._tx.put_nowait((future, lambda: fn(conn._conn, *args)))

@@ -114,9 +114,15 @@ class Heads:
             return hit
         return await self._flight.run(trip_id, lambda: self._read(svc, trip_id))
 
+    READ_TRIES = 3
+
     async def _read(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
+        """Read again while changes land during the read (so a poller that
+        joined after one sees it), a few times at most: under a steady stream
+        of writes the last read is answered, uncached (the next change is
+        announced to the pages anyway)."""
         try:
-            while True:
+            for _ in range(self.READ_TRIES):
                 self._reading[trip_id] = 0
                 row = await svc.db.fetchone(
                     "SELECT t.version, (SELECT COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = t.id), "
@@ -124,11 +130,13 @@ class Heads:
                     "FROM trips t WHERE t.id = ?", (trip_id,))
                 if row is None:
                     raise NotFound("Trip not found")
+                head = (row[0], row[1], row[2])
                 if not self._reading[trip_id]:
                     if len(self._rows) >= self.MAX_ROWS:
                         self._rows.clear()
-                    head = self._rows[trip_id] = (row[0], row[1], row[2])
+                    self._rows[trip_id] = head
                     return head
+            return head
         finally:
             del self._reading[trip_id]
 
