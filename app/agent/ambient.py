@@ -115,16 +115,9 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
     return mention, row
 
 
-async def street_view_parts(svc: Services, trip_id: str, request: grounding.Request) -> list[dict]:
-    trip = await svc.trips.trip(trip_id)
-    result = await grounding.ground(svc, trip, request)
-    log.info("street view for message in trip %s: %s", trip_id, result.outcome)
-    return grounding.reply_parts(result)
-
-
 async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: grounding.Request) -> None:
     try:
-        parts = await street_view_parts(svc, trip_id, request)
+        parts = await grounding.answer(svc, trip_id, request)
         await timeline.append_message(svc, trip_id, role="assistant", parts=parts, source=row["source"],
                                       actor_name=AGENT_NAME, turn_id=row["id"])
     except Exception:
@@ -246,7 +239,7 @@ async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, 
     try:
         street_view = grounding.parse(timeline.text_of(json.loads(row["parts_json"])))
         if street_view is not None:
-            parts = await street_view_parts(svc, trip_id, street_view)
+            parts = await grounding.answer(svc, trip_id, street_view)
             reply = timeline.text_of(parts)  # the comment keeps the text; the timeline row the card too
         else:
             trip = await svc.trips.trip(trip_id)

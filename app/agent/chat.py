@@ -265,11 +265,9 @@ async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
 
 async def _street_view(svc: Services, turn: Turn, emit: _Emitter) -> str:
     """An explicit street-view request: the application's answer, no model call."""
-    trip = await svc.trips.trip(turn.trip_id)
-    result = await grounding.ground(svc, trip, turn.street_view)
-    log.info("agent turn %s: street view %s", turn.turn_id, result.outcome)
+    parts = await grounding.answer(svc, turn.trip_id, turn.street_view)
     emit("start-step")
-    for part in grounding.reply_parts(result):
+    for part in parts:
         if part["type"] == "text":
             text_id = f"txt_{turn.message_id}_sv"
             emit("text-start", id=text_id)

@@ -27,6 +27,7 @@ never taken from a client, never given to the model (transcript.py).
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from ..services import Services
 from ..streetview import heading
 from ..trips.model import Trip
 from .cards import spec_part, street_view_card
+
+log = logging.getLogger("wayline.agent")
 
 Outcome = Literal["found", "empty", "place_not_found", "invalid_request", "service_unavailable"]
 OUTCOMES: tuple[Outcome, ...] = ("found", "empty", "place_not_found", "invalid_request", "service_unavailable")
@@ -221,3 +224,11 @@ def reply_parts(grounding: Grounding) -> list[dict]:
     elif grounding.card is not None:
         parts.append(spec_part(grounding.card, "card_" + new_id()))
     return parts
+
+
+async def answer(svc: Services, trip_id: str, request: Request) -> list[dict]:
+    """The assistant message's parts for a street-view request on the trip
+    (the group chat's reply and the agent chat's turn both use it)."""
+    result = await ground(svc, await svc.trips.trip(trip_id), request)
+    log.info("street view in trip %s: %s", trip_id, result.outcome)
+    return reply_parts(result)
