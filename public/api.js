@@ -112,7 +112,14 @@ export async function streamChunks(path, body, { onChunk, signal } = {}) {
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
-    const { value, done } = await reader.read();
+    let value, done;
+    try {
+      ({ value, done } = await reader.read());
+    } catch (err) {
+      // The connection dropped mid-answer: the browser's own words ("network error") are not ours.
+      if (err && err.name === "AbortError") throw err;
+      throw new ApiError(0, "network", NETWORK_MESSAGE);
+    }
     if (value) buffer += decoder.decode(value, { stream: true });
     if (done) buffer += decoder.decode();
     let cut;

@@ -6,7 +6,7 @@
 // validation errors never show. Avatars are keyed by the author's user id,
 // so two members with the same name stay apart.
 
-import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, fmtMoney, MEALS } from "../planner/ui.js";
+import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, fmtMoney, memberTone, MEALS } from "../planner/ui.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
 import { renderSpec, specOfPart } from "./cards.js";
 import { icon } from "../planner/icons.js";
@@ -250,13 +250,6 @@ export function authorName(store, userId, fallback) {
   return twin ? `${name} (@${member.username})` : name;
 }
 
-// One of eight avatar colours, from the user id (the same person keeps it everywhere).
-export function avatarTone(userId) {
-  let hash = 0;
-  for (const ch of String(userId || "")) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
-  return `tone-${hash % 8}`;
-}
-
 export function messageView(store, msg, handlers) {
   const me = store.app.session.me;
   if (isEdit(msg)) {
@@ -266,7 +259,7 @@ export function messageView(store, msg, handlers) {
     const mine = msg.actorUserId === me.id;
     const name = mine ? "You" : authorName(store, msg.actorUserId, msg.actorName);
     return h("li", { class: `msg from-member${mine ? " mine" : ""}`, "data-message-id": msg.id, "data-actor-id": msg.actorUserId || null },
-      mine ? null : h("span", { class: `avatar sm ${avatarTone(msg.actorUserId)}`, "aria-hidden": "true", "data-actor-id": msg.actorUserId || null }, initials(name)),
+      mine ? null : h("span", { class: `avatar sm tone-${memberTone(msg.actorUserId)}`, "aria-hidden": "true", "data-actor-id": msg.actorUserId || null }, initials(name)),
       h("div", { class: "bubble" }, h("p", { class: "msg-meta" }, h("strong", null, name), " ", when(msg)), partsView(store, msg, handlers)));
   }
   const quiet = msg.source === "threshold" && !(msg.parts || []).some(isToolPart) && msg.role !== "assistant";

@@ -3,9 +3,8 @@
 // pages). Keyed by userId, so two members with the same name stay apart;
 // each has a colour derived from the id.
 
-import { h, initials } from "./ui.js";
+import { h, initials, memberTone } from "./ui.js";
 
-const COLOURS = 8; // .pc-0 … .pc-7 in styles.css
 const SHOWN = 3; // more than this fold into "+N"
 
 // The people on a day (null: those with the trip open but on no day), as a
@@ -26,7 +25,7 @@ export function presenceAvatars(store, dayId) {
     shown.map((p) => {
       const label = `${nameOf(store, p)} ${one}`;
       return h("span", {
-        class: `avatar presence-avatar pc-${colourOf(p.userId)}`, role: "img", "aria-label": label, title: label,
+        class: `avatar presence-avatar pc-${memberTone(p.userId)}`, role: "img", "aria-label": label, title: label,
         "data-user-id": p.userId,
       }, initials(nameOf(store, p)));
     }),
@@ -42,12 +41,3 @@ function nameOf(store, person) {
   return (m && (m.displayName || m.username)) || person.displayName || "Someone";
 }
 
-// A small stable hash of the id (FNV-1a), so a member keeps one colour everywhere.
-function colourOf(userId) {
-  let x = 0x811c9dc5;
-  for (const ch of String(userId)) {
-    x ^= ch.codePointAt(0);
-    x = Math.imul(x, 0x01000193) >>> 0;
-  }
-  return x % COLOURS;
-}

@@ -474,3 +474,15 @@ export function osmCredit(config) {
   return h("p", { class: "osm-credit" },
     h("a", { href: "https://www.openstreetmap.org/copyright", target: "_blank", rel: "noopener" }, "© OpenStreetMap contributors"));
 }
+
+// One of eight colours for a member, from the user id (a small stable FNV-1a
+// hash), so a member has the same colour in the chat and on the day rail:
+// .tone-N (avatars in the chat) and .pc-N (presence) share their hues.
+export function memberTone(userId) {
+  let x = 0x811c9dc5;
+  for (const ch of String(userId || "")) {
+    x ^= ch.codePointAt(0);
+    x = Math.imul(x, 0x01000193) >>> 0;
+  }
+  return x % 8;
+}
