@@ -179,6 +179,17 @@ def expect(reply: Reply, *statuses: int) -> Reply:
     return reply
 
 
+def shape(text: str) -> tuple[int, int]:
+    """`--shape 30x15`: days x stops per day."""
+    days, stops = text.lower().split("x")
+    return int(days), int(stops)
+
+
+def shapes(text: str) -> list[tuple[int, int]]:
+    """`--shapes 5x8,30x15`."""
+    return [shape(part) for part in text.split(",")]
+
+
 async def body_of(port: int, raw: bytes) -> bytes:
     """One request on a fresh connection; its body (a 200 expected)."""
     async with Conn(port) as conn:

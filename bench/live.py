@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _loadgen import ROOT, free_port
+from _loadgen import ROOT, free_port, wayline_env
 
 PASSWORD = "correct horse"
 PER_USER = 8
@@ -173,8 +173,8 @@ def main() -> None:
     load_before = load()
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "WAYLINE_DB": f"{tmp}/bench.db", "WAYLINE_UPLOADS": f"{tmp}/uploads",
-               "OPENAI_API_KEY": "", "GOOGLE_MAPS_API_KEY": ""}
+        # The benches' environment: no keys, a fixed secret, OSM pointing nowhere.
+        env = {**os.environ, **wayline_env(Path(tmp))}
         proc = subprocess.Popen([sys.executable, "-c", SERVER.format(port=port)], cwd=ROOT, env=env)
         try:
             base = f"http://127.0.0.1:{port}"

@@ -1,10 +1,9 @@
 """Optimize my day over HTTP, as deployed: `POST .../days/{dayId}/optimize`
 on a day of 25 stops (2 with a set time) with 12 candidate places, the
 Google and OpenAI stand-ins (threads in this process, on loopback) answering
-at once, one request at a time, against the floor's p50 under the read
-benchmarks' load (a GET from 8 keep-alive connections, as in trip_read.py;
-the issue's figures use this floor). The floor's p50 for one request at a
-time is printed too.
+at once, one request at a time, against the floor's p50 under load (a GET
+of a small JSON body from 8 keep-alive connections; the issue's figures use
+this floor). The floor's p50 for one request at a time is printed too.
 
     .venv/bin/python bench/optimize_day.py [--rounds 3] [--runs 60]
 

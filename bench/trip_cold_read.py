@@ -18,15 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, body_of, expect, floor, footer, header, parser, pct, request, spread,
+from _loadgen import (Conn, alternate, body_of, shapes, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
 
 READERS = 8
 TARGETS = {(5, 8): 4.0, (30, 15): 8.0}
-
-
-def shapes(text: str) -> list[tuple[int, int]]:
-    return [tuple(int(n) for n in part.lower().split("x")) for part in text.split(",")]
 
 
 async def after_ops(port: int, writes: list[bytes], read: list[bytes], n: int) -> dict:

@@ -19,9 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (Conn, alternate, body_of, expect, floor, footer, header, parser, pct, request, spread,
+from _loadgen import (Conn, alternate, body_of, shape, expect, floor, footer, header, parser, pct, request, spread,
                       verdict, wayline)
-from trip_write import shape
 
 MEMBERS = 100
 TARGET = 1.5

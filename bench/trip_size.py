@@ -19,8 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import Conn, expect, footer, header, load, parser, request, spread, verdict, wayline
-from trip_cold_read import shapes
+from _loadgen import Conn, expect, footer, header, load, parser, request, shapes, spread, verdict, wayline
 
 CLIENTS = 16
 TARGET = 1.5
