@@ -267,15 +267,8 @@ class Google:
         if len(origins) * len(destinations) > MATRIX_MAX_ELEMENTS:
             raise ValueError(f"a route matrix holds at most {MATRIX_MAX_ELEMENTS} elements")
         keys = self._matrix_keys(origins, destinations, mode)
-        found: dict[tuple[int, int], Route | None] = {}
-        for pair, key in keys.items():
-            hit, route = self.routes.in_memory(key)   # most are: no coroutine per pair
-            if not hit:
-                hit, route = await self.routes.get(key)
-                if not hit:
-                    break
-            found[pair] = route
-        else:
+        found = await self.routes.all_cached(keys)
+        if found is not None:
             return found
         body = {"origins": [{"waypoint": _waypoint(o)} for o in origins],
                 "destinations": [{"waypoint": _waypoint(d)} for d in destinations],

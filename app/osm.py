@@ -349,15 +349,8 @@ class OSM:
         keys = self._matrix_keys(origins, destinations, mode)
         if mode == "transit":
             return {pair: None for pair in keys}
-        found: dict[tuple[int, int], Route | None] = {}
-        for pair, key in keys.items():
-            hit, route = self.routes.in_memory(key)   # most are: no coroutine per pair
-            if not hit:
-                hit, route = await self.routes.get(key)
-                if not hit:
-                    break
-            found[pair] = route
-        else:
+        found = await self.routes.all_cached(keys)
+        if found is not None:
             return found
         profile = OSRM_PROFILES[mode]
         points = [_point(p) for p in [*origins, *destinations]]

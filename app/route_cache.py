@@ -64,6 +64,20 @@ class RouteCache:
         self._remember(key, route, now + DB_HIT_TRUST_S)
         return True, route
 
+    async def all_cached(self, keys: dict) -> dict | None:
+        """The route of every key (`{pair: key}` -> `{pair: route}`), or None as
+        soon as one is not cached (a matrix is then asked for whole). Most are
+        in memory: no coroutine per pair for those."""
+        found = {}
+        for pair, key in keys.items():
+            hit, route = self.in_memory(key)
+            if not hit:
+                hit, route = await self.get(key)
+                if not hit:
+                    return None
+            found[pair] = route
+        return found
+
     async def put_many(self, items: list[tuple[str, Route | None]]) -> None:
         now = self.clock()
         rows = []
