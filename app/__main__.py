@@ -7,8 +7,8 @@ import logging
 import sqlite3
 import sys
 
-from .server import create_app
-from .serving import run
+from .web.application import create_app
+from .web.uvicorn_server import run
 from .settings import Settings
 
 USAGE = "usage: python -m app            (serve)\n       python -m app backup PATH"
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in settings.key_report():
         print(line, flush=True)
     print(f"places and routes: {PROVIDERS[settings.places_provider]}", flush=True)
-    # Forwarded headers are read by app/client_address.py, and only from
+    # Forwarded headers are read by app/web/client_address.py, and only from
     # WAYLINE_TRUSTED_PROXIES: uvicorn must not rewrite the peer from them.
     run(create_app(settings), host=settings.host, port=settings.port, proxy_headers=False, log_level="info")
     return 0

@@ -176,3 +176,22 @@ def _measure_now(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) 
 
 def _estimate(a: Any, b: Any, mode: str) -> Leg:
     return estimate(str(a.id), str(b.id), (a.lat, a.lng), (b.lat, b.lng), mode)
+
+
+def estimate_leg(a: Any, b: Any, prefs: TripPreferences) -> Leg:
+    """The leg `day_legs` would estimate without a provider (same mode rule)."""
+    mode = choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs)
+    leg = estimate(a.id, b.id, (a.lat, a.lng), (b.lat, b.lng), mode)
+    if mode == "walk" and leg.distance_m > prefs.longestWalkM and choose_mode(leg.distance_m, prefs) != "walk":
+        leg = estimate(a.id, b.id, (a.lat, a.lng), (b.lat, b.lng), choose_mode(leg.distance_m, prefs))
+    return leg
+
+
+def legs_for(day: Any, known: dict[tuple[str, str], Leg], prefs: TripPreferences) -> dict[tuple[str, str], Leg]:
+    """Consecutive legs of `day`, by pair: known ones reused, new pairs
+    estimated (the review re-times simulated days with these)."""
+    out = {}
+    for a, b in zip(day.stops, day.stops[1:]):
+        if _has_point(a) and _has_point(b):
+            out[(a.id, b.id)] = known.get((a.id, b.id)) or estimate_leg(a, b, prefs)
+    return out

@@ -1,5 +1,5 @@
 """Opening and closing the outside world (HTTP client, Google, weather, AI)
-for one app. Called from the lifespan in server.py."""
+for one app. Called from the lifespan in app/web/application.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 
-from .services import Services
+from .core import Services
 from .agent.timeline import Heads
 from .live.hub import LiveHub
-from .outbound import OutboundClient
+from .providers.outbound import OutboundClient
 from .trips.dto import TripCache
 from .trips.state import TripStates
 
@@ -30,9 +30,9 @@ async def start(svc: Services) -> None:
     # provider (Google, or OpenStreetMap with no key); weather always
     # (Open-Meteo needs no key). All read the clock through svc so a test's
     # injected clock applies; tests may inject any of them.
-    from .google import Google
-    from .places import open_provider
-    from .weather import Weather
+    from .providers.google import Google
+    from .providers.maps import open_provider
+    from .providers.weather import Weather
 
     def clock() -> float:
         return (svc.clock or time.time)()
@@ -42,7 +42,7 @@ async def start(svc: Services) -> None:
     if svc.places is None:
         svc.places = open_provider(svc.settings, svc.http, svc.db, clock, svc.google)
     if svc.street_view is None and svc.settings.google_maps_api_key:
-        from .streetview import StreetView
+        from .providers.streetview import StreetView
 
         # The Street View Static API takes the key in the query string, and
         # httpx logs every request URL at INFO: keep that logger to warnings.
@@ -72,7 +72,7 @@ async def start(svc: Services) -> None:
     # The trip agent evaluates members' edits (debounced, in the background),
     # and a periodic pass notices risks that come without an edit (the forecast).
     if svc.ai is not None:
-        from .agent.suggestions import Evaluator
+        from .agent.proactive import Evaluator
         from .agent.watch import Watch
 
         evaluator = Evaluator(svc)
@@ -83,7 +83,7 @@ async def start(svc: Services) -> None:
 
 
 def begin_shutdown(svc: Services) -> None:
-    """Shutdown starts (app/serving.py calls this before uvicorn waits for open
+    """Shutdown starts (app/web/uvicorn_server.py calls this before uvicorn waits for open
     responses): live streams end now, or the server would wait on them forever."""
     if svc.live is not None:
         svc.live.end_all()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Mapping
 
-from .client_address import parse_networks
+from .web.client_address import parse_networks
 
 DEFAULT_MODEL = "gpt-6.1-sol"
 PLACES_PROVIDERS = ("google", "osm")
@@ -68,7 +68,7 @@ class Settings:
     public_url: str | None = None
     secret: str | None = None
     trip_cache_mb: int = 64   # memory for trips and their TripDto (least recently used go first)
-    # Peers (IPs or CIDRs) whose forwarded headers name the client (app/client_address.py).
+    # Peers (IPs or CIDRs) whose forwarded headers name the client (app/web/client_address.py).
     trusted_proxies: tuple[str, ...] = field(default_factory=tuple)
     # Believe a trusted proxy's Fly-Client-IP: only on Fly (FLY_APP_NAME is set
     # in every Fly machine), whose proxy always sets it. Elsewhere a proxy that

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 def wayline():
     """Wayline from the environment's settings (bench/live.py serves it itself)."""
-    from app.server import create_app
+    from app.web.application import create_app
     from app.settings import Settings
 
     return create_app(Settings.from_env(dotenv=None))

@@ -36,7 +36,7 @@ PASSWORD = "correct horse"
 PER_USER = 8
 TARGET_P99_MS = 250
 TARGET_KIB = 20
-SERVER = ("from app.serving import run; from bench._apps import wayline; "
+SERVER = ("from app.web.uvicorn_server import run; from bench._apps import wayline; "
           "run(wayline(), host='127.0.0.1', port={port}, log_level='warning', access_log=False)")
 
 

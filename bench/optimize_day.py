@@ -8,7 +8,7 @@ this floor). The floor's p50 for one request at a time is printed too.
     .venv/bin/python bench/optimize_day.py [--rounds 3] [--runs 60]
 
 Each run is the whole request: session and membership, preferences, the day
-from memory, two Places searches (cached by app.google after the warm-up;
+from memory, two Places searches (cached by app.providers.google after the warm-up;
 the bench checks the timed runs make no Google call), the usage reservation
 and its record, the model call through the `openai` SDK over loopback, id
 validation, the draft with the day's legs, the preview with its review, and

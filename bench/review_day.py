@@ -1,4 +1,4 @@
-"""Server time for the day review (`app.review.review_day`) on a 25-stop day.
+"""Server time for the day review (`app.review.findings.review_day`) on a 25-stop day.
 
 The review is pure (places, weather and legs are passed in), so this times
 the function itself, as the review route, the copilot, Optimize's preview and
@@ -33,7 +33,8 @@ from starlette.routing import Route  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from app.preferences import TripPreferences  # noqa: E402
-from app.review import legs_for, review_day  # noqa: E402
+from app.legs import legs_for  # noqa: E402
+from app.review.findings import review_day  # noqa: E402
 from app.trips.model import Day, Stop, Trip  # noqa: E402
 from standins.google_standin import EVERY_DAY, MON_SAT, TUE_SUN, place_json, weekly  # noqa: E402
 

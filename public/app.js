@@ -5,7 +5,7 @@
 // A path-style invite link (/invite/{token}) is turned into the hash route.
 
 import { get, post, onUnauthorized } from "./api.js";
-import { h, append, clear, showError, errorBox } from "./planner/ui.js";
+import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
 import { mountAuth, NOTICE } from "./planner/auth.js";
 import { accountMenu } from "./planner/account.js";
 import { mountTrips, acceptInvite } from "./planner/trips.js";
@@ -171,7 +171,9 @@ async function boot() {
     if (!location.hash.startsWith("#/signin") && !location.hash.startsWith("#/signup")) navigate("#/signin");
   });
   try {
-    session.config = await get("/api/config");
+    const [config, meals] = await Promise.all([get("/api/config"), get("/api/meals")]);
+    session.config = config;
+    setMeals(meals.meals);
     await loadMe();
   } catch (err) {
     const main = document.getElementById("main");

@@ -1,6 +1,6 @@
-// The opening-hours rules: the browser twin of app/hours.py.
+// The opening-hours rules: the browser twin of app/hours/rules.py.
 // Both run against spec/fixtures/hours_vectors.json; change them together.
-// See app/hours.py's docstring for the full rules. In short: a meal fits when
+// See app/hours/rules.py's docstring for the full rules. In short: a meal fits when
 // the meal plus CLOSING_BUFFER_MIN lies inside ONE opening period on the
 // trip's date (checkHours); any other visit fits when the visit lies inside
 // one period, no buffer (checkVisit). Periods become spans [open, close) in

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.server import create_app
+from app.web.application import create_app
 from app.settings import Settings
 from helpers import LiveServer, make_client
 

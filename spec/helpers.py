@@ -15,8 +15,8 @@ from contextlib import contextmanager
 import uvicorn
 from starlette.testclient import TestClient
 
-from app.server import create_app
-from app.serving import Server
+from app.web.application import create_app
+from app.web.uvicorn_server import Server
 from app.settings import Settings
 
 _names = itertools.count(1)

@@ -9,8 +9,8 @@ from datetime import date
 
 import httpx
 
-from app.agent.suggestions import Evaluator, _Burst
-from app.server import create_app
+from app.agent.proactive import Evaluator, _Burst
+from app.web.application import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from app.agent.ambient import heuristic
-from app.server import create_app
+from app.web.application import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 from test_agent_support import agent_client, eventually, events, user_message

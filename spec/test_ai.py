@@ -438,16 +438,16 @@ def test_openai_is_imported_only_when_an_ai_client_is_built(tmp_path):
     script = f"""
 import sys
 from starlette.testclient import TestClient
-import app.ai, app.server
+import app.ai, app.web.application
 from app.settings import Settings
 assert "openai" not in sys.modules, "imported with app.ai"
 settings = Settings(db_path={str(tmp_path / "w.db")!r}, uploads_dir={str(tmp_path / "up")!r})
-with TestClient(app.server.create_app(settings)) as client:
+with TestClient(app.web.application.create_app(settings)) as client:
     assert client.get("/api/config").status_code == 200
     assert client.app.state.services.ai is None
 assert "openai" not in sys.modules, "imported by an app without a key"
 assert not any(name.startswith("opentelemetry") for name in sys.modules), "OpenTelemetry without an endpoint"
-with TestClient(app.server.create_app(settings.with_(openai_api_key="sk-test-cold-start-0000"))) as client:
+with TestClient(app.web.application.create_app(settings.with_(openai_api_key="sk-test-cold-start-0000"))) as client:
     assert client.app.state.services.ai is not None
 assert "openai" in sys.modules
 print("ok")

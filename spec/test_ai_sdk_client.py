@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.agent.cardtool import SHOW_CARD
-from app.server import create_app
+from app.web.application import create_app
 from helpers import LiveServer
 from standins.openai_standin import ai_settings
 from test_agent_cards_chat import plan_card

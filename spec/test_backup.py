@@ -12,7 +12,7 @@ import threading
 
 import httpx
 
-from app.server import create_app
+from app.web.application import create_app
 from helpers import LiveServer, make_client
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

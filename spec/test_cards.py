@@ -16,7 +16,7 @@ from app.agent.cardtool import (SHOW_CARD, _without_titles, build_card, merge_pa
                                 refinable, tool_spec)
 from app.agent.cards import (CATALOG, MAX_DEPTH, MAX_ELEMENTS, MAX_SPEC_BYTES, clean_spec, sanitize_spec,
                              spec_data, spec_of_part, spec_part, street_view_card)
-from app.agent.stream import sse
+from app.agent.ui_stream import sse
 from app.ai import strict_schema
 from app.trips.model import Day, Stop, Trip
 

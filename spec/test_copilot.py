@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.ai_schema import strict_schema, with_choices
-from app.copilot import CopilotAnswer
+from app.planner.copilot import CopilotAnswer
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 from standins.strict_schema import conforms, schema_problems

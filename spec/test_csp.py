@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.csp import tile_source
+from app.web.csp import tile_source
 from helpers import make_client, new_trip, signup
 
 PUBLIC = Path(__file__).resolve().parents[1] / "public"

@@ -1,4 +1,4 @@
-"""app/google.py and the place routes, against the loopback Google stand-in."""
+"""app/providers/google.py and the place routes, against the loopback Google stand-in."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from app.db import Database
-from app.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normalize_place, price_level
-from app.hours import check_hours
+from app.providers.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normalize_place, price_level
+from app.hours.rules import check_hours
 from app.settings import Settings
 from helpers import make_client, new_trip, signup
 from standins.google_standin import google_settings

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import bodies
-from app.server import create_app
+from app.web import bodies
+from app.web.application import create_app
 from helpers import LiveServer, new_trip, op, signup
 from test_agent_support import agent_client, user_message
 

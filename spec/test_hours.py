@@ -1,4 +1,4 @@
-"""The opening-hours rule: app/hours.py and public/hours.js against one vectors file."""
+"""The opening-hours rule: app/hours/rules.py and public/hours.js against one vectors file."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.hours import (CLOSING_BUFFER_MIN, MEAL_MINUTES, DayHours, HoursCheck, check_at, check_hours, check_visit,
-                       first_start, hours_on, meal_minutes, osm_value)
+from app.hours.rules import (CLOSING_BUFFER_MIN, MEAL_MINUTES, DayHours, HoursCheck, check_at, check_hours,
+                             check_visit, first_start, hours_on, meal_minutes, osm_value)
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS_FILE = ROOT / "spec" / "fixtures" / "hours_vectors.json"

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.db import Database
-from app.google import Google
+from app.providers.google import Google
 from app.legs import SPEED_MPS, choose_mode, day_legs, day_legs_now, estimate, haversine_m
 from app.preferences import TripPreferences
 from app.settings import Settings

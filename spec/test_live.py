@@ -12,8 +12,8 @@ import time
 import anyio
 import httpx
 
-from app.live.stream import MAX_QUEUED
-from app.server import create_app
+from app.live.sse import MAX_QUEUED
+from app.web.application import create_app
 from helpers import LiveServer, make_client, new_trip, op, signup, use
 from standins.openai_standin import ai_settings
 
@@ -514,7 +514,7 @@ def test_a_quiet_stream_gets_keep_alive_comments(settings):
 
 
 def test_shutdown_ends_every_stream_within_the_drain_time(settings):
-    from app.services import BackgroundWork
+    from app.core import BackgroundWork
 
     drain_s = BackgroundWork.drain.__defaults__[0]
     server = LiveServer(create_app(settings)).__enter__()
@@ -635,7 +635,7 @@ def test_a_stream_whose_request_body_fails_is_ended_not_left_open():
     """A live request sent with an oversized chunked body: reading it fails in
     the disconnect watcher, which must still end the stream (else it would
     hold its place under the limits for ever)."""
-    from app.live.stream import LiveResponse, Stream
+    from app.live.sse import LiveResponse, Stream
 
     stream = Stream("t1", "u1", "Ana", "c1")
     ended = []

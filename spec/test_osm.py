@@ -1,4 +1,4 @@
-"""app/osm.py (the OpenStreetMap provider) against the loopback OSM stand-in:
+"""app/providers/osm.py (the OpenStreetMap provider) against the loopback OSM stand-in:
 Nominatim, Overpass and OSRM with real Copenhagen places."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 
 from app.db import Database
 from app.errors import Invalid, NotFound, Unavailable
-from app.google import Google, normalize_place as google_normalize_place
-from app.osm import OSM, OSRM_SLOTS, OVERPASS_SLOTS, user_agent
-from app.osm_tags import TYPE_TAGS, google_types
-from app.planner.places import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
+from app.providers.google import Google, normalize_place as google_normalize_place
+from app.providers.osm import OSM, OSRM_SLOTS, OVERPASS_SLOTS, user_agent
+from app.providers.osm_tags import TYPE_TAGS, google_types
+from app.planner.candidates import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
 from app.planner.optimize import DEFAULT_PLAN_TYPES
-from app.route_cache import Route
+from app.providers.route_cache import Route
 from app.settings import Settings
 from standins.osm_standin import FILTER, OVERPASS_PATH, OSMStandIn, load_elements, osm_settings
 

@@ -1,4 +1,4 @@
-"""app/osm_hours.py on hand-checked examples (the reference comparison is
+"""app/hours/osm.py on hand-checked examples (the reference comparison is
 spec/test_osm_hours_reference.py). Dates are 2026: Mar 2 is a Monday."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from app.osm_hours import intervals
+from app.hours.osm import intervals
 
 MON, TUE, WED, THU, FRI, SAT, SUN = (date(2026, 3, d) for d in range(2, 9))
 CHRISTMAS_EVE, CHRISTMAS_DAY, BOXING_DAY = date(2026, 12, 24), date(2026, 12, 25), date(2026, 12, 26)

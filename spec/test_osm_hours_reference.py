@@ -1,4 +1,4 @@
-"""app/osm_hours.py against the reference evaluator: the npm package `opening_hours`
+"""app/hours/osm.py against the reference evaluator: the npm package `opening_hours`
 (pinned in spec/js/package.json, installed by scripts/test with `npm ci --prefix spec/js`).
 
 spec/js/osm_reference.mjs evaluates every value for every date in DATES, over
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from app.osm_hours import intervals
+from app.hours.osm import intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "spec" / "js"
@@ -72,7 +72,7 @@ KNOWN_COPENHAGEN = {
         ("2026-12-24",), CHRISTMAS_EVE),
 }
 
-LEFT_OUT = "syntax app/osm_hours.py leaves out on purpose (it answers None): "
+LEFT_OUT = "syntax app/hours/osm.py leaves out on purpose (it answers None): "
 KNOWN_SYNTAX = {
     "sunrise-sunset": (EVERY_DATE, LEFT_OUT + "variable times need coordinates and a sun model"),
     "Mo-Fr sunrise-18:00": (EVERY_DATE, LEFT_OUT + "variable times"),

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from app.countries import country_of_timezone
-from app.hours import osm_country
+from app.hours.countries import country_of_timezone
+from app.hours.rules import osm_country
 from helpers import make_client, new_trip, op, signup
 from standins.osm_standin import osm_settings
 
@@ -64,8 +64,8 @@ def test_the_trips_country_comes_from_its_time_zone():
 
 
 def test_a_place_that_names_its_country_keeps_its_own_holidays():
-    from app.osm_tags import from_nominatim
-    from app.places import in_country
+    from app.providers.osm_tags import from_nominatim
+    from app.providers.maps import in_country
 
     malmo = from_nominatim({"osm_type": "node", "osm_id": 1, "lat": "55.6", "lon": "13.0", "category": "amenity",
                             "type": "cafe", "name": "Café", "address": {"country_code": "se"},

@@ -443,7 +443,7 @@ def test_explore_nearby_suggests_places_not_already_in_the_day(env, model):
 
 
 def test_a_place_already_on_the_day_is_never_a_candidate():
-    from app.planner.places import already_planned
+    from app.planner.candidates import already_planned
     from app.trips.model import Day, Stop
 
     day = Day(id="d", position=0, stops=[

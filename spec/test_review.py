@@ -11,7 +11,7 @@ from datetime import date, datetime, UTC
 import pytest
 
 from app.preferences import TripPreferences
-from app.review import material_risks, review_day
+from app.review.findings import material_risks, review_day
 from app.trips.model import Day, Expense, Stop, Trip
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings
@@ -291,9 +291,9 @@ def test_the_review_reads_the_forecast_and_every_stops_hours(settings, google_st
 
 
 def test_a_slow_weather_service_never_holds_the_review_up(settings, weather_standin, monkeypatch):
-    import app.planner.context as context
+    import app.review.facts as facts
 
-    monkeypatch.setattr(context, "WEATHER_WAIT_S", 0.3)
+    monkeypatch.setattr(facts, "WEATHER_WAIT_S", 0.3)
     weather_standin.delay("/v1/forecast", 5)
     with make_client(weather_settings(settings, weather_standin)) as client:
         signup(client)

@@ -11,11 +11,12 @@ import copy
 import pytest
 
 from app.preferences import TripPreferences
-from app.review import material_risks, review_day
-from app.review_weather import OUTDOOR_TYPES, is_outdoor, wet_reason
+from app.review.findings import material_risks, review_day
+from app.review.outdoor import OUTDOOR_TYPES, is_outdoor
+from app.review.weather_rule import wet_reason
 from app.trips.model import Day, Stop, Trip
 from app.trips.ops import TRIP_OPS, OpContext
-from app.trips.service import validate_args
+from app.trips.ops import validate_args
 from standins.google_standin import EVERY_DAY, MON_SAT, TUE_SUN, place_json, weekly
 
 TRIP_DATE = "2026-12-14"   # a Monday; the trip runs Monday to Wednesday

@@ -246,12 +246,12 @@ def test_the_solver_sees_the_days_hours_as_review_does():
 def test_a_meal_on_any_stop_keeps_its_window_in_the_shortest_order():
     """The review judges a meal's time on any stop that carries one (a picnic
     in a park is a sight with a lunch), so the search keeps it to its window too."""
-    from app.review_hours import MEAL_WINDOWS
+    from app.meals import MEALS
     from app.trips.model import Day, Stop
 
     picnic = Stop("s1", "d1", 0, "sight", "Picnic", lat=38.71, lng=-9.13, duration_min=60, meal="lunch")
     [stop] = day_stops(Day("d1", 0, stops=[picnic]), "2026-12-10", None)
-    assert stop.allowed_starts == (MEAL_WINDOWS["lunch"],)
+    assert stop.allowed_starts == (MEALS["lunch"].window,)
 
 
 def test_shortest_order_reads_only_its_own_days_places(gclient, google_standin):

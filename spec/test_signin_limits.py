@@ -10,8 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from app.auth import SignInLimiter
-from app.client_address import client_address, parse_networks
-from app.server import create_app
+from app.web.client_address import client_address, parse_networks
+from app.web.application import create_app
 from helpers import signup
 
 WRONG = {"username": "alice", "password": "wrong password"}
@@ -122,7 +122,7 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     import socket
 
     captured = {}
-    # python -m app serves with app/serving.py's run (uvicorn's server that ends live streams at shutdown)
+    # python -m app serves with app/web/uvicorn_server.py's run (uvicorn's server that ends live streams at shutdown)
     monkeypatch.setattr(entry, "run", lambda app, **kwargs: captured.update(app=app, **kwargs))
     monkeypatch.setenv("WAYLINE_DB", settings.db_path)
     monkeypatch.setenv("WAYLINE_UPLOADS", settings.uploads_dir)

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from app.agent.grounding import OUTCOMES, parse
-from app.streetview import heading
+from app.providers.streetview import heading
 from helpers import new_trip, op, signup
 from standins.google_standin import STREET_VIEW_JPEG, STREET_VIEW_METADATA_PATH, STREET_VIEW_PATH, google_settings
 from test_agent_chat import chat, check_protocol

@@ -16,10 +16,10 @@ import pytest
 
 from app import legs, members
 from app.errors import NotFound
-from app.server import create_app
+from app.web.application import create_app
 from app.trips import store
 from app.trips.dto import build_view, member_bytes
-from app.trips.service import apply_op, apply_ops
+from app.trips.apply import apply_op, apply_ops
 from app.trips.state import read_state
 from helpers import LiveServer, join, make_client, new_trip, op, signup, use
 

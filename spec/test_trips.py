@@ -8,7 +8,7 @@ import threading
 import httpx
 
 from helpers import LiveServer, join, new_trip, op, signup, use
-from app.server import create_app
+from app.web.application import create_app
 
 
 def day_of(trip: dict, index: int = 0) -> dict:

@@ -1,4 +1,4 @@
-"""app/weather.py and GET /api/trips/{tripId}/weather against the Open-Meteo stand-in."""
+"""app/providers/weather.py and GET /api/trips/{tripId}/weather against the Open-Meteo stand-in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from app.db import Database
 from app.errors import Unavailable
 from app.settings import Settings
-from app.weather import TYPICAL_LABEL, Weather, archive_base
+from app.providers.weather import TYPICAL_LABEL, Weather, archive_base
 from helpers import make_client, new_trip, signup
 from standins.weather_standin import daily_values, weather_settings
 

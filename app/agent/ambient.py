@@ -25,7 +25,7 @@ from contextlib import aclosing
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import AppError
-from ..services import Services
+from ..core import Services
 from ..social import insert_comment
 from ..trips.model import Trip
 from . import files, grounding, timeline, tools

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ids import utcnow
-from ..services import Services
+from ..core import Services
 
 PREFIX = "apv_"
 

@@ -38,14 +38,14 @@ from collections.abc import AsyncIterator
 from ..ids import new_id
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..preferences import effective
-from ..services import Services
+from ..core import Services
 from ..trips.model import Trip
-from ..trips.ops import TRIP_OPS, OpContext
-from ..trips.service import apply_ops, validate_args
+from ..trips.ops import TRIP_OPS, OpContext, validate_args
+from ..trips.apply import apply_ops
 from . import approvals, files, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
-from .context import trip_snapshot
-from .stream import DONE, sse
+from .snapshot import trip_snapshot
+from .ui_stream import DONE, sse
 from .transcript import UIMessageIn, build_input, compact_output, function_call, function_output, tool_name
 from .turncards import TurnCards, recent_cards
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..ids import iso
-from ..services import Services
+from ..core import Services
 from .timeline import now_dt, text_of
 
 MAX_PART_TYPES = 40

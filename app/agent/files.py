@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
-from ..services import Services
+from ..core import Services
 
 UPLOAD_PATH = re.compile(r"^/api/uploads/trips/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,80}\.[A-Za-z0-9]{1,8})$")
 SUPPORTED_TYPES = ("image/png", "image/jpeg", "image/webp", "application/pdf",

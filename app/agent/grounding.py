@@ -7,7 +7,7 @@ without @agent); anything else is left to the agent as usual. `ground()`
 resolves the place against the trip's stops first (by name), then place
 search (`svc.places.search_text`: Google or OpenStreetMap, whichever the
 server uses), reads the panorama's metadata and fetches
-the image (app/streetview.py). The outcome is exactly one of:
+the image (app/providers/streetview.py). The outcome is exactly one of:
 
 - `found`: a panorama near the place; the reply carries one server-built
   street-view card (the only `data-spec` the model can never create);
@@ -35,8 +35,8 @@ from typing import Literal
 
 from ..errors import AppError, Invalid, Unavailable
 from ..ids import new_id
-from ..services import Services
-from ..streetview import heading
+from ..core import Services
+from ..providers.streetview import heading
 from ..trips.model import Trip
 from .cards import spec_part, street_view_card
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..errors import NotFound
 from ..ids import iso
-from ..provider_cache import SingleFlight
-from ..services import Services
+from ..providers.cache import SingleFlight
+from ..core import Services
 from ..trips import store
 
 HISTORY_LIMIT = 200

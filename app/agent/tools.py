@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ..ai_schema import strict_schema
 from ..errors import AppError, Invalid, Unavailable
 from ..legs import estimate
-from ..services import Services
+from ..core import Services
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS
 from . import files

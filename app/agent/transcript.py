@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AppError
-from ..services import Services
+from ..core import Services
 from . import files
 from .timeline import text_of
 

@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from ..ids import new_id
-from ..services import Services
+from ..core import Services
 from ..trips.model import Trip
 from .cards import spec_of_part, spec_part
 from .cardtool import build_card, parse_card_call, refinable

@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import AppError, NotFound
 from ..ids import iso
-from ..planner.context import stop_places, trip_country, trip_weather
-from ..review import Finding, review_day
+from ..review.facts import stop_places, trip_country, trip_weather
+from ..review.findings import Finding, review_day
 from ..trips.model import Trip
 from .timeline import now_dt
 
 if TYPE_CHECKING:
-    from ..services import Services
-    from .suggestions import Evaluator
+    from ..core import Services
+    from .proactive import Evaluator
 
 log = logging.getLogger("wayline.agent")
 

@@ -24,8 +24,8 @@ import secrets
 import time
 from collections import deque
 from ..errors import Busy, Invalid, NotFound, Unavailable
-from ..services import Services
-from .stream import KEEPALIVE, MAX_QUEUED, LiveResponse, Stream, encode, frame
+from ..core import Services
+from .sse import KEEPALIVE, MAX_QUEUED, LiveResponse, Stream, encode, frame
 
 log = logging.getLogger("wayline")
 

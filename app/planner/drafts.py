@@ -1,7 +1,8 @@
 """Stored drafts: exact registry ops plus what the person was shown, tied to
 the day's fingerprint. Apply sends only the draft id; the server applies
 exactly the stored ops in one `apply_ops` call whose precondition refuses
-(409 `stale`) when the day changed since."""
+(409 `stale`) when the day changed since. `preview_draft` shows a draft's
+edits as applying them will (times, hours badges, findings, travel)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,27 @@ import json
 import secrets
 from datetime import datetime, timedelta, UTC
 
+from .. import legs as legs_mod
+from ..core import Services
 from ..errors import Conflict, Invalid, NotFound
-from ..hours import check_at
+from ..hours.rules import check_at
 from ..ids import iso, utcnow
-from ..review import day_fingerprint
-from ..services import Services
-from ..trips.model import Trip
-from ..trips.schedule import clock_label, to_minutes
-from ..trips.service import Applied, apply_ops
-from .context import DayContext
+from ..legs import Leg, by_pair
+from ..review.facts import DayContext
+from ..review.findings import day_fingerprint, review_day
+from ..trips.apply import Applied, apply_ops
+from ..trips.model import Day, Trip
+from ..trips.ops import simulate
+from ..trips.schedule import clock_label, day_schedule, to_hhmm, to_minutes
 
 DRAFT_TTL = timedelta(hours=24)
+
+
+def new_refs(before: Day, after: Day) -> dict[str, str]:
+    """Stops a draft would add get stable refs (new-1, new-2, ...) in day order."""
+    old = {s.id for s in before.stops}
+    added = [s.id for s in after.stops if s.id not in old]
+    return {sid: f"new-{k}" for k, sid in enumerate(added, 1)}
 
 
 def new_draft_id() -> str:
@@ -94,3 +105,56 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
     applied = await apply_ops(svc, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
     await svc.db.execute_write("UPDATE planner_drafts SET applied_at = ? WHERE id = ?", (utcnow(), draft_id))
     return applied
+
+
+async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
+                        more_places: dict | None = None) -> dict:
+    """The draft of `edits` as applying them will show it: the preview (times
+    from the legs the TripDto will compute, hours badges, review findings) and
+    the travel before and after."""
+    trip = simulate(ctx.trip, edits)
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
+    places = {**(ctx.places or {}), **(more_places or {})}
+    preview = _preview(ctx, day, legs, slots, new_refs(ctx.day, day), places, summary, trip)
+    travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
+    return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
+
+
+def _minutes(legs: list[Leg]) -> int:
+    return round(sum(leg.duration_s for leg in legs) / 60)
+
+
+def _side(stop, slot, date: str, places: dict) -> dict:
+    """One side of a stop in the preview: its times, and its hours badge from
+    those very times (None: the place has no known hours data)."""
+    raw = places.get(stop.place_id) if stop.place_id else None
+    hours = None
+    if raw is not None:
+        check = check_at(raw, date, slot.start, stop.duration_min, meal=stop.kind == "food")
+        hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
+    return {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end), "startMinutes": slot.start,
+            "endMinutes": slot.end, "hours": hours}
+
+
+def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
+             trip) -> dict:
+    before_day = {s.stop_id: s for s in day_schedule(ctx.day, by_pair(ctx.legs))}
+    was_stop = {s.id: s for s in ctx.day.stops}
+    ref = lambda sid: refs.get(sid, sid)  # noqa: E731
+    stops = []
+    for s in day.stops:
+        was = before_day.get(s.id)
+        stops.append({"ref": ref(s.id), "stopId": None if s.id in refs else s.id, "name": s.name, "kind": s.kind,
+                      "placeId": s.place_id, "added": s.id in refs, "setTime": s.set_time,
+                      "durationMin": s.duration_min, "meal": s.meal,
+                      "before": None if was is None else _side(was_stop[s.id], was, ctx.date, places),
+                      "after": _side(s, slots[s.id], ctx.date, places)})
+    findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
+    return {
+        "summary": summary, "date": ctx.date, "stops": stops,
+        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)}
+                 for leg in legs],
+        "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
+    }

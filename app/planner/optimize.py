@@ -30,19 +30,20 @@ from pydantic_core import PydanticCustomError
 from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours import MEAL_MINUTES, check_at
-from ..legs import Leg, by_pair, haversine_m
-from ..places import in_country
-from .context import DayContext, new_refs, require_ai, simulate, trip_country
-from .drafts import store_draft
+from ..hours.rules import check_at
+from ..meals import MEAL_MINUTES, meal_for
+from ..legs import by_pair, haversine_m
+from ..providers.maps import in_country
+from ..core import Services, require_ai
+from ..review.facts import DayContext, trip_country
+from ..trips.ops import simulate
+from .drafts import new_refs, preview_draft, store_draft
 from .shortest import SAVING_WORTH_MIN, day_stops, order_edits, solve, summary_of
 from .shortest_order import EXACT_LIMIT, free_count
-from .places import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, meal_for, score, usable
+from .candidates import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
-from ..review import review_day
-from ..services import Services
 from ..trips.model import Day
-from ..trips.schedule import clock_label, day_schedule, to_hhmm
+from ..trips.schedule import clock_label, day_schedule
 
 PLAN_MAX_STOPS = 25
 PLAN_MAX_CANDIDATES = 12
@@ -292,59 +293,6 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
 
 def candidate_places(candidates: dict) -> dict:
     return {c["placeId"]: c["raw"] for c in candidates.values()}
-
-
-async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
-                        more_places: dict | None = None) -> dict:
-    """The draft of `edits` as applying them will show it: the preview (times
-    from the legs the TripDto will compute, hours badges, review findings) and
-    the travel before and after."""
-    trip = simulate(ctx.trip, edits)
-    day = trip.day(ctx.day.id)
-    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
-    slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
-    places = {**(ctx.places or {}), **(more_places or {})}
-    preview = _preview(ctx, day, legs, slots, new_refs(ctx.day, day), places, summary, trip)
-    travel = {"beforeMin": _minutes(ctx.legs), "afterMin": _minutes(legs)}
-    return {"edits": [{"op": name, "args": args} for name, args in edits], "preview": preview, "travel": travel}
-
-
-def _minutes(legs: list[Leg]) -> int:
-    return round(sum(leg.duration_s for leg in legs) / 60)
-
-
-def _side(stop, slot, date: str, places: dict) -> dict:
-    """One side of a stop in the preview: its times, and its hours badge from
-    those very times (None: the place has no known hours data)."""
-    raw = places.get(stop.place_id) if stop.place_id else None
-    hours = None
-    if raw is not None:
-        check = check_at(raw, date, slot.start, stop.duration_min, meal=stop.kind == "food")
-        hours = {"status": check.status, "fits": check.fits, "closesAt": check.closes_at}
-    return {"startTime": to_hhmm(slot.start), "endTime": to_hhmm(slot.end), "startMinutes": slot.start,
-            "endMinutes": slot.end, "hours": hours}
-
-
-def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict, places: dict, summary: str,
-             trip) -> dict:
-    before_day = {s.stop_id: s for s in day_schedule(ctx.day, by_pair(ctx.legs))}
-    was_stop = {s.id: s for s in ctx.day.stops}
-    ref = lambda sid: refs.get(sid, sid)  # noqa: E731
-    stops = []
-    for s in day.stops:
-        was = before_day.get(s.id)
-        stops.append({"ref": ref(s.id), "stopId": None if s.id in refs else s.id, "name": s.name, "kind": s.kind,
-                      "placeId": s.place_id, "added": s.id in refs, "setTime": s.set_time,
-                      "durationMin": s.duration_min, "meal": s.meal,
-                      "before": None if was is None else _side(was_stop[s.id], was, ctx.date, places),
-                      "after": _side(s, slots[s.id], ctx.date, places)})
-    findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
-    return {
-        "summary": summary, "date": ctx.date, "stops": stops,
-        "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)}
-                 for leg in legs],
-        "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
-    }
 
 
 def check_day_size(day: Day) -> None:

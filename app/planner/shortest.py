@@ -21,13 +21,14 @@ import asyncio
 from dataclasses import dataclass
 
 from ..errors import Conflict, Invalid, Unavailable
-from ..hours import buffer_for, hours_on
+from ..hours.rules import buffer_for, hours_on
 from ..legs import choose_mode, estimate, haversine_m
-from ..review_hours import MEAL_WINDOWS
-from ..services import Services
+from ..meals import MEALS
+from ..core import Services
 from ..trips.model import Day
 from ..trips.schedule import to_minutes
-from .context import DayContext
+from ..review.facts import DayContext
+from .drafts import preview_draft, store_draft
 from .shortest_order import EXACT_LIMIT, DayStop, ShortestOrder, shortest_order
 
 MAX_STOPS = 25          # as Optimize my day
@@ -105,7 +106,7 @@ def allowed_starts(stop, date: str, places: dict | None) -> tuple[tuple[int, int
     if hours is not None:
         need = stop.duration_min + buffer_for(meal)
         ranges = [(max(o, 0), c - need) for o, c in hours.spans if c - need >= max(o, 0)]
-    window = MEAL_WINDOWS.get(stop.meal or "")   # any stop with a meal, as the review judges it
+    window = MEALS[stop.meal].window if stop.meal in MEALS else None   # any stop with a meal, as the review judges it
     if window is not None:
         lo, hi = window
         ranges = [(lo, hi)] if ranges is None else [(max(a, lo), min(b, hi)) for a, b in ranges
@@ -161,9 +162,6 @@ def require_order(result: ShortestOrder, day: Day) -> None:
 async def shortest_draft(svc: Services, ctx: DayContext, user_id: str) -> dict:
     """POST .../shortest: a stored draft {id, edits, preview, travel} of the
     day in its shortest order; 409 `no_order` when no order fits."""
-    from .drafts import store_draft
-    from .optimize import preview_draft
-
     if len(ctx.day.stops) > MAX_STOPS:
         raise Invalid(f"Shortest order works on days of at most {MAX_STOPS} stops; this one has "
                       f"{len(ctx.day.stops)}.", field="dayId")

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import accounts, auth
-from ..client_address import client_address
+from ..web.client_address import client_address
 from ..errors import Forbidden
 from .common import body, ok, services, session_token, signed_in
 from .openapi import describe

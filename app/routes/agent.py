@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from ..agent import ambient, chat, debug, files, suggestions, timeline
-from ..agent.stream import HEADERS
+from ..agent import ambient, chat, debug, files, proactive as suggestions, timeline
+from ..agent.ui_stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound
-from ..services import Services
+from ..core import Services
 from ..roles import require_role
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
@@ -112,7 +112,7 @@ async def post_message(request: Request):
 async def chat_turn(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
-    user, role = await member(request, trip_id)   # the body's size is bounded by app/bodies.py (4 MiB)
+    user, role = await member(request, trip_id)   # the body's size is bounded by app/web/bodies.py (4 MiB)
     args = await body(request, ChatRequest)
     messages = args.messages or ([args.message] if args.message else [])
     turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc))

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import auth
-from ..client_address import client_address
+from ..web.client_address import client_address
 from ..errors import NotSignedIn
 from .common import body, current_user, ok, services, session_token
 from .openapi import describe

@@ -10,10 +10,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..auth import COOKIE, require_user, user_for_token
-from ..bodies import parse_json
+from ..web.bodies import parse_json
 from ..errors import BadRequest, NotFound, validation_error
 from ..roles import require_role
-from ..services import Services
+from ..core import Services
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,7 +69,7 @@ async def member(request: Request, trip_id: str, needs: str = "viewer") -> tuple
 
 async def read_json(request: Request) -> Any:
     """The body as JSON ({} when empty); its size was bounded by
-    app.bodies.BodyLimitMiddleware while it was read."""
+    app.web.bodies.BodyLimitMiddleware while it was read."""
     return parse_json(await request.body())
 
 

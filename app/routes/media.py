@@ -20,7 +20,7 @@ def _too_large() -> TooLarge:
 async def upload(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id, needs="editor")
-    # The whole body is bounded while it is read (app/bodies.py: 2 MiB plus
+    # The whole body is bounded while it is read (app/web/bodies.py: 2 MiB plus
     # multipart overhead), so a chunked upload is refused before it is spooled.
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise BadRequest("Send the file as multipart/form-data in a field named file", code="not_multipart")

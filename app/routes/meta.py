@@ -1,4 +1,4 @@
-"""Health, public config and the OpenAPI document."""
+"""Health, public config, the meals the page offers and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
+from ..meals import public_meals
 from .common import ok, services
 from .openapi import build_openapi, describe
 
@@ -42,6 +43,11 @@ async def config(request: Request):
     return ok(public_config(services(request).settings))
 
 
+@describe(summary="The meals a food stop may be, with their labels and usual lengths (app/meals.py)")
+async def meals(request: Request):
+    return ok({"meals": public_meals()})
+
+
 @describe(summary="This document")
 async def openapi(request: Request):
     return JSONResponse(build_openapi(request.app.routes))
@@ -59,5 +65,6 @@ routes = [
     Route("/invite/{token}", invite_page, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/api/config", config, methods=["GET"]),
+    Route("/api/meals", meals, methods=["GET"]),
     Route("/api/openapi.json", openapi, methods=["GET"]),
 ]

@@ -3,7 +3,7 @@
 Members only (`member`: 404 for anyone else). The server builds every provider
 request itself from validated parameters; a URL from a client is never
 fetched. Places come from Google with GOOGLE_MAPS_API_KEY, else from
-OpenStreetMap (app/places.py); an outage answers 503 `places_unavailable`
+OpenStreetMap (app/providers/maps.py); an outage answers 503 `places_unavailable`
 and the rest of the app works.
 """
 
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import Invalid, Unavailable
-from ..places import require_places, valid_place_id
+from ..providers.maps import require_places, valid_place_id
 from .common import member, ok, parse, services
 from .openapi import describe
 

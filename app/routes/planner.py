@@ -1,6 +1,6 @@
 """The planner's routes: day review, the copilot, eat/explore/optimize drafts
 and applying a draft. Parse -> call -> respond; the rules live in
-app/review.py, app/copilot.py and app/planner/."""
+app/review/findings.py, app/planner/copilot.py and app/planner/."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import preferences
-from ..copilot import CopilotQuestion, ask_copilot
-from ..planner.context import load_day
+from ..planner.copilot import CopilotQuestion, ask_copilot
+from ..review.facts import load_day
 from ..planner.drafts import apply_draft
 from ..planner.optimize import optimize_day
 from ..planner.shortest import shortest_draft
-from ..planner.suggestions import suggest
+from ..planner.nearby import suggest
 from ..trips.dto import trip_json
 from ..fields import HHMM
 from ..trips.ops import Meal

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import preferences, uistate
-from ..trips import service
+from ..trips.apply import apply_op
 from ..trips.ops import SetTripPreferences
 from .common import body, member, ok, services, signed_in
 from .openapi import describe
@@ -52,7 +52,7 @@ async def put_trip(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     args = await body(request, SetTripPreferences)
-    applied = await service.apply_op(services(request), trip_id, user["id"], "set_trip_preferences", args)
+    applied = await apply_op(services(request), trip_id, user["id"], "set_trip_preferences", args)
     return ok(applied.trip.prefs.model_dump())
 
 

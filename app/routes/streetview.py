@@ -1,4 +1,4 @@
-"""Street-view images from our own origin (app/streetview.py): members only,
+"""Street-view images from our own origin (app/providers/streetview.py): members only,
 never Google's URL or key. 404 for anyone else, an unknown or unsigned name,
 or a server without Google."""
 

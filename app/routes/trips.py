@@ -11,7 +11,8 @@ from starlette.routing import Route
 
 from ..errors import BadRequest, Invalid
 from ..fields import LAST_DATE, TimeZone, TripDate, last_day_fits
-from ..trips import service
+from ..trips.apply import apply_op
+from ..trips import catalog
 from ..trips.dto import tagged_trip_json, trip_json
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
@@ -44,7 +45,7 @@ def echo(summary: str | list[str], trip: list[bytes]) -> Response:
 @describe(summary="Trips you are a member of")
 async def list_trips(request: Request):
     user = await signed_in(request)
-    return ok({"trips": await service.trips_of(services(request), user["id"])})
+    return ok({"trips": await catalog.trips_of(services(request), user["id"])})
 
 
 @describe(body=NewTrip, summary="Create a trip; you become its owner")
@@ -52,7 +53,7 @@ async def create_trip(request: Request):
     user = await signed_in(request)
     args = parse(NewTrip, await read_json(request))
     svc = services(request)
-    trip_id = await service.create_trip(
+    trip_id = await catalog.create_trip(
         svc, user["id"], title=args.title, start_date=args.startDate, days=args.days,
         destination=args.destination.model_dump() if args.destination else None,
         timezone=args.timezone, currency=args.currency)
@@ -80,7 +81,7 @@ async def patch_trip(request: Request):
 async def delete_trip(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id, needs="owner")
-    await service.delete_trip(services(request), trip_id)
+    await catalog.delete_trip(services(request), trip_id)
     return ok({"deleted": True})
 
 
@@ -93,7 +94,7 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
         raise Invalid("baseVersion: must be an integer", field="baseVersion")
     svc = services(request)
-    applied = await service.apply_op(svc, trip_id, user["id"], op_name, data, base_version=base_version)
+    applied = await apply_op(svc, trip_id, user["id"], op_name, data, base_version=base_version)
     return echo(applied.summaries, await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
 
 

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from .. import legs as legs_mod
 from ..errors import NotFound
 from ..legs import Leg, by_pair
-from ..provider_cache import SingleFlight
-from ..services import Services
+from ..providers.cache import SingleFlight
+from ..core import Services
 from .expenses import summarize
 from .model import DAY_START, Day, Expense, Stop, Trip
 from .schedule import day_schedule, to_hhmm

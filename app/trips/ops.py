@@ -14,16 +14,16 @@ from datetime import date
 from typing import Annotated, Any, ClassVar, Literal
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..ids import new_id
-from ..errors import Invalid
+from ..meals import MEALS, Meal
+from ..errors import Invalid, NotFound, validation_error
 from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
-Meal = Literal["breakfast", "brunch", "lunch", "afternoon_tea", "dinner"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
 Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
@@ -203,8 +203,6 @@ def _q(name: str) -> str:
     return f"“{name}”"
 
 
-MEAL_WORDS = {"breakfast": "breakfast", "brunch": "brunch", "lunch": "lunch", "afternoon_tea": "afternoon tea",
-              "dinner": "dinner"}
 KIND_WORDS = {"stay": "a place to stay", "sight": "a sight", "food": "food", "activity": "an activity",
               "transit": "transit", "other": "another kind of stop"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -216,7 +214,7 @@ ZERO_DECIMAL = {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "
 
 def _stop_label(stop: Stop) -> str:
     """“Name”, or “lunch at “Name”” for a meal."""
-    meal = MEAL_WORDS.get(stop.meal or "")
+    meal = MEALS[stop.meal].word if stop.meal in MEALS else None
     return f"{meal} at {_q(stop.name)}" if meal else _q(stop.name)
 
 
@@ -376,7 +374,7 @@ def _stop_phrases(label: str, stop: Stop, changes: dict[str, Any]) -> list[tuple
     if "kind" in changes:
         phrases.append((f"marked {label} as {KIND_WORDS[stop.kind]}", f"marked it as {KIND_WORDS[stop.kind]}"))
     if "meal" in changes:
-        meal = MEAL_WORDS.get(stop.meal or "")
+        meal = MEALS[stop.meal].word if stop.meal in MEALS else None
         phrases.append((f"marked {label} as {meal}", f"marked it as {meal}") if meal
                        else (f"marked {label} as not a meal", "marked it as not a meal"))
     located = [k for k in LOCATION_FIELDS if k in changes]
@@ -538,3 +536,31 @@ TRIP_OPS: dict[str, OpSpec] = {
 
 # Proactive suggestions may only carry these (spec section 7).
 PATCH_OPS = ("update_stop", "move_stop", "update_day", "reorder_days", "update_expense")
+
+
+def validate_args(op_name: str, args: Any) -> Args:
+    """An op's arguments checked by its model (404 for an unknown op, 422
+    naming the field): the write path, the agent's tools and the review's
+    fix search all validate the same way."""
+    spec = TRIP_OPS.get(op_name)
+    if spec is None:
+        raise NotFound(f"Unknown operation {op_name!r}", code="unknown_op")
+    if isinstance(args, spec.args):
+        return args
+    if isinstance(args, BaseModel):
+        args = args.model_dump(exclude_unset=True)
+    try:
+        return spec.args.model_validate(args)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+def simulate(trip: Trip, ops: list[tuple[str, Any]], actor_id: str = "simulation") -> Trip:
+    """The trip after `ops`, on a copy-on-write edit (the same apply functions
+    the write path runs; `trip` may be the one readers share and is never
+    changed). Raises what an op raises (AppError)."""
+    out = trip.edit()
+    ctx = OpContext(actor_id=actor_id, now="")
+    for name, args in ops:
+        TRIP_OPS[name].apply(out, validate_args(name, args), ctx)
+    return out

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..db import Database
 from ..errors import NotFound
-from ..provider_cache import SingleFlight
+from ..providers.cache import SingleFlight
 from . import store
 from .model import Trip
 

@@ -170,9 +170,12 @@ export function timeAgo(iso) {
 export const KIND_LABELS = {
   stay: "Stay", sight: "Sight", food: "Food", activity: "Activity", transit: "Transit", other: "Other",
 };
-export const MEALS = [
-  ["breakfast", "Breakfast"], ["brunch", "Brunch"], ["lunch", "Lunch"], ["afternoon_tea", "Afternoon tea"], ["dinner", "Dinner"],
-];
+// The meals a food stop may be, as [key, label] in the day's order: filled
+// once at boot from GET /api/meals (the server's app/meals.py), never copied here.
+export const MEALS = [];
+export function setMeals(meals) {
+  MEALS.splice(0, MEALS.length, ...meals.map((m) => [m.key, m.label]));
+}
 // How long each meal takes by default (the product's rule, pinned to the
 // server's table by the hours vectors; changeable per stop).
 export { MEAL_MINUTES } from "../hours.js";

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from helpers import LiveServer
-from app.server import create_app
+from app.web.application import create_app
 
 CHROMIUM = os.environ.get("WAYLINE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]

@@ -8,7 +8,7 @@ import { checkHours, checkVisit, mealMinutes, MEAL_MINUTES, CLOSING_BUFFER_MIN }
 const all = JSON.parse(
   readFileSync(new URL("../fixtures/hours_vectors.json", import.meta.url), "utf8"),
 ).vectors;
-// OpenStreetMap opening_hours are evaluated by the server (app/osm_hours.py);
+// OpenStreetMap opening_hours are evaluated by the server (app/hours/osm.py);
 // spec/test_hours.py runs those vectors. The page gives them no hours.
 const isOsm = (v) => v.place.source === "osm";
 const vectors = all.filter((v) => !isOsm(v));

@@ -1,0 +1,358 @@
+"""Proactive suggestions: evaluate members' edits, approve or dismiss patches.
+
+Evaluation (an op listener, debounced per trip): after a member's op the
+review rules (`app.review.findings.material_risks`, with the trip's places and weather
+loaded as the review route loads them) look for a NEW material risk. Only
+then is the model asked for an `intervention_decision`, so a benign edit costs
+nothing and a burst of edits costs one call. The forecast watch
+(app/agent/watch.py) asks the same way when a risk appears without an edit.
+The model chooses; the server owns the facts: the patch it may pick is one of
+the fixes review computed (copied exactly), or an op of PATCH_OPS that
+validates and applies to the current trip; anything else is dropped.
+
+- shouldNotify, confidence >= AI_PROACTIVE_THRESHOLD, a usable patch:
+  an assistant message and a pending suggestion (members see a toast);
+- shouldNotify otherwise: a quiet observation line, no toast;
+- not shouldNotify: nothing.
+
+Approval follows the seed exactly: edit rights (viewers 403), non-pending
+409, expired 409 (marked expired), version mismatch 409 (marked stale), then
+a claim with a single `UPDATE ... WHERE status = 'pending'` so concurrent
+approvals are first come, first served, then `apply_ops` attributed to the
+approver with the suggestion's version as base version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from ..ids import new_id
+from ..errors import AppError, Conflict, NotFound
+from ..core import Services
+from ..trips.model import Trip
+from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
+from ..trips.apply import OpEvent, apply_ops
+from ..review.facts import stop_places, trip_country, trip_weather
+from ..review.findings import material_risks
+from . import timeline
+from .timeline import iso, now_dt
+from .snapshot import trip_snapshot
+from .watch import remember_seen
+
+log = logging.getLogger("wayline.agent")
+
+EVAL_MAX_OUTPUT_TOKENS = 800
+DEFAULT_EXPIRY_MIN = 120
+MAX_EXPIRY_MIN = 7 * 24 * 60
+AGENT_SOURCES = ("agent", "suggestion")  # ops the agent itself caused are never re-evaluated
+
+
+# -- the model's answer --------------------------------------------------------
+
+
+def _json_object(value: Any) -> Any:
+    """`args` arrives as a JSON string (what a strict schema can carry) or an object."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ValueError("args must be a JSON object") from None
+    return value
+
+
+PatchArgs = Annotated[
+    dict[str, Any], BeforeValidator(_json_object),
+    WithJsonSchema({"type": "string", "description": "The operation's arguments as a JSON object, encoded as a "
+                    "string. To choose a computed fix, copy its args exactly."}),
+]
+
+
+class PendingPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: Literal[PATCH_OPS]  # type: ignore[valid-type]
+    args: PatchArgs
+
+
+class InterventionDecision(BaseModel):
+    """Structured output `intervention_decision` (spec section 10)."""
+
+    model_config = ConfigDict(extra="forbid")
+    shouldNotify: bool
+    severity: Literal["low", "medium", "high"]
+    confidence: float = Field(ge=0, le=1)
+    reason: str
+    suggestion: str
+    pendingPatch: PendingPatch | None
+    expiresInMinutes: int | None
+
+
+EVAL_INSTRUCTIONS = """You watch a shared trip plan for a small group and speak up only for MATERIAL planning risks:
+impossible timing, duplicate or conflicting stops, a stop its opening hours rule out, weather or season conflicts,
+avoidable backtracking, and inconsistent budget entries. Style, taste and minor inefficiencies are not material:
+stay quiet.
+
+You get the trip, the edit a member just made (or, with no edit, a note that the forecast or the opening hours
+changed), and the risks the server's rules found that are NEW, each with fixes the server computed and verified
+(exact registry operations).
+Answer with intervention_decision:
+- shouldNotify: true only if a member should hear about this now.
+- severity: low | medium | high; confidence: 0..1 that this is a real problem worth interrupting for.
+- reason: one sentence a member understands; suggestion: one short sentence proposing the change.
+- pendingPatch: the fix to propose, {op, args}. Prefer one of the computed fixes and copy its op and args
+  exactly (args as a JSON string). Use null when no fix fits. Never invent ids.
+- expiresInMinutes: how long the proposal stays useful (for example 120), or null."""
+
+
+# -- risks and patches ---------------------------------------------------------
+
+
+def _as_dict(finding: Any) -> dict:
+    return finding.to_json() if hasattr(finding, "to_json") else dict(finding)
+
+
+def new_risks(before: Trip, after: Trip, places: dict | None = None, weather: dict | None = None) -> list[dict]:
+    """Material risks present after the edit and not before (review rules, no I/O)."""
+    return [_as_dict(f) for f in material_risks(before, after, places=places, weather=weather)]
+
+
+def offered_fixes(risks: list[dict]) -> list[dict]:
+    return [fix for risk in risks for fix in risk.get("fixes", []) if fix.get("op") in PATCH_OPS]
+
+
+def _same_args(model_args: dict, fix_args: dict) -> bool:
+    """Equal when every key means the same thing; a missing key and null are
+    the same to a strict-schema model, which must send every field."""
+    keys = set(model_args) | set(fix_args)
+    return all(model_args.get(k) == fix_args.get(k) for k in keys)
+
+
+def dry_run(trip: Trip, op: str, args: dict, actor_id: str = "agent") -> dict:
+    """Validate against TRIP_OPS and apply to a copy of `trip`; the args as
+    they will be sent to apply_ops. Raises AppError when it cannot apply."""
+    validated = validate_args(op, args)
+    TRIP_OPS[op].apply(trip.edit(), validated, OpContext(actor_id=actor_id, now=""))
+    return validated.model_dump(mode="json", exclude_unset=True)
+
+
+def choose_patch(decision: InterventionDecision, fixes: list[dict], trip: Trip) -> dict | None:
+    """The patch to store: a computed fix the model picked (exactly as the
+    server computed it), else the model's own PATCH_OPS op if it validates and
+    applies to this trip; None otherwise."""
+    picked = decision.pendingPatch
+    if picked is None:
+        return None
+    for fix in fixes:
+        if fix["op"] == picked.op and _same_args(picked.args, fix["args"]):
+            return {"op": fix["op"], "args": fix["args"]}
+    args = {k: v for k, v in picked.args.items() if v is not None}
+    try:
+        return {"op": picked.op, "args": dry_run(trip, picked.op, args)}
+    except AppError:
+        log.info("agent evaluation: dropped a patch that does not apply (%s)", picked.op)
+        return None
+
+
+# -- evaluation ------------------------------------------------------------------
+
+
+@dataclass
+class _Burst:
+    before: Trip
+    after: Trip
+    actor_id: str
+    deadline: float
+    summaries: list[str] = field(default_factory=list)
+
+
+class Evaluator:
+    """Registered in `svc.op_listeners` when AI is on. The listener only
+    records the edit; a tracked background task waits out the debounce and
+    evaluates everything since the first edit of the burst at once."""
+
+    def __init__(self, svc: Services):
+        self.svc = svc
+        self._bursts: dict[str, _Burst] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def debounce_s(self) -> float:
+        return float(self.svc.agent_debounce_s)
+
+    def __call__(self, event: OpEvent) -> None:
+        if event.source in AGENT_SOURCES or self.svc.ai is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.debounce_s
+        burst = self._bursts.get(event.trip_id)
+        if burst is None:
+            self._bursts[event.trip_id] = _Burst(event.before, event.after, event.actor_id, deadline,
+                                                 list(event.summaries))
+            self.svc.background.spawn(self._after_quiet(event.trip_id), name=f"agent-eval-{event.trip_id}")
+        else:
+            burst.after, burst.actor_id, burst.deadline = event.after, event.actor_id, deadline
+            burst.summaries.extend(event.summaries)
+
+    async def _after_quiet(self, trip_id: str) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            wait = self._bursts[trip_id].deadline - loop.time()
+            if wait <= 0:
+                break
+            await asyncio.sleep(wait)
+        burst = self._bursts.pop(trip_id)
+        lock = self._locks.setdefault(trip_id, asyncio.Lock())
+        async with lock:  # one evaluation of a trip at a time
+            try:
+                await self.evaluate(trip_id, burst)
+            except NotFound:
+                pass  # the trip was deleted meanwhile
+            except AppError as exc:  # limits reached, provider down: the edit stands, we stay quiet
+                log.info("agent evaluation skipped: %s", exc.code)
+            except Exception:
+                log.exception("agent evaluation failed")
+
+    async def evaluate(self, trip_id: str, burst: _Burst) -> None:
+        # The trip as the burst's last edit left it, not as it is now: an edit
+        # landing after the debounce starts its own burst, and judging it here
+        # too would raise its risks twice.
+        svc, after = self.svc, burst.after
+        # The facts the review route sees: every stop's place (the cache), the weather.
+        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()],
+                                                           trip_country(after)),
+                                               trip_weather(svc, after))
+        # Pure CPU (review simulates its fixes): off the event loop.
+        risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
+        if not risks:
+            return
+        if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id):
+            await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
+
+    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> bool:
+        """Ask the model about new material risks (feature `agent_eval`, under
+        the AI limits) and record what it decided; False when the trip moved
+        on meanwhile (nothing recorded). Raises AppError when the limits or
+        the provider refuse."""
+        fixes = offered_fixes(risks)
+        payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
+            {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
+             "fixes": [f for f in r.get("fixes", []) if f.get("op") in PATCH_OPS]} for r in risks]}
+        decision = await self.svc.ai.structured(
+            feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
+            schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
+            input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
+        return await self.record(trip, decision, choose_patch(decision, fixes, trip))
+
+    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> bool:
+        """Store the decision; False when the trip moved on since it was read."""
+        if not decision.shouldNotify:
+            return True
+        svc = self.svc
+        threshold = svc.settings.ai_proactive_threshold
+        reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
+        now = now_dt(svc)
+        async with svc.db.write() as tx:
+            version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
+            if not version or version[0][0] != trip.version:
+                return False  # the trip moved on; the edit that moved it gets its own evaluation
+            if decision.confidence >= threshold and patch is not None:
+                suggestion_id = new_id()
+                minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
+                message = await timeline.append(tx, trip.id, role="assistant", source="threshold",
+                                                actor_name="Wayline agent", parts=[
+                    {"type": "text", "text": text},
+                    {"type": "data-suggestion", "data": {"suggestionId": suggestion_id, "severity": decision.severity,
+                                                         "confidence": decision.confidence, "reason": reason,
+                                                         "patch": patch}}])
+                tx.touch(trip.id, "suggestions")
+                await tx.execute(
+                    "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
+                    "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at) "
+                    "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (suggestion_id, trip.id, message["id"], decision.severity, decision.confidence, reason, text,
+                     json.dumps(patch, ensure_ascii=False), trip.version,
+                     iso(now + timedelta(minutes=minutes)), iso(now), iso(now)))
+            else:
+                await timeline.append(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
+                                      parts=[{"type": "text", "text": reason or text},
+                                             {"type": "data-observation", "data": {
+                                                 "severity": decision.severity, "confidence": decision.confidence,
+                                                 "quiet": True}}])
+        return True
+
+
+# -- approve and dismiss ---------------------------------------------------------
+
+
+async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
+    """The suggestion's row and the trip's current version, read together (one
+    snapshot: another approval commits either before both or after both)."""
+    row = await svc.db.fetchone(
+        f"SELECT {timeline.SUGGESTION_COLUMNS}, (SELECT version FROM trips WHERE id = ?) AS current_version "
+        "FROM agent_suggestions WHERE id = ? AND trip_id = ?", (trip_id, suggestion_id, trip_id))
+    if row is None:
+        raise NotFound("Suggestion not found", code="suggestion_not_found")
+    return row
+
+
+async def _mark(svc: Services, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "suggestions")
+        await tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+                         (status, iso(now_dt(svc)), suggestion_id, only_from))
+
+
+async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
+    """Hide the suggestion for this member only; the shared record is untouched."""
+    await _suggestion(svc, trip_id, suggestion_id)
+    await svc.db.execute_write(
+        "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
+        "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+    return {"dismissed": True}
+
+
+async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user_id: str):
+    """Apply a pending suggestion's patch as `user_id` (edit rights already
+    checked by the route); returns `Applied`. 409s per the seed's rules."""
+    row = await _suggestion(svc, trip_id, suggestion_id)
+    if row["status"] != "pending":
+        raise Conflict(f"This suggestion is {timeline.suggestion_dto(row)['status']}, not pending",
+                       code="not_pending", suggestionStatus=timeline.suggestion_dto(row)["status"])
+    if row["expires_at"] is not None and row["expires_at"] <= iso(now_dt(svc)):
+        await _mark(svc, trip_id, suggestion_id, "expired")
+        raise Conflict("This suggestion has expired", code="expired")
+    version = row["current_version"]
+    if version != row["trip_version"]:
+        await _mark(svc, trip_id, suggestion_id, "stale")
+        raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
+    patch = json.loads(row["patch_json"])
+
+    def claim(tx) -> None:
+        # Runs inside apply_ops' transaction: exactly one concurrent approval
+        # moves the row out of 'pending', and only if its change commits.
+        tx.touch(trip_id, "suggestions")
+        cursor = tx.execute(
+            "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
+            "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
+        if cursor.rowcount != 1:
+            raise Conflict("Another member already applied this suggestion", code="not_pending")
+
+    try:
+        applied = await apply_ops(svc, trip_id, user_id, [(patch["op"], patch["args"])],
+                                  base_version=row["trip_version"], source="suggestion", claim=claim)
+    except Conflict as exc:
+        if exc.code == "stale":
+            await _mark(svc, trip_id, suggestion_id, "stale")
+        raise
+    except AppError as exc:
+        if exc.status in (401, 403, 429, 503):
+            raise  # not the patch's fault: someone else may still apply it
+        await _mark(svc, trip_id, suggestion_id, "stale")  # the patch no longer applies
+        raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
+    return applied

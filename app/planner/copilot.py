@@ -1,0 +1,139 @@
+"""The copilot: answers a question about one day and recommends among the
+fixes review computed (by id). It cannot change the plan.
+
+The model sees the day's verified facts (at most 40 stops, notes cut to 300
+characters, computed times, legs, review findings with their fix ids) and
+answers `copilot_answer {answer, recommendedFixIds}`; the schema it is sent
+lists the fix ids review computed as an `enum` (an always-empty list when
+there are none). A provider that still names an id review did not compute
+loses that id (logged); the answer itself is kept, since it changes nothing.
+
+Answers are cached in SQLite by a hash of (facts, question, earlier turns): the
+same question about the same day costs no model call and no usage row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..ai_schema import with_choices
+from ..core import Services, require_ai
+from ..ids import utcnow
+from ..legs import by_pair
+from ..review.facts import DayContext
+from ..review.findings import ReviewResult
+from ..trips.schedule import clock_label, day_schedule
+
+log = logging.getLogger("wayline.copilot")
+
+MAX_QUESTION = 500
+MAX_TURNS = 4
+MAX_STOPS = 40
+NOTE_CHARS = 300
+COPILOT_MAX_OUTPUT_TOKENS = 1500
+CACHE_ROWS_PER_DAY = 50
+
+INSTRUCTIONS = """You are Wayline's copilot for one day of a trip. Answer the traveller's question in a few plain
+sentences, using only the facts given (verified by the server: stops, computed times, travel legs, review findings).
+You cannot change the plan. When a computed fix would help, recommend it by putting its id in recommendedFixIds;
+use only fix ids that appear in the findings, and [] when none applies. Never invent times, places or prices.
+Never claim a place meets a dietary need or an allergy: say to check with the restaurant."""
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    text: str = Field(min_length=1, max_length=4000)
+
+
+class CopilotQuestion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION, pattern=r"\S")
+    history: list[Turn] = Field(default_factory=list, max_length=MAX_TURNS)
+
+
+class CopilotAnswer(BaseModel):
+    """The `copilot_answer` structured output."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer: str
+    recommendedFixIds: list[str]
+
+
+def _note(text: str | None) -> str | None:
+    text = (text or "").strip()
+    if not text:
+        return None
+    return text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
+
+
+def day_facts(ctx: DayContext, review: ReviewResult) -> dict:
+    """What the model may rely on; also the cache key's content."""
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
+    stops = []
+    for stop, slot in list(zip(ctx.day.stops, slots))[:MAX_STOPS]:
+        stops.append({k: v for k, v in {
+            "id": stop.id, "name": stop.name, "kind": stop.kind, "setTime": stop.set_time,
+            "start": clock_label(slot.start), "end": clock_label(slot.end), "startMinutes": slot.start,
+            "endMinutes": slot.end, "durationMin": stop.duration_min,
+            "meal": stop.meal, "note": _note(stop.note)}.items() if v is not None})
+    return {
+        "trip": ctx.trip.title, "date": ctx.date, "dayTitle": ctx.day.title or None, "dayNote": _note(ctx.day.note),
+        "dayStart": ctx.day.start_time or "09:00", "stops": stops,
+        "omittedStops": max(0, len(ctx.day.stops) - MAX_STOPS),
+        "legs": [leg.for_model() for leg in ctx.legs],
+        "review": {"status": review.status, "findings": [
+            {"id": f.id, "kind": f.kind, "severity": f.severity, "message": f.message, "stopIds": list(f.stop_ids),
+             "fixes": [{"id": x.id, "label": x.label} for x in f.fixes]} for f in review.findings]},
+        "sharedPreferences": ctx.trip.prefs.model_dump(),
+    }
+
+
+def cache_key(facts: dict, ask: CopilotQuestion) -> str:
+    payload = {"facts": facts, "question": ask.question, "history": [t.model_dump() for t in ask.history]}
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: CopilotQuestion) -> dict:
+    require_ai(svc)
+    review = ctx.review()
+    facts = day_facts(ctx, review)
+    key = cache_key(facts, ask)
+    cached = await svc.db.fetchval("SELECT answer_json FROM copilot_cache WHERE key = ?", (key,))
+    if cached is not None:
+        return {**json.loads(cached), "cached": True}
+    known = [fix.id for finding in review.findings for fix in finding.fixes]
+    messages = [{"role": "user", "content": "Facts about the day (JSON, verified by Wayline):\n"
+                                            + json.dumps(facts, ensure_ascii=False, separators=(",", ":"))}]
+    messages += [{"role": t.role, "content": t.text} for t in ask.history]
+    messages.append({"role": "user", "content": ask.question})
+
+    def only_computed_fixes(reply: CopilotAnswer) -> CopilotAnswer:
+        kept = [fix_id for fix_id in reply.recommendedFixIds if fix_id in known]
+        if len(kept) != len(reply.recommendedFixIds):
+            log.warning("copilot: dropped %d recommended fix id(s) that review did not compute",
+                        len(reply.recommendedFixIds) - len(kept))
+        return reply.model_copy(update={"recommendedFixIds": kept})
+
+    reply = await svc.ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
+                                    schema=with_choices(CopilotAnswer, {"recommendedFixIds[]": known}),
+                                    instructions=INSTRUCTIONS, input=messages,
+                                    max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)
+    answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
+    async with svc.db.write() as conn:
+        await conn.execute(
+            "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (key, ctx.trip.id, ctx.day.id, json.dumps(answer, ensure_ascii=False), utcnow()))
+        # Keep the newest answers per day; older facts will not come back often.
+        await conn.execute(
+            "DELETE FROM copilot_cache WHERE trip_id = ? AND day_id = ? AND key NOT IN (SELECT key FROM copilot_cache "
+            "WHERE trip_id = ? AND day_id = ? ORDER BY created_at DESC LIMIT ?)",
+            (ctx.trip.id, ctx.day.id, ctx.trip.id, ctx.day.id, CACHE_ROWS_PER_DAY))
+    return {**answer, "cached": False}

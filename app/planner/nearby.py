@@ -1,0 +1,199 @@
+"""Find places to eat and Explore nearby: places search + ranking in code, no
+model call. Each suggestion is stored as a draft (drafts.py): one
+`insert_stop`, or, when the day already has that meal, the new restaurant
+inserted right after the old one and the old one removed (`replacesStopId`),
+applied as one change."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from .. import legs as legs_mod
+from ..errors import Invalid
+from ..hours.rules import CLOSING_BUFFER_MIN, check_at, first_start, hours_on
+from ..meals import MEAL_MINUTES, MEALS
+from ..legs import Leg, by_pair, haversine_m
+from ..preferences import PACE_VISIT_MIN, EffectivePreferences
+from ..core import Services
+from ..trips.model import Day, Stop, Trip
+from ..trips.schedule import day_schedule, to_hhmm
+from ..providers.maps import in_country, require_places
+from ..review.facts import DayContext, trip_country
+from ..trips.ops import simulate
+from .drafts import new_refs, store_draft
+from .candidates import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
+                         score, usable)
+
+NO_HOURS_NOTE = "No opening hours are listed for this place; check before you go."
+SUGGESTIONS = 5
+EXACT_CHECKS = 8            # candidates timed with real legs before the best five are kept
+SEARCH_RADIUS_M = 1500
+WIDER_RADIUS_M = 4000       # one more search only when nothing usable is within walking distance
+
+
+def _insertion_after(day: Day, slots, meal: str) -> str | None:
+    """After the last stop that starts before the meal's usual time (never
+    before the first stop: insert_stop cannot put a stop first)."""
+    if not day.stops:
+        return None
+    target = MEALS[meal].target
+    before = [s for s, slot in zip(day.stops, slots) if slot.start < target]
+    return (before[-1] if before else day.stops[0]).id
+
+
+def _cheapest_after(day: Day, place: dict) -> str | None:
+    """The stop after which the place adds the least straight-line distance."""
+    points = [s for s in day.stops if s.lat is not None]
+    if not points:
+        return day.stops[-1].id if day.stops else None
+    best, best_cost = day.stops[-1].id, math.inf
+    for i, stop in enumerate(day.stops):
+        if stop.lat is None:
+            continue
+        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None), None)
+        cost = haversine_m(stop.lat, stop.lng, place["lat"], place["lng"])
+        if nxt is not None:
+            cost += haversine_m(place["lat"], place["lng"], nxt.lat, nxt.lng)
+            cost -= haversine_m(stop.lat, stop.lng, nxt.lat, nxt.lng)
+        if cost < best_cost:
+            best, best_cost = stop.id, cost
+    return best
+
+
+async def timed_insert(svc: Services, ctx: DayContext, args: dict,
+                       replaces: str | None = None) -> tuple[Trip, Day, dict, list[Leg]]:
+    """The day with one stop inserted (and the stop it replaces removed), timed
+    with the same legs the TripDto will show: returns (trip, day, the new
+    stop's slot, legs)."""
+    trip = simulate(ctx.trip, _edits(args, replaces))
+    day = trip.day(ctx.day.id)
+    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    slots = day_schedule(day, by_pair(legs))
+    ref = next(iter(new_refs(ctx.day, day)))
+    slot = next(s for s in slots if s.stop_id == ref)
+    return trip, day, {"start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
+
+
+def _edits(args: dict, replaces: str | None) -> list[tuple[str, dict]]:
+    """The draft's ops: the insert first (apply re-checks its hours), then the
+    removal of the stop it replaces, so the new stop takes its place."""
+    return [("insert_stop", args)] + ([("delete_stop", {"stopId": replaces})] if replaces else [])
+
+
+def _explore_rank(suggestion: dict) -> int:
+    """Explore shows places that fit their hours first, places without hours last."""
+    return 1 if suggestion["hours"]["status"] == "none" else 0
+
+
+async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
+                  meal: str | None = None, explore: bool = False) -> list[dict]:
+    """Find places to eat (`meal`) or Explore nearby: ranked Google places,
+    each stored as a draft. No model call."""
+    provider = require_places(svc)
+    slots = day_schedule(ctx.day, by_pair(ctx.legs))
+    replaced = None
+    if explore:
+        types = (interest_types(ctx.trip.prefs.interests) or DEFAULT_EXPLORE_TYPES)[:5]
+        anchor_stops = ctx.day.stops
+    else:
+        meals = {s.meal for s in ctx.day.stops}
+        meal = meal or next((m for m in ("lunch", "dinner") if m not in meals), "dinner")
+        types = list(dict.fromkeys(MEAL_TYPES[meal] + cuisine_types(prefs.user.cuisines)))
+        # The day has this meal already: each suggestion replaces it, where it is.
+        replaced = next((s for s in ctx.day.stops if s.meal == meal), None)
+        after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
+        anchor_stops = [s for s in ctx.day.stops if s.id == after_id] or ctx.day.stops
+    anchor = centre(anchor_stops, ctx.trip) or centre(ctx.day.stops, ctx.trip)
+    if anchor is None:
+        raise Invalid("Give the trip a destination or a stop with a location first", field="dayId")
+    kept: list = []
+    tried: set[str] = set()
+    # Further out only when nothing within walking distance fits the day
+    # (none there, or all closed then); the places already tried are not
+    # tried again (the nearest rank first in both searches).
+    for radius in (SEARCH_RADIUS_M, WIDER_RADIUS_M):
+        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))}
+                 for p in await provider.search_nearby(anchor[0], anchor[1], radius_m=radius, types=types)]
+        ranked = sorted((p for p in found if p["placeId"] not in tried and usable(p, ctx.day)
+                         and (explore or is_food(p))),
+                        key=lambda p: (-score(p, anchor, prefs, cuisine=not explore), p["placeId"]))
+        tried.update(p["placeId"] for p in ranked[:EXACT_CHECKS])
+        timed = await asyncio.gather(*(_one_suggestion(svc, ctx, place, meal, explore, slots, replaced)
+                                       for place in ranked[:EXACT_CHECKS]))
+        kept = [t for t in timed if t is not None]
+        if kept:
+            break
+    if explore:
+        kept.sort(key=lambda t: _explore_rank(t[0]))   # stable: the ranking order within each group
+    out = []
+    for suggestion, edits, raw in kept[:SUGGESTIONS]:
+        kind = "explore" if explore else "eat"
+        out.append({"draftId": await store_draft(svc, ctx, user_id, kind, edits, suggestion, raw), **suggestion})
+    return out
+
+
+def _makes_a_set_time_late(ctx: DayContext, slots, day, legs) -> bool:
+    """Whether the day with the suggestion reaches a set-time stop too late
+    when it was reachable before."""
+    late_before = {s.stop_id for s in slots if s.earliest > s.start}
+    return any(s.earliest > s.start and s.stop_id not in late_before
+               for s in day_schedule(day, by_pair(legs)))
+
+
+async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
+                          replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
+    """(what the person sees, the draft's edits, the place JSON for the hours
+    re-check on apply), or None when the place does not fit the day."""
+    food = not explore or is_food(place)
+    if explore:
+        after_id = _cheapest_after(ctx.day, place)
+    else:
+        after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
+    duration = (PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore
+                else replaced.duration_min if replaced else MEAL_MINUTES[meal])
+    args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
+                            "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
+                            "durationMin": duration, "note": FOOD_NOTE if food else ""}
+    if place.get("address"):
+        args["address"] = place["address"][:300]
+    if after_id is not None:
+        args["afterStopId"] = after_id
+    if not explore:
+        args["meal"] = meal
+    if replaced is not None and replaced.set_time:
+        args["setTime"] = replaced.set_time     # the meal keeps its appointment if the new place allows it
+    replaces = replaced.id if replaced else None
+    _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+    if _makes_a_set_time_late(ctx, slots, day, legs):
+        return None   # it would push a fixed appointment (a booked lunch) out of reach
+    start = slot["start"]
+    hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
+    if food and not hours.fits:
+        # A later start that fits becomes a set time (the meal waits for the
+        # opening); none: the place is not suggested. No hours: never open.
+        later = first_start(hours_on(place["raw"], ctx.date, meal=True), start, duration, CLOSING_BUFFER_MIN)
+        if later is None:
+            return None
+        args["setTime"] = to_hhmm(later)
+        start = later
+        hours = check_at(place["raw"], ctx.date, later, duration, meal=True)
+        _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+        if _makes_a_set_time_late(ctx, slots, day, legs):
+            return None   # waiting for the opening pushes what follows out of reach
+    elif not food and hours.status != "none" and not hours.fits:
+        return None
+    note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
+    before = next((s.id for s, n in zip(ctx.day.stops, ctx.day.stops[1:]) if n.id == replaces), None)
+    shown = {
+        "place": {"placeId": place["placeId"], "name": place["name"], "lat": place["lat"], "lng": place["lng"],
+                  "rating": place.get("rating"), "priceLevel": place.get("priceLevel")},
+        "afterStopId": before if replaces else after_id, "replacesStopId": replaces,
+        "startTime": to_hhmm(start), "startMinutes": start, "durationMin": duration,
+        "setTime": args.get("setTime"), "kind": args["kind"], "meal": args.get("meal"),
+        "hours": {"status": hours.status, "fits": hours.fits, "closesAt": hours.closes_at},
+        "note": note,
+    }
+    edits = [{"op": name, "args": edit_args} for name, edit_args in _edits(args, replaces)]
+    return shown, edits, place["raw"] if food else None

@@ -1,0 +1,77 @@
+"""What every outside provider (Google, Open-Meteo, OpenStreetMap) shares:
+the SQLite answer cache and in-flight sharing of identical requests.
+
+`provider_cache` (migration 0002) holds one row per request, keyed by a hash
+of what was asked (never of a key); `expires_at` is on the services clock, so
+a test can age entries. Expired rows are ignored on read and pruned now and
+then on write."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+
+from ..db import Database
+
+PRUNE_EVERY = 200            # cache writes between deletions of expired rows
+
+
+def request_key(kind: str, mask: str, body: Any) -> str:
+    canonical = json.dumps({"mask": mask, "body": body}, sort_keys=True, separators=(",", ":"))
+    return f"{kind}:{hashlib.sha256(canonical.encode()).hexdigest()}"
+
+
+class ProviderCache:
+    def __init__(self, db: Database, clock: Callable[[], float]):
+        self.db, self.clock = db, clock
+        self._writes = 0
+
+    async def get(self, key: str) -> tuple[bool, Any]:
+        row = await self.db.fetchone(
+            "SELECT value FROM provider_cache WHERE key = ? AND expires_at > ?", (key, self.clock())
+        )
+        return (False, None) if row is None else (True, json.loads(row[0]))
+
+    async def put(self, key: str, value: Any, expires_at: float) -> None:
+        await self.put_many([(key, value, expires_at)])
+
+    async def put_many(self, items: Iterable[tuple[str, Any, float]]) -> None:
+        now = self.clock()
+        rows = [(k, json.dumps(v, separators=(",", ":")), exp, now) for k, v, exp in items]
+        if not rows:
+            return
+        self._writes += 1
+        async with self.db.write() as conn:
+            await conn.executemany(
+                "INSERT INTO provider_cache (key, value, expires_at, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+                "expires_at = excluded.expires_at, created_at = excluded.created_at",
+                rows,
+            )
+            if self._writes % PRUNE_EVERY == 0:
+                await conn.execute("DELETE FROM provider_cache WHERE expires_at <= ?", (now,))
+
+
+class SingleFlight:
+    """Identical requests in flight at once share one call."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    async def run(self, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
+        task = self._tasks.get(key)
+        if task is None:
+            task = asyncio.ensure_future(make())
+            self._tasks[key] = task
+
+            def done(t: asyncio.Task, k: str = key) -> None:
+                self._tasks.pop(k, None)
+                if not t.cancelled():
+                    t.exception()  # retrieved here; every waiter re-raises it
+
+            task.add_done_callback(done)
+        # A cancelled waiter must not cancel the call the others wait for.
+        return await asyncio.shield(task)

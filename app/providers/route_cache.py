@@ -1,0 +1,94 @@
+"""A travel route as every routing provider answers it (Google Routes, OSRM),
+and the cache both keep routes in: an in-memory LRU in front of the SQLite
+provider cache, so the legs of a trip are ~free to recompute. "No route in
+this mode" (None) is cached too, for a shorter time."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from collections.abc import Callable
+
+from .cache import ProviderCache
+
+DAY_S = 24 * 3600
+ROUTE_TTL_S = 7 * DAY_S
+NO_ROUTE_TTL_S = DAY_S       # "no route here" may change sooner than a street route
+LRU_SIZE = 4096
+DB_HIT_TRUST_S = 3600        # a route read from SQLite is trusted in memory for an hour
+
+
+@dataclass(frozen=True)
+class Route:
+    duration_s: int
+    distance_m: int
+
+    def to_json(self) -> dict:
+        return {"durationS": self.duration_s, "distanceM": self.distance_m}
+
+
+def route_keys(prefix: str, origins, destinations,
+               point: Callable[[tuple[float, float]], tuple[float, float]]) -> dict[tuple[int, int], str]:
+    """The cache key of every (origin, destination) pair,
+    `{prefix}{lat},{lng}>{lat},{lng}`, each point rounded by `point` once (a
+    matrix has n x m keys)."""
+    starts = [f"{prefix}{a},{b}>" for a, b in map(point, origins)]
+    ends = [f"{c},{d}" for c, d in map(point, destinations)]
+    return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
+
+
+class RouteCache:
+    def __init__(self, cache: ProviderCache, clock: Callable[[], float], *, lru_size: int = LRU_SIZE):
+        self.cache, self.clock, self.lru_size = cache, clock, lru_size
+        self._lru: OrderedDict[str, tuple[float, Route | None]] = OrderedDict()
+
+    def in_memory(self, key: str) -> tuple[bool, Route | None]:
+        """`get` from the LRU only: no wait, no query (a TripDto build asks
+        this for every leg)."""
+        entry = self._lru.get(key)
+        if entry is not None and entry[0] > self.clock():
+            self._lru.move_to_end(key)
+            return True, entry[1]
+        return False, None
+
+    async def get(self, key: str) -> tuple[bool, Route | None]:
+        """(found, route); a found None means "no route", cached."""
+        hit, route = self.in_memory(key)
+        if hit:
+            return True, route
+        now = self.clock()
+        hit, value = await self.cache.get(key)
+        if not hit:
+            return False, None
+        route = None if value is None else Route(int(value["durationS"]), int(value["distanceM"]))
+        self._remember(key, route, now + DB_HIT_TRUST_S)
+        return True, route
+
+    async def all_cached(self, keys: dict) -> dict | None:
+        """The route of every key (`{pair: key}` -> `{pair: route}`), or None as
+        soon as one is not cached (a matrix is then asked for whole). Most are
+        in memory: no coroutine per pair for those."""
+        found = {}
+        for pair, key in keys.items():
+            hit, route = self.in_memory(key)
+            if not hit:
+                hit, route = await self.get(key)
+                if not hit:
+                    return None
+            found[pair] = route
+        return found
+
+    async def put_many(self, items: list[tuple[str, Route | None]]) -> None:
+        now = self.clock()
+        rows = []
+        for key, route in items:
+            expires = now + (ROUTE_TTL_S if route is not None else NO_ROUTE_TTL_S)
+            self._remember(key, route, expires)
+            rows.append((key, None if route is None else route.to_json(), expires))
+        await self.cache.put_many(rows)
+
+    def _remember(self, key: str, route: Route | None, expires_at: float) -> None:
+        self._lru[key] = (expires_at, route)
+        self._lru.move_to_end(key)
+        while len(self._lru) > self.lru_size:
+            self._lru.popitem(last=False)

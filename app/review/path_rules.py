@@ -1,0 +1,88 @@
+"""The review's path rules: the same place twice on a day (`duplicate`), and a
+path that crosses back on itself (`backtracking`). Both run on every fix
+simulation, so both avoid comparing every pair of stops when they can."""
+
+from __future__ import annotations
+
+import math
+
+from ..legs import haversine_m
+from .issues import DayFacts, Issue, has_point, quote
+
+DUPLICATE_RADIUS_M = 50
+
+
+def duplicates(facts: DayFacts) -> list[Issue]:
+    """The second of two stops at the same place: the same place id, or the
+    same name within 50 m (`stay` excluded: a day may start and end at the hotel)."""
+    issues = []
+    by_place: dict[str, int] = {}
+    by_name: dict[str, list[int]] = {}
+    stops = facts.day.stops
+    for k, stop in enumerate(stops):
+        if stop.kind == "stay":
+            continue
+        name = stop.name.strip().casefold()
+        same = [by_place[stop.place_id]] if stop.place_id in by_place else []
+        if has_point(stop):
+            same += [j for j in by_name.get(name, ())
+                     if haversine_m(stops[j].lat, stops[j].lng, stop.lat, stop.lng) <= DUPLICATE_RADIUS_M]
+        if not same:
+            if stop.place_id:
+                by_place.setdefault(stop.place_id, k)
+            if has_point(stop):
+                by_name.setdefault(name, []).append(k)
+            continue
+        first = stops[min(same)]
+        issue = Issue("duplicate", "warning", f"{quote(stop.name)} is on this day twice.", (first.id, stop.id))
+        issue.candidates.append((f"Remove the second {quote(stop.name)}", "delete_stop", {"stopId": stop.id}))
+        issues.append(issue)
+    return issues
+
+
+def _project(points: list) -> list[tuple[float, float]]:
+    lat0 = math.radians(sum(p.lat for p in points) / len(points))
+    return [(p.lng * math.cos(lat0) * 111_320.0, p.lat * 110_540.0) for p in points]
+
+
+def _orient(a, b, c) -> float:
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+
+def _crosses(p1, p2, p3, p4) -> bool:
+    """A proper crossing: the segments cut through each other (touching ends do not count)."""
+    d1, d2 = _orient(p3, p4, p1), _orient(p3, p4, p2)
+    d3, d4 = _orient(p1, p2, p3), _orient(p1, p2, p4)
+    eps = 1e-6
+    return ((d1 > eps and d2 < -eps) or (d1 < -eps and d2 > eps)) and \
+           ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
+
+
+def backtracking(facts: DayFacts) -> list[Issue]:
+    day = facts.day
+    stops = [s for s in day.stops if has_point(s)]
+    if len(stops) < 4:
+        return []
+    xy = _project(stops)
+    # Segments whose bounding boxes do not overlap cannot cross: most pairs stop here.
+    boxes = [(min(a[0], b[0]), max(a[0], b[0]), min(a[1], b[1]), max(a[1], b[1])) for a, b in zip(xy, xy[1:])]
+    index = {s.id: k for k, s in enumerate(day.stops)}
+    issues = []
+    for i in range(len(stops) - 1):
+        bi = boxes[i]
+        for j in range(i + 2, len(stops) - 1):
+            bj = boxes[j]
+            if bi[1] < bj[0] or bj[1] < bi[0] or bi[3] < bj[2] or bj[3] < bi[2]:
+                continue
+            if not _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1]):
+                continue
+            a, b, c, d = stops[i], stops[i + 1], stops[j], stops[j + 1]
+            issue = Issue("backtracking", "warning",
+                          f"The route crosses back on itself: {quote(a.name)} → {quote(b.name)} crosses "
+                          f"{quote(c.name)} → {quote(d.name)}.", (a.id, b.id, c.id, d.id))
+            # Reordering inside the crossing (a 2-opt move when it is one stop) undoes it.
+            ia, ib, ic, id_ = (index[x.id] for x in (a, b, c, d))
+            window = range(ia, id_ + 1)
+            issue.movers = [(s.id, window) for s in day.stops[ib:ic + 1] if not s.set_time]
+            issues.append(issue)
+    return issues

@@ -1,0 +1,98 @@
+"""The review's rules, in the order findings are listed, and `detect`, which
+runs them all on one day. Here: a set time the previous stop plus travel
+cannot reach (`unreachable`), a set time before the previous stop ends
+(`overlap`), an avoided mode in a leg (`avoided_mode`), a walk over the
+trip's limit (`long_walk`) and more stops than the pace holds (`pace`).
+Elsewhere: clock_rules.py (`closed`, `meal_time`), weather_rule.py
+(`weather`), path_rules.py (`duplicate`, `backtracking`)."""
+
+from __future__ import annotations
+
+from ..preferences import PACE_STOPS, TripPreferences
+from ..trips.model import Day, Trip
+from ..trips.schedule import clock_label, day_schedule
+from .clock_rules import closed, meal_time
+from .issues import NOT_VISITS, DayFacts, Issue, PlaceBook, quote as _q
+from .path_rules import backtracking, duplicates
+from .weather_rule import weather as weather_rule
+
+
+def timing(facts: DayFacts) -> list[Issue]:
+    day, slots, issues = facts.day, facts.slots, []
+    for i in range(1, len(day.stops)):
+        stop, prev, slot, before = day.stops[i], day.stops[i - 1], slots[i], slots[i - 1]
+        if not stop.set_time or slot.start >= slot.earliest:
+            continue
+        late = slot.earliest - slot.start
+        if slot.start < before.end:
+            kind = "overlap"
+            message = (f"{_q(stop.name)} is set for {stop.set_time}, but {_q(prev.name)} before it runs "
+                       f"until {clock_label(before.end)}.")
+        else:
+            kind = "unreachable"
+            message = (f"{_q(stop.name)} is set for {stop.set_time}, but after {_q(prev.name)} ends at "
+                       f"{clock_label(before.end)} the {slot.travel_min}-min trip arrives at "
+                       f"{clock_label(slot.earliest)}.")
+        issue = Issue(kind, "problem", message, (prev.id, stop.id))
+        issue.candidates.append((f"Clear the set time of {_q(stop.name)}", "update_stop",
+                                 {"stopId": stop.id, "setTime": None}))
+        if prev.duration_min - late >= 5:
+            issue.candidates.append((f"Shorten {_q(prev.name)} to {prev.duration_min - late} min", "update_stop",
+                                     {"stopId": prev.id, "durationMin": prev.duration_min - late}))
+        # Earlier for the set-time stop, or the previous free stop after it.
+        issue.movers = [(stop.id, range(0, i))] + ([(prev.id, range(i, len(day.stops)))] if not prev.set_time else [])
+        issues.append(issue)
+    return issues
+
+
+def leg_rules(facts: DayFacts) -> list[Issue]:
+    day, legs, prefs, issues = facts.day, facts.legs, facts.prefs, []
+    names = {s.id: s.name for s in day.stops}
+    for (a, b), leg in legs.items():
+        pair = f"{_q(names[a])} to {_q(names[b])}"
+        if leg.mode in prefs.avoidModes:
+            issue = Issue("avoided_mode", "problem",
+                           f"The trip avoids {leg.mode}, but the leg from {pair} is by {leg.mode}.", (a, b))
+            rest = [m for m in prefs.avoidModes if m != leg.mode]
+            issue.candidates.append((f"Allow {leg.mode} on this trip", "set_trip_preferences", {"avoidModes": rest}))
+            issues.append(issue)
+        elif leg.mode == "walk" and leg.distance_m > prefs.longestWalkM:
+            issue = Issue("long_walk", "warning",
+                           f"The walk from {pair} is {leg.distance_m} m, over the trip's longest walk of "
+                           f"{prefs.longestWalkM} m.", (a, b))
+            other = next((m for m in ("transit", prefs.transport, "drive", "bicycle")
+                          if m != "walk" and m in prefs.avoidModes), None)
+            if other is not None:
+                issue.candidates.append((f"Allow {other} on this trip", "set_trip_preferences",
+                                         {"avoidModes": [m for m in prefs.avoidModes if m != other]}))
+            issue.movers = [(b, range(len(day.stops)))]
+            issues.append(issue)
+    return issues
+
+
+def pace(facts: DayFacts) -> list[Issue]:
+    trip, day, prefs = facts.trip, facts.day, facts.prefs
+    visits = [s for s in day.stops if s.kind not in NOT_VISITS]
+    limit = PACE_STOPS[prefs.pace]
+    if len(visits) <= limit:
+        return []
+    issue = Issue("pace", "warning",
+                   f"This day has {len(visits)} stops; a {prefs.pace} pace holds {limit}.",
+                   tuple(s.id for s in visits[limit:]))
+    free = [s for s in visits if not s.set_time]
+    following = trip.days[day.position + 1] if day.position + 1 < len(trip.days) else None
+    if free and following is not None:
+        last = free[-1]
+        issue.candidates.append((f"Move {_q(last.name)} to Day {following.position + 1}", "move_stop",
+                                 {"stopId": last.id, "toDayId": following.id, "position": len(following.stops)}))
+    return [issue]
+
+
+RULES = (timing, closed, meal_time, weather_rule, leg_rules, pace, duplicates, backtracking)
+
+
+def detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: PlaceBook,
+            weather: dict | None, keys_only: bool = False) -> list[Issue]:
+    """Every issue (uncapped, so fix verification compares like with like)."""
+    facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
+    return [issue for rule in RULES for issue in rule(facts)]

@@ -1,0 +1,170 @@
+"""The one write path: apply registry ops to the Trip aggregate in one
+transaction that bumps `trips.version` and appends operation events.
+
+HTTP routes, agent tools, approved suggestions and plan drafts all call
+`apply_ops`; nothing else writes trip content.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Callable, Sequence
+
+from ..db import SyncTransaction
+from ..ids import utcnow
+from ..errors import AppError, Conflict, NotFound
+from ..roles import require_role
+from ..core import Services
+from . import store
+from .model import Trip
+from .state import TripState
+from .ops import TRIP_OPS, Args, OpContext, validate_args
+
+log = logging.getLogger("wayline")
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """What listeners (the agent's evaluation) learn after a commit."""
+
+    trip_id: str
+    actor_id: str
+    ops: tuple[str, ...]
+    summaries: tuple[str, ...]
+    before: Trip
+    after: Trip
+    source: str
+
+
+@dataclass
+class Applied:
+    summaries: list[str]
+    trip: Trip
+    role: str
+
+
+class _Retry(Exception):
+    """What the op validated against is not what the database holds (an op
+    queued before it failed, a member changed, the trip went): validate again."""
+
+
+async def apply_ops(
+    svc: Services,
+    trip_id: str,
+    actor_id: str,
+    ops: Sequence[tuple[str, Any]],
+    *,
+    base_version: int | None = None,
+    source: str = "member",
+    precondition: Callable[[Trip], None] | None = None,
+    claim: Callable[[SyncTransaction], None] | None = None,
+) -> Applied:
+    """Validate, check the actor's role, apply in order on one aggregate, persist once.
+
+    The ops run on an edit copy of the trip in memory (`svc.trips`) under the
+    trip's lock; the rows they changed, the version and the operation events
+    are written in one transaction, one hop to the writer; after its COMMIT
+    the new trip is published (trips/state.py) and announced, then the op
+    listeners hear about it with the trip before and after (both shared and
+    never changed, so nothing is copied for them).
+
+    The lock covers validating and queueing, not the write: the next op on
+    the trip validates against this one's result (`TripState.head`) and is
+    queued behind it on the writer. Each transaction first checks that the
+    database holds the version its op validated against, so if an earlier
+    one failed, the ops built on it validate again; memory only ever holds
+    what committed.
+
+    `precondition(trip)` runs on the trip the ops apply to (plan drafts use
+    it to refuse a changed day). `claim(tx)` runs its own SQL first in the
+    same transaction, so a record that authorises the change (an agent
+    suggestion) is claimed if and only if the change commits; an error in
+    the ops is reported after the claim, so a record already used is
+    reported as such."""
+    validated = [(name, validate_args(name, args)) for name, args in ops]
+    while True:
+        async with svc.trips.lock(trip_id):
+            state = await svc.trips.get(trip_id)
+            before, trip, role, summaries, write = _prepare(svc, state, actor_id, validated, base_version, source,
+                                                            precondition, claim)
+            written = svc.db.queue(write)
+            state.head = trip
+        try:
+            await written
+        except BaseException as exc:
+            state.head = None  # nothing speculative survives a failure; ops built on it retry
+            if isinstance(exc, _Retry):
+                continue
+            raise
+        if state.head is trip:
+            state.head = None  # published: the trip itself is the base again
+        break
+    event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
+    for listener in svc.op_listeners:
+        try:
+            listener(event)
+        except Exception:  # a listener must never undo or fail a committed write
+            log.exception("op listener failed")
+    return Applied(summaries, trip, role)
+
+
+def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
+             base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
+             claim: Callable[[SyncTransaction], None] | None):
+    """Check the role, apply the ops to an edit copy; (before, after, role,
+    summaries, the transaction that writes them)."""
+    role = state.role_of(actor_id)
+    if role is None:
+        raise NotFound("Trip not found")
+    for name, _ in validated:
+        require_role(role, TRIP_OPS[name].role)
+    before = state.head or state.trip
+    failure: AppError | None = None
+    trip, summaries = before, []
+    try:
+        if base_version is not None and base_version != before.version:
+            raise Conflict(
+                f"The trip changed since you loaded it (version {before.version}, you had {base_version}). "
+                "Reload and try again.", code="stale", currentVersion=before.version)
+        if precondition is not None:
+            precondition(before)
+        trip = before.edit()
+        ctx = OpContext(actor_id=actor_id, now=utcnow())
+        summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
+        trip.seal()
+    except AppError as exc:
+        if claim is None:
+            raise
+        # Reported after the claim; the half-made edit must not become the
+        # base the next op on this trip validates against.
+        failure, trip, summaries = exc, before, []
+    actor_name, trip_id = state.name_of(actor_id), before.id
+
+    def write(tx: SyncTransaction) -> None:
+        if state.invalid:
+            raise _Retry()
+        if claim is not None:
+            claim(tx)
+        if failure is not None:
+            if store.stored_version(tx, trip_id) != before.version:
+                raise _Retry()
+            raise failure
+        if not store.write_changes(tx, before, trip):  # an op queued before this one failed: not at before.version
+            raise _Retry()
+        for (name, args), summary in zip(validated, summaries):
+            store.append_message_row(
+                tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
+                op=name, parts=[{"type": "text", "text": summary},
+                                {"type": "data-operation",
+                                 "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
+                                          "version": trip.version, "via": source}}])
+        tx.after_commit(lambda: svc.trips.publish(state, trip))
+
+    return before, trip, role, summaries, write
+
+
+async def apply_op(svc: Services, trip_id: str, actor_id: str, op_name: str, args: Any, *,
+                   base_version: int | None = None, source: str = "member") -> Applied:
+    return await apply_ops(svc, trip_id, actor_id, [(op_name, args)], base_version=base_version, source=source)

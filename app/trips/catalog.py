@@ -1,0 +1,53 @@
+"""The trips a person has: create one (its owner and empty days), delete one
+(with its uploads), list them. Trip content changes go through apply.py."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from datetime import date
+
+from .. import media
+from ..core import Services
+from ..ids import new_id, utcnow
+
+
+async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: date, days: int,
+                      destination: dict | None, timezone: str, currency: str) -> str:
+    trip_id, now = new_id(), utcnow()
+    dest = destination or {}
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "content", "members")
+        await tx.execute(
+            "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
+            "created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(),
+             timezone, currency, owner_id, now, now))
+        await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
+                         (trip_id, owner_id, now))
+        await tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",
+                               [(new_id(), trip_id, i) for i in range(days)])
+    return trip_id
+
+
+async def delete_trip(svc: Services, trip_id: str) -> None:
+    """Delete the trip, everything in it (cascades) and its uploaded files."""
+    async with svc.db.write() as tx:
+        tx.touch(trip_id, "deleted")
+        await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
+    folder = media.trip_folder(svc.settings.uploads_dir, trip_id)
+    if folder is not None:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+async def trips_of(svc: Services, user_id: str) -> list[dict]:
+    """The trips a user belongs to, for their list (soonest first)."""
+    rows = await svc.db.fetchall(
+        "SELECT t.id, t.title, t.start_date, t.dest_name, t.version, m.role, "
+        "(SELECT COUNT(*) FROM days d WHERE d.trip_id = t.id) AS day_count, "
+        "(SELECT COUNT(*) FROM members x WHERE x.trip_id = t.id) AS member_count "
+        "FROM members m JOIN trips t ON t.id = m.trip_id WHERE m.user_id = ? ORDER BY t.start_date, t.title",
+        (user_id,))
+    return [{"id": r["id"], "title": r["title"], "startDate": r["start_date"], "destination": r["dest_name"],
+             "days": r["day_count"], "members": r["member_count"], "role": r["role"], "version": r["version"]}
+            for r in rows]

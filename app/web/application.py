@@ -1,0 +1,145 @@
+"""create_app(settings): routes, error handlers, the lifespan. No import-time work."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from xstatic.pkg import leaflet as xstatic_leaflet
+
+from ..auth import same_origin, server_secret
+from .bodies import BodyLimitMiddleware
+from .csp import content_security_policy
+from ..db import Database
+from ..errors import AppError, storage_fault
+from ..core import Services
+from ..settings import Settings
+
+log = logging.getLogger("wayline")
+PUBLIC_DIR = Path(__file__).resolve().parents[2] / "public"
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def error_response(status: int, code: str, message: str, **extra) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+async def app_error(request: Request, exc: AppError) -> JSONResponse:
+    return JSONResponse(exc.to_json(), status_code=exc.status)
+
+
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "too_large"}
+
+
+async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    code = HTTP_CODES.get(exc.status_code, "error")
+    message = "Not found" if exc.status_code == 404 else str(exc.detail)
+    return error_response(exc.status_code, code, message)
+
+
+async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    # The traceback goes to our log only; the client gets a plain message.
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal", "Something went wrong on our side. Please try again.")
+
+
+async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+    fault = storage_fault(exc)
+    if fault is None:
+        return await unexpected_error(request, exc)
+    log.error("storage unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse(fault.to_json(), status_code=fault.status)
+
+
+class SameOriginMiddleware:
+    """Refuses state-changing API requests that a cross-site page could forge.
+
+    They must come from our own origin and carry a JSON or multipart body (or
+    none), which an HTML form on another site cannot produce together."""
+
+    def __init__(self, app, page_headers: list[tuple[bytes, bytes]]):
+        self.app = app
+        self.page_headers = page_headers
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"].startswith("/api/"):
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            host = headers.get("host", "")
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            length = headers.get("content-length")
+            has_body = ctype != "" or (length not in (None, "0"))
+            allowed_type = (not has_body) or ctype in ("application/json", "multipart/form-data")
+            if not same_origin(headers, host) or not allowed_type:
+                response = error_response(
+                    403, "cross_site", "This request must come from Wayline's own pages with a JSON body."
+                )
+                await response(scope, receive, send)
+                return
+        if scope["type"] == "http" and not scope["path"].startswith("/api/"):
+            send = _with_page_headers(send, self.page_headers)
+        await self.app(scope, receive, send)
+
+
+def page_headers(settings: Settings) -> list[tuple[bytes, bytes]]:
+    """Pages (not the JSON API) must not be framed by other sites or sniffed,
+    and run only our own scripts (app/web/csp.py)."""
+    return [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
+            (b"content-security-policy", content_security_policy(settings).encode())]
+
+
+def _with_page_headers(send, headers: list[tuple[bytes, bytes]]):
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *headers]}
+        await send(message)
+
+    return wrapped
+
+
+def create_app(settings: Settings, **overrides) -> Starlette:
+    """Build the app. `overrides` replace services for tests (e.g. `clock=...`)."""
+    from ..routes import build_routes
+    from .. import lifecycle
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        db = await Database.open(settings.db_path)
+        svc = Services(settings=settings, db=db, secret=await server_secret(db, settings.secret))
+        for name, value in overrides.items():
+            if name not in Services.__dataclass_fields__:
+                raise TypeError(f"create_app: Services has no part named {name!r}")
+            setattr(svc, name, value)
+        app.state.services = svc
+        await lifecycle.start(svc)
+        try:
+            # Lifespan state is copied into every request's scope: the cheapest
+            # way for a handler to reach the services (see routes.common.services).
+            yield {"services": svc}
+        finally:
+            await svc.background.drain()
+            await lifecycle.stop(svc)
+            await db.close()
+
+    routes = build_routes()
+    # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
+    routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
+    routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={AppError: app_error, HTTPException: http_error, sqlite3.DatabaseError: database_error,
+                            Exception: unexpected_error},
+    )
+    app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
+    app.add_middleware(BodyLimitMiddleware)   # outermost: nothing reads a body past its limit
+    app.state.settings = settings
+    return app

@@ -1,0 +1,163 @@
+"""Request bodies: a size limit per kind of route, enforced before and while
+reading, and JSON parsing that refuses what would hurt the server.
+
+The limit is checked against Content-Length before the handler runs, and
+again on every chunk the handler reads (a chunked body has no length), so an
+oversized body is answered 413 after at most `limit` bytes were read; the
+rest is never buffered. Parsing refuses nesting deeper than `MAX_DEPTH`
+(400) with a linear scan before `json.loads` can recurse, NaN/Infinity and
+malformed JSON (400), and text with lone surrogates (422 naming the field),
+which could not be stored or sent back as UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+from .. import media
+from ..errors import BadRequest, Invalid, TooLarge
+
+KIB = 1024
+SMALL_JSON = 64 * KIB             # sign-in, comments, invites, preferences, everything else
+OP_BODY = 128 * KIB               # one op: a 4000-character note may be escaped 6 bytes a character
+CHAT_BODY = 4 * KIB * KIB         # useChat resends the conversation; attachments are URLs, never bytes
+MULTIPART_OVERHEAD = 16 * KIB     # boundaries and part headers around the file
+UPLOAD_BODY = media.MAX_BYTES + MULTIPART_OVERHEAD
+MAX_DEPTH = 64
+
+
+
+@dataclass(frozen=True)
+class RouteLimit:
+    method: str
+    path: re.Pattern
+    limit: int
+    message: str
+
+
+# The first match wins; anything else is SMALL_JSON.
+ROUTE_LIMITS = [
+    RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/media$"), UPLOAD_BODY,
+               f"Files can be at most {media.MAX_BYTES // (KIB * KIB)} MiB."),
+    RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/agent/chat$"), CHAT_BODY,
+               "The conversation is too large to send; start a new chat."),
+    RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/ops/[^/]+$"), OP_BODY, "This change is too large to send."),
+    RouteLimit("PATCH", re.compile(r"^/api/trips/[^/]+$"), OP_BODY, "This change is too large to send."),
+]
+DEFAULT_LIMIT = RouteLimit("*", re.compile(""), SMALL_JSON, "This request is too large to send.")
+
+
+def route_limit(method: str, path: str) -> RouteLimit:
+    for rule in ROUTE_LIMITS:
+        if method == rule.method and rule.path.match(path):
+            return rule
+    return DEFAULT_LIMIT
+
+
+class BodyLimitMiddleware:
+    """413 for a body over its route's limit: at once from Content-Length,
+    or as soon as a chunked body has sent more than the limit."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rule = route_limit(scope["method"], scope["path"])
+        limit = rule.limit
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                error = TooLarge(rule.message)
+                await JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
+                return
+        received = 0
+
+        async def counted_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # Raised inside the handler's read: the app's error handler answers 413.
+                    raise TooLarge(rule.message)
+            return message
+
+        await self.app(scope, counted_receive, send)
+
+
+# -- JSON ---------------------------------------------------------------------
+
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")   # +1 opens, -1 (as a signed byte) closes
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def too_deep(raw: bytes) -> bool:
+    """True when a JSON text nests brackets deeper than MAX_DEPTH. No
+    recursion and only C-speed passes: drop escaped backslashes and quotes,
+    then strings, then everything but brackets; the running sum of +1/-1 is
+    the depth."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = _STRING.sub(b"", unescaped).translate(None, _NOT_BRACKETS).translate(_DEPTH_STEP)
+    return max(accumulate(memoryview(brackets).cast("b")), default=0) > MAX_DEPTH
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate_field(value: Any) -> str | None:
+    """The dotted path of the first string (or key) that is not valid
+    Unicode, or None. Iterative: depth is already bounded, but a stack is
+    as simple as recursion here."""
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return ".".join(map(str, path)) or "body"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                if not _encodable(key):
+                    return ".".join(map(str, path)) or "body"
+                stack.append(((*path, key), sub))
+        elif isinstance(item, list):
+            stack.extend(((*path, index), sub) for index, sub in enumerate(item))
+    return None
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body as JSON ({} when empty); 400 malformed or too deep,
+    422 for text with a lone surrogate."""
+    if not raw.strip():
+        return {}
+    if too_deep(raw):
+        raise BadRequest(f"The body is nested too deeply (at most {MAX_DEPTH} levels)", code="too_deep")
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):   # JSONDecodeError, bad UTF-8 and huge integers are ValueErrors
+        raise BadRequest("The body is not valid JSON", code="malformed_json") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        field = lone_surrogate_field(value)
+        if field is not None:
+            raise Invalid(f"{field}: contains a character that is not valid text", field=field)
+    return value
