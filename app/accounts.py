@@ -15,18 +15,16 @@ keep referring to who created them without naming anyone.
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-
 from . import media
 from .auth import SessionCache
 from .db import Database
+from .filestore import FileStore
 
 DELETED_NAME = "Deleted member"
 SUCCESSION = "CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, joined_at, user_id"
 
 
-async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions: SessionCache) -> list[str]:
+async def delete_account(db: Database, files: FileStore, user_id: str, sessions: SessionCache) -> list[str]:
     """Delete the account; returns the ids of the trips deleted with it."""
     deleted: list[str] = []
     async with db.write() as tx:
@@ -63,7 +61,5 @@ async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions:
                          "WHERE id = ?", (DELETED_NAME, user_id))
     sessions.drop_user(user_id)
     for trip_id in deleted:
-        folder = media.trip_folder(uploads_dir, trip_id)
-        if folder is not None:
-            await asyncio.to_thread(shutil.rmtree, folder, True)
+        await media.delete_trip_files(files, trip_id)
     return deleted

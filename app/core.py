@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from .auth import SessionCache, SignInLimiter
 from .db import Database
 from .errors import Unavailable
+from .filestore import FileStore
 from .settings import Settings
 from .telemetry import Telemetry
 
@@ -93,6 +94,7 @@ class Services:
     settings: Settings
     db: Database
     secret: str
+    files: FileStore   # uploads: the volume, or the replica's bucket (app/filestore/)
     limiter: SignInLimiter = field(default_factory=SignInLimiter)
     sessions: SessionCache = field(default_factory=SessionCache)
     background: BackgroundWork = field(default_factory=BackgroundWork)

@@ -3,20 +3,19 @@
 A file part or a `readTripMedia` call names a URL. Only this trip's uploads
 are accepted: `/api/uploads/trips/<tripId>/<name>` (optionally absolute on
 one of our own hosts). The path is parsed, the `media` row looked up, and the
-bytes read from `{uploads_dir}/{tripId}/{name}`. Nothing is ever requested
+bytes read from the file store (app/filestore/: the volume or the bucket). Nothing is ever requested
 over the network, so no URL a member or a model writes can make the server
 reach another host (SSRF) or another trip's files.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .. import media
 from ..errors import Invalid
 from ..core import Services
 
@@ -99,17 +98,11 @@ async def clean_file_parts(svc: Services, trip_id: str, files: list, own_hosts: 
     return parts
 
 
-def _path(svc: Services, upload: Upload) -> Path:
-    root = Path(svc.settings.uploads_dir).resolve()
-    path = (root / upload.trip_id / upload.name).resolve()
-    if root not in path.parents:
-        raise RefusedURL("That file is outside this trip's uploads", field="url")
-    return path
-
-
 async def read_bytes(svc: Services, upload: Upload) -> bytes:
-    data = await asyncio.to_thread(_path(svc, upload).read_bytes)
-    return data[:MAX_BYTES]
+    data = await media.read_upload(svc.files, upload.trip_id, upload.name, MAX_BYTES)
+    if data is None:
+        raise OSError(f"upload {upload.name} is not stored")
+    return data
 
 
 async def model_content(svc: Services, upload: Upload) -> dict:

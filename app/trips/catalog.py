@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import shutil
 from datetime import date
 
 from .. import media
@@ -35,9 +33,7 @@ async def delete_trip(svc: Services, trip_id: str) -> None:
     async with svc.db.write() as tx:
         tx.touch(trip_id, "deleted")
         await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
-    folder = media.trip_folder(svc.settings.uploads_dir, trip_id)
-    if folder is not None:
-        await asyncio.to_thread(shutil.rmtree, folder, True)
+    await media.delete_trip_files(svc.files, trip_id)
 
 
 async def trips_of(svc: Services, user_id: str) -> list[dict]:

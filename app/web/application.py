@@ -20,6 +20,7 @@ from .bodies import BodyLimitMiddleware
 from .csp import content_security_policy
 from ..db import Database
 from ..errors import AppError, storage_fault
+from ..filestore import open_filestore
 from ..core import Services
 from ..settings import Settings
 
@@ -113,7 +114,8 @@ def create_app(settings: Settings, **overrides) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette):
         db = await Database.open(settings.db_path)
-        svc = Services(settings=settings, db=db, secret=await server_secret(db, settings.secret))
+        svc = Services(settings=settings, db=db, secret=await server_secret(db, settings.secret),
+                       files=open_filestore(settings))
         for name, value in overrides.items():
             if name not in Services.__dataclass_fields__:
                 raise TypeError(f"create_app: Services has no part named {name!r}")
