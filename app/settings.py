@@ -249,7 +249,9 @@ class Settings:
             map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
             map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
             replica_url=replica_url,
-            replica_endpoint=(text("WAYLINE_REPLICA_ENDPOINT") or "").rstrip("/") or None,
+            # `fly storage create` (Tigris) sets AWS_ENDPOINT_URL_S3, the AWS SDKs' own variable.
+            replica_endpoint=(text("WAYLINE_REPLICA_ENDPOINT") or text("AWS_ENDPOINT_URL_S3") or "").rstrip("/")
+            or None,
             aws_access_key_id=text("AWS_ACCESS_KEY_ID"),
             aws_secret_access_key=text("AWS_SECRET_ACCESS_KEY"),
             aws_region=text("AWS_REGION") or text("AWS_DEFAULT_REGION") or d.aws_region,

@@ -121,7 +121,7 @@ def test_the_default_install_never_imports_the_s3_client(settings):
 
     code = ("import sys; from app.settings import Settings; from app.filestore import open_filestore; "
             f"open_filestore(Settings(uploads_dir={settings.uploads_dir!r})); "
-            "from app.server import create_app; create_app(Settings()); "
+            "from app.web.application import create_app; create_app(Settings()); "
             "print('boto3' in sys.modules, 'botocore' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parent.parent)

@@ -4,7 +4,7 @@
 
 `s3_standin` is one bucket of its own (moto keeps every bucket of a process
 in one store, so each test gets a fresh name) on a server started once per
-test process: `endpoint`, `bucket`, `client` (boto3, the keys moto takes),
+test process (in a process of its own): `endpoint`, `bucket`, `client` (boto3, the keys moto takes),
 `url(path)` -> `s3://bucket/path`, `keys()` (what the bucket holds),
 `settings(base, path)` (Settings replicating there) and `environment(path)`
 (the variables `python -m app` reads for the same). Litestream, started by
@@ -14,7 +14,9 @@ with which Litestream refuses to start (api-facts, section I).
 
 from __future__ import annotations
 
+import atexit
 import os
+import subprocess
 import sys
 import uuid
 from dataclasses import dataclass
@@ -26,15 +28,39 @@ KEYS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGIO
 _server: dict[str, Any] = {}
 
 
+# moto's server in a process of its own, once per test process: in this one
+# it would share the GIL with the test's load (writer threads), and an S3
+# store that answers late is not what the tests are about.
+_SERVE = """
+import logging, sys
+from moto.server import ThreadedMotoServer
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+print("%s:%s" % server.get_host_and_port(), flush=True)
+sys.stdin.read()   # until the test process goes away
+"""
+
+
 def _endpoint() -> str:
     if "endpoint" not in _server:
-        from moto.server import ThreadedMotoServer
-
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        _server.update(server=server, endpoint=f"http://{host}:{port}")
+        proc = subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+        address = proc.stdout.readline().strip() if proc.stdout else ""
+        if not address:
+            proc.kill()
+            raise RuntimeError("moto's S3 server did not start")
+        atexit.register(_stop, proc)
+        _server.update(proc=proc, endpoint=f"http://{address}")
     return _server["endpoint"]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait(timeout=30)
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
 
 
 @dataclass
