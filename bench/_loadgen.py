@@ -97,10 +97,11 @@ def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def wayline(tmp: Path, root: Path = ROOT, **env: str) -> Iterator[Server]:
-    """`python -m app` from `root`, as deployed (uvicorn, access log on)."""
+def wayline(tmp: Path, root: Path = ROOT, *, command: tuple[str, ...] = (), **env: str) -> Iterator[Server]:
+    """`python -m app` from `root`, as deployed (uvicorn, access log on);
+    `command=("boot",)` runs the image's command (Litestream with a replica)."""
     port = free_port()
-    with _run([sys.executable, "-m", "app"], root,
+    with _run([sys.executable, "-m", "app", *command], root,
               {**wayline_env(tmp, **env), "HOST": "127.0.0.1", "PORT": str(port), "PYTHONPATH": str(root)},
               port, tmp / "wayline.log") as server:
         yield server

@@ -92,8 +92,8 @@ class S3Standin:
         return env
 
 
-@pytest.fixture
-def s3_standin() -> S3Standin:
+def new_bucket() -> S3Standin:
+    """A fresh bucket on the local S3 server (started on first use); bench/ uses it too."""
     import boto3
 
     endpoint = _endpoint()
@@ -103,3 +103,8 @@ def s3_standin() -> S3Standin:
     bucket = f"wayline-test-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket)
     return S3Standin(endpoint, bucket, client)
+
+
+@pytest.fixture
+def s3_standin() -> S3Standin:
+    return new_bucket()
