@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import shutil
 import statistics
@@ -26,17 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "spec"))   # the tests' S3 stand-in
 from _fixtures import Seed, migrate
-from _loadgen import alternate, footer, header, load, parser, request, spread, verdict, wayline
+from _loadgen import alternate, footer, header, load, parser, print_runs, spread, update_stop_requests, verdict, wayline
 from standins.s3_standin import new_bucket
 
 CLIENTS = 16
 TARGET = 0.8
-
-
-def op_requests(port: int, cookie: str, trip_id: str, stop_id: str) -> list[bytes]:
-    path = f"/api/trips/{trip_id}/ops/update_stop"
-    return [request("POST", path, port, cookie=cookie, body=json.dumps({"stopId": stop_id, "durationMin": m}).encode())
-            for m in (45, 50)]
 
 
 @contextmanager
@@ -67,15 +60,12 @@ def main() -> None:
                 wayline(replicated_dir, args.root, command=("boot",), **bucket.environment("bench")) as replicated:
             sides = {}
             for name, app in (("plain", plain), ("replicated", replicated)):
-                reqs = [op_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
+                reqs = [update_stop_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
                 asyncio.run(load(app.port, reqs, seconds=0.5))   # warm: every trip in memory
                 sides[name] = functools.partial(load, app.port, reqs, seconds=args.seconds)
             runs = alternate(args.rounds, sides)
         objects = bucket.client.list_objects_v2(Bucket=bucket.bucket, Prefix="bench/db/").get("Contents", [])
-    for name, rows in runs.items():
-        print(f"  {name:<10}: ops/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
-              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  "
-              f"p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
+    print_runs(runs)
     ratios = [r["rps"] / p["rps"] for r, p in zip(runs["replicated"], runs["plain"])]
     print(f"  ratio replicated / plain: {spread(ratios)}")
     print(f"  bucket: {len(objects)} objects, {sum(o['Size'] for o in objects) / 1024:.0f} KiB")
