@@ -12,6 +12,8 @@ import sqlite3
 import sys
 
 from .settings import Settings
+from .web.application import create_app
+from .web.uvicorn_server import run
 
 USAGE = ("usage: python -m app            (serve)\n"
          "       python -m app backup PATH\n"
@@ -78,9 +80,6 @@ def boot(settings: Settings) -> int:
 
 
 def serve(settings: Settings) -> int:
-    from .web.application import create_app
-    from .web.uvicorn_server import run
-
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for line in settings.key_report():
         print(line, flush=True)

@@ -4,8 +4,8 @@ With `WAYLINE_REPLICA_URL=s3://bucket/path` the image runs `python -m app
 boot`: a machine whose volume has no database restores it from the replica
 first (app/restore.py; one log line says what happened), then the server
 runs as the child of `litestream replicate -exec`, which streams every
-committed WAL frame to `path/db` in the bucket each second (a machine lost
-with its volume loses at most the last second). Without the variable, `boot`
+committed WAL frame to `path/db` in the bucket twice a second (a machine
+lost with its volume loses less than the last second). Without the variable, `boot`
 is plain `python -m app`.
 
 Litestream is a separate program (the official release in the image,
@@ -27,13 +27,19 @@ from pathlib import Path
 
 from .settings import Settings
 
-# How often new WAL frames go to the bucket: about what a lost machine loses.
-SYNC_INTERVAL = "1s"
+# How often new WAL frames go to the bucket. The issue asked for 1 s; the
+# promise it tests is "every write answered more than 1 s before the machine
+# died is in the bucket", and a write waits up to one interval plus the
+# upload, which takes longer on a busy machine. At 1 s that promise failed
+# under load (59 of 567 such writes missing with the whole suite running, load
+# average ~16 on 2 cores): 500 ms keeps it with room. It costs at most two
+# small PUTs a second, only while something is written.
+SYNC_INTERVAL = "500ms"
 # How often Litestream looks at the WAL for new frames (its default: 1 s).
-# The upload only sends what a look found, so with both at 1 s a write could
-# wait up to two seconds when the two timers drift apart (seen under load);
-# looking every 100 ms keeps the wait at one sync interval plus an upload.
-# A look that finds nothing new costs a stat and a header read.
+# The upload only sends what a look found, so with both timers at 1 s a write
+# could wait two seconds when they drift apart; looking every 100 ms keeps the
+# wait at one sync interval plus an upload. A look that finds nothing new
+# costs a stat and a header read.
 MONITOR_INTERVAL = "100ms"
 
 
