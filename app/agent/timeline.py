@@ -171,18 +171,12 @@ async def events(svc: Services, trip_id: str, user_id: str, after: int) -> dict[
     return {"latestSeq": latest, "tripVersion": version, "messages": messages, "suggestions": suggestions}
 
 
-async def latest_role(conn, trip_id: str, before_seq: int | None = None, *, stop_id: str | None = None) -> str | None:
-    """The role of the newest chat message (not operation events) before `before_seq`."""
-    sql = "SELECT role FROM agent_messages WHERE trip_id = ? AND source != 'operation'"
-    params: list[Any] = [trip_id]
-    sql += " AND source = 'stop_comment' AND stop_id = ?" if stop_id else " AND source != 'stop_comment'"
-    if stop_id:
-        params.append(stop_id)
-    if before_seq is not None:
-        sql += " AND seq < ?"
-        params.append(before_seq)
-    rows = await conn.execute_fetchall(sql + " ORDER BY seq DESC LIMIT 1", tuple(params))
-    return rows[0][0] if rows else None
+async def latest_chat(conn, trip_id: str) -> Any:
+    """The newest chat message (role, source, created_at): not an operation event, not a stop comment."""
+    rows = await conn.execute_fetchall(
+        "SELECT role, source, created_at FROM agent_messages WHERE trip_id = ? "
+        "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 1", (trip_id,))
+    return rows[0] if rows else None
 
 
 # -- writes -------------------------------------------------------------------

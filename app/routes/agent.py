@@ -54,6 +54,7 @@ class NewMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str | None = None
     files: list[FilePartIn] = Field(default_factory=list, max_length=files.MAX_FILES)
+    groupOnly: bool = False   # the member chose the group: the agent does not answer, whatever the words
 
     @field_validator("text")
     @classmethod
@@ -91,7 +92,7 @@ async def list_messages(request: Request):
     return ok(await timeline.history(svc, trip_id, user["id"]))
 
 
-@describe(body=NewMessage, summary="Post a plain message; the agent decides in the background whether to reply")
+@describe(body=NewMessage, summary="Post a chat message; `addressed`: the agent will answer it (see addressing.py)")
 async def post_message(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
@@ -104,7 +105,7 @@ async def post_message(request: Request):
     if not text and not parts:
         raise Invalid("files: none of these file types can be attached", field="files")
     message_parts = ([{"type": "text", "text": text}] if text else []) + parts
-    addressed, row = await ambient.post_message(svc, trip_id, user, text, message_parts)
+    addressed, row = await ambient.post_message(svc, trip_id, user, text, message_parts, group_only=args.groupOnly)
     return ok({"addressed": addressed, "message": timeline.message_dto(row)}, status=201)
 
 
