@@ -260,17 +260,19 @@ class Settings:
         )
 
     def key_report(self) -> list[str]:
-        """One line per secret: set or missing, never the value."""
-        keys = {
-            "OPENAI_API_KEY": self.openai_api_key,
-            "GOOGLE_MAPS_API_KEY": self.google_maps_api_key,
-            "GOOGLE_MAPS_BROWSER_KEY": self.google_maps_browser_key,
-            "WAYLINE_SECRET": self.secret,
+        """One line per secret, never its value: set, or what the server does
+        without it (each is optional: none of these lines is a fault)."""
+        without = {
+            "OPENAI_API_KEY": (self.openai_api_key, "not set: the AI features are off"),
+            "GOOGLE_MAPS_API_KEY": (self.google_maps_api_key, "not set: OpenStreetMap answers places and routes"),
+            "GOOGLE_MAPS_BROWSER_KEY": (self.google_maps_browser_key, "not set: the page's map uses map tiles"),
+            "WAYLINE_SECRET": (self.secret, "generated on first start and kept in the database (fine as it is)"),
         }
-        if self.replica_url:
-            keys["AWS_ACCESS_KEY_ID"] = self.aws_access_key_id
-            keys["AWS_SECRET_ACCESS_KEY"] = self.aws_secret_access_key
-        return [f"{name}: {'set' if value else 'missing'}" for name, value in keys.items()]
+        if self.replica_url:   # needed then: their absence is a fault
+            needed = "missing: WAYLINE_REPLICA_URL is set and the replica needs it"
+            without["AWS_ACCESS_KEY_ID"] = (self.aws_access_key_id, needed)
+            without["AWS_SECRET_ACCESS_KEY"] = (self.aws_secret_access_key, needed)
+        return [f"{name}: {'set' if value else otherwise}" for name, (value, otherwise) in without.items()]
 
     def child_environment(self) -> dict[str, str]:
         """The environment for a child process (Litestream): ours, plus the
