@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (SCREENSHOTS, chromium, live, offline, open_page, shot, ui_add_stop, ui_create_trip,
-                             ui_signin, ui_signup)
+from browser.harness import (SCREENSHOTS, chromium, live, offline, open_ai_help, open_page, shot, ui_add_stop,
+                             ui_create_trip, ui_signin, ui_signup)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -27,8 +27,7 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
         ui_add_stop(admin, "Castelo de São Jorge", set_time="10:00", duration=90, lat=38.7139, lng=-9.1335)
 
         # One Copilot question: an AI call the usage page counts.
-        panel = admin.locator("#side-panel")
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(admin)
         panel.get_by_label("Your question about this day").fill("Is this day realistic?")
         panel.get_by_role("button", name="Ask", exact=True).click()
         panel.locator(".bubble", has_text="The day looks fine.").wait_for()

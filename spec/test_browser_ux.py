@@ -10,7 +10,7 @@ import re
 import pytest
 
 from browser.harness import (FAST_POLL_MS, add_stops, api, api_op, api_trip, api_user, chromium, drag_stop_before, live,
-                             names_on_screen, offline, open_page, shot, stop_card)
+                             names_on_screen, offline, open_chat, open_page, shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -130,8 +130,7 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         castle, market = add_stops(alice, trip, CASTLE, MARKET)
         page = open_page(browser, server, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Chat").click()
+        panel = open_chat(page)
         panel.get_by_label("Message", exact=True).fill("@agent is day 1 too packed?")
         panel.get_by_role("button", name="Send").click()
         answer = panel.locator(".msg.from-agent", has_text="Noted.")

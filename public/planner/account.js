@@ -10,11 +10,13 @@ import { icon } from "./icons.js";
 export function accountMenu(app) {
   const me = app.session.me;
   const name = me.displayName || me.username;
+  // Named by its own words ("Account: Alice"): on phones the name is only read out.
   const button = h("button", {
     type: "button", class: "account-btn", "aria-expanded": "false", "aria-controls": "account-menu",
-    "aria-label": `Account: ${name}`, title: `Signed in as ${me.username}`,
+    title: `Signed in as ${me.username}`,
   },
   h("span", { class: "avatar", "aria-hidden": "true" }, initials(name)),
+  h("span", { class: "visually-hidden" }, "Account: "),
   h("span", { class: "nav-user-name" }, name),
   icon("chevronDown", { size: 14 }));
   const item = (label, action, extra = "") => h("button", { type: "button", class: `account-item${extra}`, onclick: () => { close(); action(); } }, label);

@@ -182,11 +182,15 @@ export { MEAL_MINUTES } from "../hours.js";
 
 // -- feedback ---------------------------------------------------------------
 
+// Toasts show over everything: while a modal dialog is open they live in it
+// (the top layer), not behind its backdrop (a refused upload says why there).
 function toastHost() {
-  let host = document.getElementById("toasts");
+  const modal = [...document.querySelectorAll("dialog[open]")].filter((d) => d.matches(":modal")).pop();
+  const parent = modal || document.body;
+  let host = modal ? modal.querySelector(":scope > .toasts") : document.getElementById("toasts");
   if (!host) {
-    host = h("div", { id: "toasts", class: "toasts", role: "status", "aria-live": "polite" });
-    document.body.append(host);
+    host = h("div", { class: "toasts", role: "status", "aria-live": "polite", id: modal ? null : "toasts" });
+    parent.append(host);
   }
   return host;
 }
@@ -397,7 +401,8 @@ const UPLOAD_ACCEPT = "image/png,image/jpeg,image/webp,application/pdf,text/plai
 // `onUploaded(media, file)` gets the server's record; a failure is a toast.
 // Returns the hidden <input type=file>, to place next to the button.
 export function attachUpload(button, { url, busyLabel, onUploaded }) {
-  const input = h("input", { type: "file", class: "visually-hidden", accept: UPLOAD_ACCEPT });
+  // Never shown or focused: the button is the control (and names it).
+  const input = h("input", { type: "file", hidden: true, accept: UPLOAD_ACCEPT });
   button.addEventListener("click", () => input.click());
   input.addEventListener("change", () => {
     const file = input.files[0];
@@ -440,6 +445,13 @@ function inline(text) {
   }
   if (last < text.length) out.push(text.slice(last));
   return out;
+}
+
+// A note's words without its Markdown: links and images become their labels
+// (for places that show plain text, such as the AI's cards).
+export function markdownText(text) {
+  return String(text || "").replace(/(!?)\[([^\]]*)\]\(([^)\s]+)\)/g, (_, bang, label, url) => label || (bang ? "attachment" : url))
+    .replace(/\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g, (_, b, i, c) => b || i || c);
 }
 
 export function renderMarkdown(text) {
