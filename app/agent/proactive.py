@@ -309,11 +309,15 @@ async def _mark(svc: Services, trip_id: str, suggestion_id: str, status: str, *,
 
 
 async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
-    """Hide the suggestion for this member only; the shared record is untouched."""
+    """Hide the suggestion for this member only; the shared record is untouched.
+    The trip's open pages are told (a `suggestion` event), so the member's
+    other devices drop the card too; everyone else's read finds it unchanged."""
     await _suggestion(svc, trip_id, suggestion_id)
-    await svc.db.execute_write(
-        "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
-        "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+    async with svc.db.write() as tx:
+        await tx.execute(
+            "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
+            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+        tx.touch(trip_id, "suggestions")
     return {"dismissed": True}
 
 
