@@ -30,8 +30,8 @@ const VIEWS = [
 // chat the unread count ("Chat 3", read out as "Chat, 3 unread").
 function panelButtonContent(mode, unread, iconSize) {
   const count = mode === "chat" && unread ? h("span", { class: "count-badge", "data-testid": "unread-count" }, String(unread)) : null;
-  return [icon(MODES[mode].icon, { size: iconSize }), h("span", { class: "toggle-label" }, MODES[mode].title), count,
-    count ? h("span", { class: "visually-hidden" }, " unread") : null];
+  return [icon(MODES[mode].icon, { size: iconSize }), h("span", { class: "toggle-label" }, MODES[mode].title),
+    count ? " " : null, count, count ? h("span", { class: "visually-hidden" }, " unread") : null];
 }
 
 export function mountPlanner(main, app, tripId, params) {
