@@ -61,7 +61,12 @@ function begin(store, stopId, li, touch) {
   if (touch) {
     const before = li.getBoundingClientRect().top;
     document.body.classList.add("dragging-compact");
-    scroller().scrollBy(0, li.getBoundingClientRect().top - before); // the stop stays under the finger
+    // The whole day in view when it now fits (every place to drop is in reach);
+    // otherwise the dragged stop stays under the finger.
+    const day = li.closest(".timeline").getBoundingClientRect();
+    const area = visibleArea();
+    const fits = day.height <= area.bottom - area.top - 16;
+    scroller().scrollBy(0, fits ? day.top - area.top - 8 : li.getBoundingClientRect().top - before);
     requestAnimationFrame(edgeScroll);
   }
 }
@@ -166,19 +171,25 @@ function scroller() {
   return main && main.scrollHeight > main.clientHeight ? main : window;
 }
 
-// A finger held near the top (under the sticky bars) or the bottom (over the
-// tabs) of the screen scrolls the page along, every frame until it moves away.
+// The part of the screen the timeline shows in: below the sticky bars (the
+// top bar, and the day strip on phones), above the bottom tabs.
+function visibleArea() {
+  const rect = (selector) => { const el = document.querySelector(selector); return el ? el.getBoundingClientRect() : null; };
+  const bar = rect(".topbar");
+  const strip = rect(".rail");
+  const tabs = rect(".mobile-tabs");
+  const barBottom = bar ? bar.bottom : 0;
+  const top = strip && strip.height < window.innerHeight / 2 && strip.top <= barBottom + 1 ? strip.bottom : barBottom;
+  return { top, bottom: tabs && tabs.height ? tabs.top : window.innerHeight };
+}
+
+// A finger held near the top or bottom of that part scrolls the page along,
+// every frame until it moves away.
 function edgeScroll() {
   if (!dragging || !dragging.touch) return;
   const p = dragging.pointer;
   if (p) {
-    const rect = (selector) => { const el = document.querySelector(selector); return el ? el.getBoundingClientRect() : null; };
-    const bar = rect(".topbar");
-    const strip = rect(".rail"); // the day strip, sticky under the top bar on phones
-    const tabs = rect(".mobile-tabs");
-    const barBottom = bar ? bar.bottom : 0;
-    const top = strip && strip.height < window.innerHeight / 2 && strip.top <= barBottom + 1 ? strip.bottom : barBottom;
-    const bottom = tabs && tabs.height ? tabs.top : window.innerHeight;
+    const { top, bottom } = visibleArea();
     const edge = 56;
     const step = p.y < top + edge ? -12 : p.y > bottom - edge ? 12 : 0;
     if (step) {
