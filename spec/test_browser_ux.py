@@ -66,18 +66,19 @@ def test_a_finger_drags_a_stop_on_a_phone(settings):
         page = open_page(browser, server, phone=True, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
         page.locator(".timeline .stop").nth(2).wait_for()
-        # Pointer events as a touch screen sends them: down on the handle, move, up below the market's middle.
+        # Pointer events as a touch screen sends them: down on the handle, then (the cards have shrunk
+        # to their names) move and up below the market's middle, where the finger sees it now.
         page.evaluate("""([from, to]) => {
             const stop = (name) => [...document.querySelectorAll('.timeline .stop')]
                 .find((s) => s.querySelector('.stop-name').textContent === name);
-            const target = stop(to);
-            target.scrollIntoView({ block: 'center' });
             const handle = stop(from).querySelector('.drag-handle');
-            const box = target.getBoundingClientRect();
+            handle.scrollIntoView({ block: 'center' });
+            const h = handle.getBoundingClientRect();
             const at = (x, y) => ({ pointerId: 9, pointerType: 'touch', isPrimary: true, bubbles: true,
                                     cancelable: true, clientX: x, clientY: y });
+            handle.dispatchEvent(new PointerEvent('pointerdown', at(h.x + 4, h.y + 4)));
+            const box = stop(to).getBoundingClientRect();
             const x = box.left + box.width / 2, y = box.bottom - 8;
-            handle.dispatchEvent(new PointerEvent('pointerdown', at(x, box.top)));
             window.dispatchEvent(new PointerEvent('pointermove', at(x, y)));
             window.dispatchEvent(new PointerEvent('pointerup', at(x, y)));
         }""", [CASTLE["name"], MARKET["name"]])
