@@ -18,7 +18,7 @@ import { decide as decideAddressee, CONTINUATION_MINUTES } from "./addressing.js
 import { reconcile, sig } from "../planner/keyed.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
 import { messageView, editsView, isEdit } from "./agentview.js";
-import { aiOffNote } from "./common.js";
+import { aiOffNote, showOnPlan } from "./common.js";
 import { icon } from "../planner/icons.js";
 
 const MAX_TEXT = 4000;
@@ -95,16 +95,7 @@ export function mountAgent(el, store, panel) {
       toast("That day is no longer in the trip", "info");
       return;
     }
-    store.selectDay(dayId);
-    if (panel) panel.closeIfSheet(); // on phones the panel covers the day
-    if (!stopId) return;
-    requestAnimationFrame(() => {
-      const stop = document.querySelector(`.timeline .stop[data-stop-id="${CSS.escape(stopId)}"]`);
-      if (!stop) return;
-      stop.scrollIntoView({ block: "center", behavior: "smooth" });
-      stop.classList.add("focused");
-      setTimeout(() => stop.classList.remove("focused"), 2400);
-    });
+    showOnPlan(store, panel, dayId, stopId);
   }
 
   // "Copy debug info": the server's correlation ids for the message (never its text).

@@ -12,6 +12,7 @@ import { h, withBusy, toast, fmtDay } from "../planner/ui.js";
 import { reconcile, sig } from "../planner/keyed.js";
 import { describeWrite } from "./agentview.js";
 import { icon } from "../planner/icons.js";
+import { showOnPlan } from "./common.js";
 
 const SEVERITY_WORDS = { high: "important", medium: "worth a look", low: "minor" };
 
@@ -112,7 +113,7 @@ export function mountSuggestionTray(host, store, panel) {
     });
     // The day (and stop) it is about, shown on the itinerary with a press.
     const where = place.day
-      ? h("button", { type: "button", class: "sugg-where", onclick: () => show(place) }, icon("pin", { size: 14 }), place.label)
+      ? h("button", { type: "button", class: "sugg-where", onclick: () => showOnPlan(store, panel, place.day.id, place.stop && place.stop.id) }, icon("pin", { size: 14 }), place.label)
       : h("span", { class: "sugg-where" }, place.label);
     const patch = s.patch && s.patch.op ? describeWrite(store, s.patch.op, s.patch.args) : null;
     return h("li", { class: `sugg-card sev-${s.severity || "low"}`, "data-suggestion-id": s.id },
@@ -122,19 +123,6 @@ export function mountSuggestionTray(host, store, panel) {
       patch ? h("p", { class: "sugg-patch" }, patch) : null,
       h("div", { class: "row wrap" }, store.canEdit ? approve : null, discuss, deny),
       out);
-  }
-
-  function show(place) {
-    store.selectDay(place.day.id);
-    panel.closeIfSheet();
-    if (!place.stop) return;
-    requestAnimationFrame(() => {
-      const stop = document.querySelector(`.timeline .stop[data-stop-id="${CSS.escape(place.stop.id)}"]`);
-      if (!stop) return;
-      stop.scrollIntoView({ block: "center", behavior: "smooth" });
-      stop.classList.add("focused");
-      setTimeout(() => stop.classList.remove("focused"), 2400);
-    });
   }
 
   const off = store.on((reason) => {
