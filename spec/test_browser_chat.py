@@ -118,11 +118,16 @@ def test_the_composer_says_who_reads_a_message_and_a_members_name_costs_no_model
         assert panel.get_by_role("button", name="Send").is_enabled()      # no turn streaming
         assert openai_standin.request_count == answered, "a message for Bob asked the model"
 
-        # Bob answers while Alice types; her words are kept.
+        # Bob answers and edits the day while Alice types; her words, focus and caret stay.
         box.fill("see you at the castle at 7")
+        box.press("ArrowLeft")
         api(bob, "POST", f"/api/trips/{t}/agent/messages", {"text": "Alice, yes — 19:00 works."})
+        api(bob, "POST", f"/api/trips/{t}/ops/insert_stop", {"dayId": trip["days"][0]["id"], **MARKET})
         panel.locator(".msg", has_text="19:00 works").wait_for()
+        page.locator(".agent-log .op-event, .agent-log .op-toggle", has_text="Time Out Market").first.wait_for()
         assert box.input_value() == "see you at the castle at 7"
+        assert page.evaluate("() => [document.activeElement.name, document.activeElement.selectionStart]") == \
+            ["message", len("see you at the castle at 7") - 1]
         panel.get_by_role("button", name="Send").click()
         panel.locator(".msg.mine", has_text="see you at the castle at 7").wait_for()
 
