@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from collections.abc import Awaitable, Callable
 
-from .auth import SessionCache, SignInLimiter
+from .auth import LastUse, SessionCache, SignInLimiter
 from .db import Database
 from .errors import Unavailable
 from .filestore import FileStore
@@ -97,6 +97,7 @@ class Services:
     files: FileStore   # uploads: the volume, or the replica's bucket (app/filestore/)
     limiter: SignInLimiter = field(default_factory=SignInLimiter)
     sessions: SessionCache = field(default_factory=SessionCache)
+    last_use: LastUse = field(default_factory=LastUse)   # calendar links' and access tokens' last use
     background: BackgroundWork = field(default_factory=BackgroundWork)
     clock: Callable[[], float] | None = None
     # Filled in by the lifespan when their modules are configured.
