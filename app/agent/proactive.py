@@ -332,7 +332,12 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
         await _mark(svc, trip_id, suggestion_id, "expired")
         raise Conflict("This suggestion has expired", code="expired")
     version = row["current_version"]
-    if version != row["trip_version"]:
+    # The agent's patch answers a risk in the trip as it was: any change makes
+    # it stale. An outside assistant's proposal is an explicit edit the group
+    # reads before approving (filed several at a time): it applies to the trip
+    # as it is now, and is stale only when it no longer applies.
+    proposal = row["proposed_by"] is not None
+    if version != row["trip_version"] and not proposal:
         await _mark(svc, trip_id, suggestion_id, "stale")
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
     patch = json.loads(row["patch_json"])
@@ -349,7 +354,8 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
 
     try:
         applied = await apply_ops(svc, trip_id, user_id, [(patch["op"], patch["args"])],
-                                  base_version=row["trip_version"], source="suggestion", claim=claim)
+                                  base_version=None if proposal else row["trip_version"], source="suggestion",
+                                  claim=claim)
     except Conflict as exc:
         if exc.code == "stale":
             await _mark(svc, trip_id, suggestion_id, "stale")

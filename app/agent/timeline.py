@@ -8,7 +8,8 @@ same message; appending an id that already exists in this trip is a no-op.
 Sources: `chat` (member chat and agent answers), `mention` (a member message
 that names @agent), `operation` (written by apply_ops), `threshold`
 (proactive suggestions and quiet observations), `stop_comment` (@agent
-threads on a stop, shown on the stop, not in the drawer).
+threads on a stop, shown on the stop, not in the drawer), `assistant` (an
+outside assistant's proposal over MCP, app/assistants/proposals.py).
 """
 
 from __future__ import annotations
@@ -55,12 +56,17 @@ def suggestion_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
         "suggestionText": row["suggestion_text"], "patch": json.loads(row["patch_json"]),
         "tripVersion": row["trip_version"], "expiresAt": row["expires_at"], "appliedBy": row["applied_by"],
         "createdAt": row["created_at"], "updatedAt": row["updated_at"],
+        # An outside assistant's proposal (app/assistants/): "Claude via Alice" and the
+        # review's verdict on the trip after it; null for the agent's own suggestions.
+        "proposedAs": row["proposed_as"],
+        "review": json.loads(row["review_json"]) if row["review_json"] else None,
     }
 
 
 MESSAGE_COLUMNS = "id, seq, role, parts_json, actor_user_id, actor_name, source, stop_id, created_at"
 SUGGESTION_COLUMNS = ("id, message_id, status, severity, confidence, reason, suggestion_text, patch_json, "
-                      "trip_version, expires_at, applied_by, created_at, updated_at")
+                      "trip_version, expires_at, applied_by, created_at, updated_at, proposed_by, proposed_as, "
+                      "review_json")
 
 
 # -- reads --------------------------------------------------------------------

@@ -19,8 +19,11 @@ CREATE TABLE access_tokens (
 CREATE INDEX access_tokens_user ON access_tokens(user_id);
 CREATE INDEX access_tokens_trip ON access_tokens(trip_id, user_id);
 
--- A suggestion an assistant filed for a member ("Claude via Alice"): who
--- proposed it and under which name. The agent's own suggestions leave both NULL.
+-- A suggestion an assistant filed for a member: the member (proposed_by),
+-- the name it is shown under ("Claude via Alice", proposed_as) and the
+-- review's verdict on the trip after it (review_json). The agent's own
+-- suggestions leave all three NULL.
 ALTER TABLE agent_suggestions ADD COLUMN proposed_by TEXT REFERENCES users(id) ON DELETE SET NULL;
-ALTER TABLE agent_suggestions ADD COLUMN assistant_name TEXT;
+ALTER TABLE agent_suggestions ADD COLUMN proposed_as TEXT;
+ALTER TABLE agent_suggestions ADD COLUMN review_json TEXT;
 CREATE INDEX agent_suggestions_proposed_by ON agent_suggestions(proposed_by);

@@ -162,6 +162,15 @@ def require_order(result: ShortestOrder, day: Day) -> None:
 async def shortest_draft(svc: Services, ctx: DayContext, user_id: str) -> dict:
     """POST .../shortest: a stored draft {id, edits, preview, travel} of the
     day in its shortest order; 409 `no_order` when no order fits."""
+    draft = await shortest_preview(svc, ctx)
+    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
+                                 {"preview": draft["preview"], "travel": draft["travel"]})
+    return {"id": draft_id, **draft}
+
+
+async def shortest_preview(svc: Services, ctx: DayContext) -> dict:
+    """The day in its shortest order, {edits, preview, travel}, stored nowhere
+    (an assistant's read tool shows it; a member applies it as a draft)."""
     if len(ctx.day.stops) > MAX_STOPS:
         raise Invalid(f"Shortest order works on days of at most {MAX_STOPS} stops; this one has "
                       f"{len(ctx.day.stops)}.", field="dayId")
@@ -175,6 +184,4 @@ async def shortest_draft(svc: Services, ctx: DayContext, user_id: str) -> dict:
     draft["travel"].update(optimalMin=draft["travel"]["afterMin"], exact=result.exact,
                            estimated=matrix.estimated, freeStops=sum(1 for s in ctx.day.stops if not s.set_time),
                            exactLimit=EXACT_LIMIT)
-    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
-                                 {"preview": draft["preview"], "travel": draft["travel"]})
-    return {"id": draft_id, **draft}
+    return draft
