@@ -6,16 +6,13 @@ from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 
-import anyio
 import httpx
 import pytest
-from httpx2 import AsyncClient
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from app.web.application import create_app
-from helpers import LiveServer
+from helpers import LiveServer, mcp_session
 
 PLACE = {"lat": 38.6916, "lng": -9.2160}
 
@@ -50,14 +47,7 @@ def connect(client: httpx.Client, name: str, scope: str, trip_id: str | None = N
 
 
 def mcp(server, token: str, work):
-    """Run `work(session)` in an initialized MCP client session with this bearer token."""
-    async def go():
-        async with AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            async with streamable_http_client(f"{server.url}/mcp", http_client=http) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await work(session)
-    return anyio.run(go)
+    return mcp_session(server.url, token, work)
 
 
 def text(result) -> str:
@@ -205,7 +195,8 @@ def test_review_fixes_are_proposals_reads_stay_bounded_and_a_token_ends_with_the
         assert not proposed.is_error, text(proposed)
         assert stale_fix.is_error and "not in the day's review any more" in text(stale_fix)
         assert lines.structured_content["lines"][-1]["who"] == "Claude via bob"
-        assert lines.structured_content["lines"][-1]["text"].startswith("Claude via bob proposes: ")
+        last = lines.structured_content["lines"][-1]["text"]
+        assert last.startswith("Claude via bob proposes a change for a member to approve: ")
         # Both stops have set times: nothing to reorder, said in words (a tool error, not a crash).
         assert order.is_error and "nothing to reorder" in text(order)
         # Place search answers in plain words when OpenStreetMap cannot be reached.

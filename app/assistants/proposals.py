@@ -65,7 +65,7 @@ async def _file(svc: Services, caller: Caller, trip: Trip, patch: dict) -> dict:
     async with svc.db.write() as tx:
         message = await timeline.append(tx, trip.id, role="assistant", source="assistant",
                                         actor_user_id=caller.user_id, actor_name=caller.label, parts=[
-            {"type": "text", "text": f"{caller.label} proposes: {summary}"},
+            {"type": "text", "text": f"{caller.label} proposes a change for a member to approve: {summary}"},
             {"type": "data-suggestion", "data": {
                 "suggestionId": suggestion_id, "severity": SEVERITY[verdict["status"]], "confidence": 1.0,
                 "reason": verdict["text"], "patch": patch, "proposedAs": caller.label, "review": verdict}}])

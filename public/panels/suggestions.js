@@ -5,7 +5,10 @@
 // patch through the server), Discuss (opens the chat with a note about it)
 // and Deny (hides it for you only). The list is the server's active list
 // (sync.js), so a suggestion approved, denied or expired elsewhere leaves
-// every open page with the next live event.
+// every open page with the next live event. A member's connected assistant
+// (MCP) files suggestions too: its cards say who ("From Claude via Alice"),
+// what the change would do and the review's verdict, and have no Discuss (the
+// agent cannot speak for another assistant's proposal).
 
 import { post } from "../api.js";
 import { h, withBusy, toast, fmtDay } from "../planner/ui.js";
@@ -15,6 +18,13 @@ import { icon } from "../planner/icons.js";
 import { showOnPlan } from "./common.js";
 
 const SEVERITY_WORDS = { high: "important", medium: "worth a look", low: "minor" };
+const AI = "the AI";
+
+// Who the suggestions are from: "the AI", "Claude via Alice", "the AI and Claude via Alice".
+function fromWords(items) {
+  const names = [...new Set(items.map((s) => s.proposedAs || AI))];
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0];
+}
 
 // What a suggestion is about: {day, stop, label} ("Day 2 · Sat 15 Dec · Oceanário").
 export function suggestionPlace(store, s) {
@@ -36,7 +46,7 @@ export function mountSuggestionTray(host, store, panel) {
     icon("sparkle", { size: 16 }), label, h("span", { class: "tray-chevron", "aria-hidden": "true" }, icon("chevronDown", { size: 16 })));
   const list = h("ol", { class: "tray-list plain", id: "tray-list", hidden: true });
   const news = h("p", { class: "visually-hidden", "aria-live": "polite" });
-  const tray = h("section", { class: "tray", "aria-label": "Suggestions from the AI", hidden: true }, bar, list, news);
+  const tray = h("section", { class: "tray", "aria-label": "Suggestions for the plan", hidden: true }, bar, list, news);
   host.append(tray);
   bar.addEventListener("click", () => {
     open = !open;
@@ -55,12 +65,14 @@ export function mountSuggestionTray(host, store, panel) {
     shownIds = new Set(items.map((s) => s.id));
     tray.hidden = items.length === 0;
     if (!items.length) open = false;
-    label.textContent = `${items.length} ${items.length === 1 ? "suggestion" : "suggestions"} from the AI`;
+    label.textContent = `${items.length} ${items.length === 1 ? "suggestion" : "suggestions"} from ${fromWords(items)}`;
     bar.setAttribute("aria-expanded", String(open));
     bar.classList.toggle("open", open);
     list.hidden = !open;
     if (arrived.length) {
-      news.textContent = `The AI suggests a change for ${suggestionPlace(store, arrived[arrived.length - 1]).label}.`;
+      const last = arrived[arrived.length - 1];
+      const who = last.proposedAs || AI;
+      news.textContent = `${who[0].toUpperCase()}${who.slice(1)} suggests a change for ${suggestionPlace(store, last).label}.`;
       bar.classList.remove("fresh");
       void bar.offsetWidth; // restart the highlight
       bar.classList.add("fresh");
@@ -87,7 +99,7 @@ export function mountSuggestionTray(host, store, panel) {
         const trip = await post(url("approve"), { id: s.id, approved: true });
         store.setTrip(trip.trip || trip);
         store.markSuggestion(s.id, "applied");
-        toast(`Applied the AI's suggestion for ${place.label}`, "success");
+        toast(`Applied the suggestion from ${s.proposedAs || AI} for ${place.label}`, "success");
         render();
       } catch (err) {
         out.textContent = err.message;
@@ -116,6 +128,16 @@ export function mountSuggestionTray(host, store, panel) {
       ? h("button", { type: "button", class: "sugg-where", onclick: () => showOnPlan(store, panel, place.day.id, place.stop && place.stop.id) }, icon("pin", { size: 14 }), place.label)
       : h("span", { class: "sugg-where" }, place.label);
     const patch = s.patch && s.patch.op ? describeWrite(store, s.patch.op, s.patch.args) : null;
+    if (s.proposedAs) {
+      // What it would do (the server's summary is of the change once made), then the review's verdict.
+      return h("li", { class: "sugg-card from-assistant", "data-suggestion-id": s.id },
+        h("p", { class: "sugg-head" }, where),
+        h("p", { class: "sugg-from" }, icon("sparkle", { size: 14 }), `From ${s.proposedAs}`),
+        h("p", { class: "sugg-text" }, patch || s.suggestionText),
+        s.reason ? h("p", { class: "muted" }, s.reason) : null,
+        h("div", { class: "row wrap" }, store.canEdit ? approve : null, deny),
+        out);
+    }
     return h("li", { class: `sugg-card sev-${s.severity || "low"}`, "data-suggestion-id": s.id },
       h("p", { class: "sugg-head" }, where, h("span", { class: `badge sev-${s.severity}` }, SEVERITY_WORDS[s.severity] || "note")),
       s.suggestionText ? h("p", { class: "sugg-text" }, s.suggestionText) : null,

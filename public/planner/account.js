@@ -1,4 +1,5 @@
-// The account menu in the top bar (who is signed in): change the password,
+// The account menu in the top bar (who is signed in): connected assistants
+// (assistants.js), change the password,
 // sign out, sign out everywhere, delete the account. Password checks answer
 // next to their field; the last two end at sign-in, the deletion with a short
 // notice that survives the redirect (app.signedOut).
@@ -6,6 +7,7 @@
 import { post, del } from "../api.js";
 import { h, openDialog, confirmDialog, handleSubmit, fieldWithError, plainLimit, showError, toast, initials, SKIP_SUBMIT } from "./ui.js";
 import { icon } from "./icons.js";
+import { openAssistants } from "./assistants.js";
 
 export function accountMenu(app) {
   const me = app.session.me;
@@ -22,6 +24,7 @@ export function accountMenu(app) {
   const item = (label, action, extra = "") => h("button", { type: "button", class: `account-item${extra}`, onclick: () => { close(); action(); } }, label);
   const menu = h("div", { id: "account-menu", class: "account-menu", hidden: true },
     h("p", { class: "account-who" }, "Signed in as ", h("strong", null, me.username)),
+    item("Connected assistants", () => openAssistants()),
     item("Change password", () => openChangePassword()),
     item("Sign out", () => app.signOut()),
     item("Sign out everywhere", () => signOutEverywhere(app)),

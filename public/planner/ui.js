@@ -215,6 +215,24 @@ export function errorText(err) {
   return err.message || String(err);
 }
 
+// A secret or a link shown once, in a read-only field with a Copy button
+// (the clipboard where the browser allows it, else a hint to copy by hand).
+// `attrs` go on the field (a class, a test id).
+export function copyField(value, { label, copied, attrs = {} }) {
+  const input = h("input", { readonly: true, value, "aria-label": label, ...attrs });
+  const copy = h("button", { type: "button", class: "btn" }, "Copy");
+  copy.addEventListener("click", async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(value);
+      toast(copied, "success");
+    } catch {
+      toast("Select the text and copy it", "info");
+    }
+  });
+  return { row: h("div", { class: "row copy-row" }, input, copy), input, copy };
+}
+
 // Shows progress on a button while `work` runs; the label comes back after.
 export async function withBusy(button, work, busyLabel) {
   const saved = button ? [...button.childNodes] : []; // icons included
