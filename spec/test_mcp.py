@@ -107,16 +107,32 @@ def test_an_assistant_reads_and_proposes_and_nothing_changes_until_a_member_appr
         line = next(m for m in events["messages"] if m["source"] == "assistant")
         assert line["actorName"] == "Claude via alice"
         assert line["actorUserId"] == data(alice.get("/api/auth/me"))["user"]["id"]
-        # Bob approves it in the API: now it changes the trip, attributed to bob.
+        # Meanwhile alice edits something else: an assistant's proposal still applies to the trip as it is
+        # (the agent's own would be stale), and bob approves it in the API, attributed to bob.
+        data(alice.post(f"/api/trips/{t}/ops/update_day", json={"dayId": day, "title": "Belém"}))
         applied = data(bob.post(f"/api/trips/{t}/agent/suggestions/{suggestion['id']}/approve",
                                 json={"approved": True}))
         assert [s["name"] for s in applied["days"][0]["stops"]] == ["Belém Tower", "Jerónimos"]
-        assert applied["version"] == version + 1
+        assert applied["version"] == version + 2 and applied["days"][0]["title"] == "Belém"
+        edit = [m for m in data(bob.get(f"/api/trips/{t}/agent/events?after=0"))["messages"]
+                if m["source"] == "operation"][-1]
+        assert edit["actorName"] == "bob" and edit["parts"][1]["data"]["via"] == "suggestion"
 
         async def follow(session):
             return await session.call_tool("get_suggestion", {"tripId": t, "suggestionId": suggestion["id"]})
 
         assert mcp(server, made["token"], follow).structured_content["status"] == "applied"
+
+        # A proposal that no longer applies (its stop was removed) is stale when someone approves it.
+        tower = applied["days"][0]["stops"][0]["id"]
+
+        async def rename(session):
+            return await session.call_tool("update_stop", {"tripId": t, "stopId": tower, "name": "Torre"})
+
+        renamed = mcp(server, made["token"], rename).structured_content["suggestionId"]
+        data(alice.post(f"/api/trips/{t}/ops/delete_stop", json={"stopId": tower}))
+        late = bob.post(f"/api/trips/{t}/agent/suggestions/{renamed}/approve", json={"approved": True})
+        assert late.status_code == 409 and late.json()["error"]["code"] == "stale"
 
 
 def test_a_viewers_token_cannot_propose_a_read_token_is_read_only_and_a_revoked_token_is_refused(settings):
@@ -160,6 +176,10 @@ def test_a_viewers_token_cannot_propose_a_read_token_is_read_only_and_a_revoked_
         assert refused_session.group_contains(MCPError, match="error response", depth=2)
         refused = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {reader['token']}"})
         assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_token"
+        # The ops endpoint's body limit holds at the door.
+        big = httpx.post(f"{server.url}/mcp", content=b"x" * (200 * 1024), headers={
+            "Authorization": f"Bearer {vics['token']}", "Content-Type": "application/json"})
+        assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
         # An all-trips token ends with the account.
         data(vic.request("DELETE", "/api/users/me", json={"password": "correct horse"}))
         gone = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {vics['token']}"})
