@@ -33,7 +33,8 @@ def test_a_trip_of_another_machine_is_replayed_there_unread(settings):
         theirs = trip_id_homed_on(there)
         for method, path in (("GET", f"/api/trips/{theirs}"), ("POST", f"/api/trips/{theirs}/ops/update_trip"),
                              ("GET", f"/api/trips/{theirs}/live"),
-                             ("GET", f"/api/uploads/trips/{theirs}/0123456789abcdef.png")):
+                             ("GET", f"/api/uploads/trips/{theirs}/0123456789abcdef.png"),
+                             ("GET", f"/api/calendar/{theirs}.secret-part.ics")):   # a calendar link of that trip
             r = client.request(method, path, content=b"{not even json", headers={"content-type": "application/json"})
             assert r.status_code == 421, (path, r.text)
             assert r.headers["fly-replay"] == f"instance={there}"

@@ -1,6 +1,7 @@
 """Calendar subscriptions: one private feed link per member and trip.
 
-The link's token is random, shown once and stored as its sha256; a new link
+The link's token is the trip's id and 32 random bytes, shown once and stored
+as its sha256; a new link
 replaces the old one, revoking deletes it, and the feed ends with the
 membership (calendar_feeds cascades from members, migration 0025). Reading a
 feed checks the membership again, so a member who left never gets the trip
@@ -37,7 +38,9 @@ async def status(db: Database, trip_id: str, user_id: str) -> dict:
 
 async def create(db: Database, trip_id: str, user_id: str) -> tuple[str, dict]:
     """A new feed token for this member (replacing any earlier link) and its status."""
-    token = secrets.token_urlsafe(32)
+    # The trip's id leads the token, so with trips on several machines the link
+    # is replayed to the trip's home like any trip route (app/web/trip_homes.py).
+    token = f"{trip_id}.{secrets.token_urlsafe(32)}"
     now = utcnow()
     async with db.write() as tx:
         await tx.execute("DELETE FROM calendar_feeds WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-# Every route of one trip: the API under /api/trips/:id and its uploads.
-TRIP_PATH = re.compile(r"^/api/(?:uploads/)?trips/([0-9a-f]{16})(?:/|$)")
+# Every route of one trip: the API under /api/trips/:id, its uploads, and its
+# calendar feed links (their token starts with the trip id: app/exports/feeds.py).
+TRIP_PATH = re.compile(r"^/api/(?:(?:uploads/)?trips/([0-9a-f]{16})(?:/|$)|calendar/([0-9a-f]{16})\.)")
 
 
 def home_of(trip_id: str, machines: Sequence[str]) -> str:
@@ -39,7 +40,7 @@ class FlyReplayMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = TRIP_PATH.match(scope["path"]) if scope["type"] == "http" else None
-        home = home_of(match.group(1), self.machines) if match else self.machine_id
+        home = home_of(match.group(1) or match.group(2), self.machines) if match else self.machine_id
         if home == self.machine_id:
             await self.app(scope, receive, send)
             return
