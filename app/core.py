@@ -18,7 +18,7 @@ from .telemetry import Telemetry
 if TYPE_CHECKING:  # the parts' modules import this one; types only
     from .agent.timeline import Heads
     from .agent.watch import Watch
-    from .assistants.server import AssistantServer
+    from .assistants.door import Assistants
     from .ai import AI
     from .aiusage import AIUsage
     from .providers.google import Google
@@ -114,7 +114,7 @@ class Services:
     heads: Heads | None = None              # the timeline poll's per-trip counters
     telemetry: Telemetry = field(default_factory=Telemetry)   # no-op unless OpenTelemetry is configured
     live: LiveHub | None = None             # open live streams (app/live/)
-    assistants: AssistantServer | None = None   # the MCP server at /mcp (app/assistants/)
+    assistants: Assistants | None = None    # the MCP server at /mcp (app/assistants/), started on first use
     # Tool calls an outside assistant's token may make in any minute.
     mcp_calls_per_minute: int = 60
     # Called after every committed op (the agent's evaluation hooks in here);

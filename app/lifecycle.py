@@ -56,11 +56,10 @@ async def start(svc: Services) -> None:
         from .telemetry import from_settings
 
         svc.telemetry = from_settings(svc.settings)
-    # The MCP server for outside assistants (app/assistants/): its transport's task group runs until stop.
-    from .assistants.server import AssistantServer
+    # The MCP server for outside assistants (app/assistants/): started on the first /mcp request.
+    from .assistants.door import Assistants
 
-    svc.assistants = AssistantServer(svc, calls_per_minute=svc.mcp_calls_per_minute)
-    await svc.assistants.start()
+    svc.assistants = Assistants(svc)
     # AI: usage limits always (admin page, refusals); the client, which owns
     # every call's guard, only with a key (and only then is `openai` imported).
     # Tests may inject either through create_app(settings, ai=..., aiusage=...).
@@ -97,8 +96,6 @@ def begin_shutdown(svc: Services) -> None:
 async def stop(svc: Services) -> None:
     if svc.live is not None:
         await svc.live.close()
-    if svc.assistants is not None:
-        await svc.assistants.stop()
     if svc.ai is not None and hasattr(svc.ai, "close"):
         await svc.ai.close()
     if svc.http is not None:

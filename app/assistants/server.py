@@ -11,7 +11,6 @@ a stack trace. Each token gets `calls_per_minute` tool calls in any minute.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
@@ -59,7 +58,7 @@ class CallLimiter:
 
 
 class AssistantServer:
-    """One per app: started and stopped by app/lifecycle.py."""
+    """One per app, built and run by app/assistants/door.py on the first request."""
 
     def __init__(self, svc: Services, *, calls_per_minute: int):
         self.svc = svc
@@ -70,13 +69,6 @@ class AssistantServer:
         self.manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True,
                                                     max_request_body_size=OP_BODY)
         self.asgi = StreamableHTTPASGIApp(self.manager)
-        self._running = contextlib.AsyncExitStack()
-
-    async def start(self) -> None:
-        await self._running.enter_async_context(self.manager.run())
-
-    async def stop(self) -> None:
-        await self._running.aclose()
 
     async def handle(self, scope, receive, send, caller: Caller) -> None:
         await self.asgi({**scope, CALLER: caller}, receive, send)

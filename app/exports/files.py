@@ -5,6 +5,7 @@ shows."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import unicodedata
@@ -12,19 +13,32 @@ from datetime import datetime
 
 from ..core import Services
 from ..errors import NotFound
-from .calendar import trip_calendar
-from .gpx import leg_paths, trip_gpx
+
+# icalendar and gpxpy are imported by the first export, not at start-up
+# (bench/startup.py: most servers' members rarely export).
 
 
 async def calendar_file(svc: Services, trip_id: str, *, page_url: str, updated_at: datetime) -> tuple[bytes, str]:
-    """The trip's iCalendar bytes and their ETag."""
+    """The trip's iCalendar bytes and their ETag. Writing them costs about a
+    millisecond per stop (icalendar), so they are built off the event loop,
+    once per view of the trip (a change or new legs make a new view) and
+    address, and kept with the view."""
+    from .calendar import trip_calendar
+
     view = await svc.trip_cache.entry(trip_id)
-    body = trip_calendar(view.trip, view.legs, page_url=page_url, updated_at=updated_at)
-    return body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    key = (page_url, updated_at)
+    built = view.derived.get("calendar")
+    if built is None or built[0] != key:
+        body = await asyncio.to_thread(trip_calendar, view.trip, view.legs, page_url=page_url, updated_at=updated_at)
+        built = (key, body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+        view.derived["calendar"] = built
+    return built[1], built[2]
 
 
 async def gpx_file(svc: Services, trip_id: str, *, page_url: str, day_id: str | None = None) -> tuple[str, str]:
     """(GPX text, a file name) for one day (404 for a day not in the trip) or the whole trip."""
+    from .gpx import leg_paths, trip_gpx
+
     view = await svc.trip_cache.entry(trip_id)
     trip, legs = view.trip, view.legs
     days = trip.days if day_id is None else [d for d in trip.days if d.id == day_id]
