@@ -30,8 +30,8 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
 
         page = open_page(browser, server, session=alice.token, viewport=DESKTOP)
         page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
-        page.goto(f"/#/trips/{t}")
-        page.locator(".day-view").wait_for()
+        page.goto(f"/#/trips/{t}?day={day}&stop={castle}")   # a calendar event's link: the stop is shown
+        page.locator(f'.timeline .stop.focused[data-stop-id="{castle}"]').wait_for()
 
         # Calendar: turn the link on, copy it; a calendar app reads it with no session.
         page.locator(".rail").get_by_test_id("open-calendar").click()

@@ -19,6 +19,7 @@ import { mountPanel, isPhone, MODES } from "../panels/panel.js";
 import { mountSuggestionTray } from "../panels/suggestions.js";
 import { trackReading } from "../panels/chatread.js";
 import { icon } from "./icons.js";
+import { showOnPlan } from "../panels/common.js";
 
 const VIEWS = [
   ["plan", "Itinerary", "calendar", createDayView],
@@ -88,6 +89,8 @@ export function mountPlanner(main, app, tripId, params) {
       reading = trackReading(store, panel);
       store.loadWeather();
       render("trip");
+      // A link to one stop (a calendar event's URL): show it once the day is drawn.
+      if (params && params.get("stop")) showOnPlan(store, null, store.dayId, params.get("stop"));
     })
     .catch((err) => {
       clear(loading).append(
