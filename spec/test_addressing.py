@@ -36,3 +36,15 @@ def test_js_twin_passes_the_same_vectors():
                     "(install Node 20+ to run spec/js/addressing.test.mjs)")
     proc = subprocess.run([node, "--test", str(JS_TEST)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"node --test failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+
+
+def test_a_connected_assistants_proposal_opens_no_agent_turn():
+    from datetime import UTC, datetime
+
+    from app.agent.addressing import after_agent
+
+    now = datetime(2027, 5, 3, 12, 0, tzinfo=UTC)
+    answer = {"role": "assistant", "source": "chat", "created_at": "2027-05-03T11:59:00.000Z"}
+    assert after_agent(answer, now) is True
+    assert after_agent({**answer, "source": "assistant"}, now) is False   # "Claude via Alice proposes: ..."
+    assert after_agent({**answer, "source": "threshold"}, now) is False

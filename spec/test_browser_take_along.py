@@ -14,6 +14,7 @@ from icalendar import Calendar
 
 from browser.harness import PHONE, add_stops, api, api_trip, api_user, chromium, live, no_sideways_scroll, \
     offline, open_page, shot
+from browser.a11y import assert_accessible
 from helpers import mcp_session
 
 pytestmark = pytest.mark.browser
@@ -47,6 +48,7 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
         assert dialog.get_by_test_id("add-to-calendar").get_attribute("href") == url   # http here: no webcal://
         assert "shown only this once" in dialog.inner_text()
         shot(page, "take-along-calendar-1280")
+        assert_accessible(page, "calendar dialog")
         feed = httpx.get(url)
         assert feed.status_code == 200
         assert castle in {str(e["UID"]) for e in Calendar.from_ical(feed.content).walk("VEVENT")}
@@ -80,6 +82,7 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
         entry = dialog.locator(".token", has_text="Claude")
         assert "Lisbon with friends" in entry.inner_text() and "never used" in entry.inner_text()
         shot(page, "take-along-assistants-1280")
+        assert_accessible(page, "connected assistants dialog")
         page.set_viewport_size(PHONE)
         shot(page, "take-along-assistants-390")
         assert no_sideways_scroll(page) == 0
@@ -94,14 +97,20 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
         assert not proposed.is_error, proposed.content[0].text
         assert [s["name"] for s in api(alice, "GET", f"/api/trips/{t}")["days"][0]["stops"]] == ["Castelo"]
 
-        # Bob sees it as a suggestion from "Claude via Alice" and approves it in the page.
+        # Bob sees it in the suggestions tray, from "Claude via Alice", and approves it in the page.
         bobs = open_page(browser, server, session=bob.token, viewport=DESKTOP)
         bobs.goto(f"/#/trips/{t}")
-        card = bobs.locator(".sugg-card", has_text="Suggestion from Claude via Alice")
-        card.wait_for()
-        assert "Add “Miradouro da Graça” to day 1" in card.inner_text()   # what it would do, before it is done
+        bar = bobs.locator("[data-testid=tray-bar]")
+        bar.get_by_text("1 suggestion from Claude via Alice").wait_for()
+        bar.click()
+        card = bobs.locator(".sugg-card.from-assistant")
+        assert card.locator(".sugg-from").inner_text() == "From Claude via Alice"
+        assert card.locator(".sugg-where").inner_text().startswith("Day 1 · ")
+        assert card.locator(".sugg-text").inner_text() == "Add “Miradouro da Graça” to day 1"   # before it is done
+        assert "The review finds no new problem" in card.inner_text()
         assert card.get_by_role("button", name="Discuss").count() == 0   # the agent cannot discuss another's proposal
         shot(bobs, "take-along-suggestion-1280")
+        assert_accessible(bobs, "an assistant's suggestion in the tray")
         card.get_by_role("button", name="Approve").click()
         bobs.get_by_text("Applied the suggestion from Claude via Alice").wait_for()
         bobs.locator(".timeline .stop", has_text="Miradouro da Graça").wait_for()

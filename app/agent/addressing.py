@@ -157,8 +157,9 @@ def mentions_agent(text: str) -> bool:
 def after_agent(previous: Any, now: datetime) -> bool:
     """Whether the newest chat message (`previous`: a row with role, source,
     created_at, or None) is the agent's own reply, recent enough for its
-    turn to go on. A proactive note (`threshold`) opens no turn."""
-    if previous is None or previous["role"] != "assistant" or previous["source"] == "threshold":
+    turn to go on. A proactive note (`threshold`) opens no turn, nor does a
+    member's connected assistant's proposal (`assistant`, over MCP)."""
+    if previous is None or previous["role"] != "assistant" or previous["source"] in ("threshold", "assistant"):
         return False
     written = datetime.fromisoformat(previous["created_at"].replace("Z", "+00:00"))
     return now - written <= timedelta(minutes=CONTINUATION_MINUTES)

@@ -159,7 +159,8 @@ export function mountAgent(el, store, panel) {
   // The AI's own turn goes on when the newest chat message is its reply, recent enough.
   function afterAgent() {
     const last = visible().filter((m) => !isEdit(m) && m.role !== "system").pop();
-    if (!last || last.role !== "assistant" || last.source === "threshold") return false;
+    // Neither a proactive note nor a connected assistant's proposal opens the AI's turn (addressing.py).
+    if (!last || last.role !== "assistant" || last.source === "threshold" || last.source === "assistant") return false;
     return !last.createdAt || Date.now() - Date.parse(last.createdAt) <= CONTINUATION_MINUTES * 60000;
   }
 
