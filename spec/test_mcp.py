@@ -4,6 +4,7 @@ loopback port. Members act through the HTTP API next to it."""
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import ExitStack, contextmanager
 
 import httpx
@@ -13,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from app.web.application import create_app
 from helpers import LiveServer, mcp_session
+from standins.openai_standin import ai_settings
 
 PLACE = {"lat": 38.6916, "lng": -9.2160}
 
@@ -235,3 +237,23 @@ def test_review_fixes_are_proposals_reads_stay_bounded_and_a_token_ends_with_the
         assert data(bob.get("/api/users/me/assistants"))["tokens"] == []
         refused = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {bobs['token']}"})
         assert refused.status_code == 401
+
+
+def test_an_assistant_uses_no_ai_budget_even_where_ai_is_on(settings, openai_standin):
+    on = ai_settings(settings, openai_standin)
+    with world(on) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Porto", "startDate": "2027-06-01", "days": 1}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        token = connect(alice, "Claude", "propose", t)["token"]
+
+        async def work(session):
+            await session.call_tool("get_trip", {"tripId": t})
+            await session.call_tool("review_day", {"tripId": t, "dayId": day})
+            return await session.call_tool("insert_stop", {"tripId": t, "dayId": day, "name": "Ribeira"})
+
+        sid = mcp(server, token, work).structured_content["suggestionId"]
+        data(alice.post(f"/api/trips/{t}/agent/suggestions/{sid}/approve", json={"approved": True}))
+    assert openai_standin.requests == []
+    with sqlite3.connect(on.db_path) as db:
+        assert db.execute("SELECT COUNT(*) FROM ai_usage").fetchone()[0] == 0
