@@ -94,7 +94,7 @@ class LiveServer:
 
     def __enter__(self):
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a generous bound: a loaded machine starts it slowly
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("live server did not start")
