@@ -99,6 +99,12 @@ def world(settings, openai_standin):
         yield client, alice, ids
 
 
+# Each fuzz test computes for 15-20 CPU-seconds (hypothesis drawing cases for ~70 operations): on a
+# two-core machine running several suites that is many minutes, past pyproject's hang guard.
+FUZZ_TIMEOUT_S = 900
+
+
+@pytest.mark.timeout(FUZZ_TIMEOUT_S)
 def test_no_route_answers_500_to_a_member(world):
     client, alice, ids = world
     doc = client.get("/api/openapi.json").json()
@@ -116,6 +122,7 @@ def test_no_route_answers_500_to_a_member(world):
     assert trip.status_code in (200, 404)   # the fuzzed DELETE may have deleted it, last
 
 
+@pytest.mark.timeout(FUZZ_TIMEOUT_S)
 def test_no_route_answers_500_to_anyone(world):
     client, _, ids = world
     client.cookies.clear()
