@@ -55,7 +55,7 @@ from pydantic import BaseModel, ValidationError
 
 from .ai_schema import strict_schema
 from .aiusage import AIUsage, UsageGuard
-from .errors import AppError
+from .errors import AppError, Unavailable
 from .settings import Settings
 from .telemetry import Span, Telemetry
 
@@ -590,3 +590,12 @@ def _completed(response: Any, calls: list[FunctionCall]) -> Completed:
         output_items=tuple(items),
         response_id=_response_id(response),
     )
+
+
+def require_ai(ai: AI | None) -> AI:
+    """The gateway, or a 503 that says AI is off (no OPENAI_API_KEY): what a
+    feature that needs the model checks first."""
+    if ai is None:
+        raise Unavailable("AI features are off: this server has no OpenAI API key (OPENAI_API_KEY). "
+                          "Everything else works.", code="ai_unavailable")
+    return ai

@@ -24,8 +24,9 @@ from contextlib import aclosing
 
 from pydantic import BaseModel, ConfigDict
 
+from ..ai import require_ai
 from ..errors import AppError
-from ..core import Services
+from .deps import AgentDeps
 from ..social import insert_comment
 from ..trips.model import Trip
 from . import files, grounding, timeline, tools
@@ -98,7 +99,7 @@ def heuristic(text: str, previous_role: str | None) -> bool | None:
 # -- plain messages --------------------------------------------------------------
 
 
-async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts: list[dict]) -> tuple[bool, dict]:
+async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, parts: list[dict]) -> tuple[bool, dict]:
     """Append a member's plain message; schedule the ambient decision (or the
     street-view answer). Returns (addressed right now: an explicit @agent or a
     street-view request, the stored row)."""
@@ -115,7 +116,7 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
     return mention, row
 
 
-async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: grounding.Request) -> None:
+async def _street_view_reply(svc: AgentDeps, trip_id: str, row: dict, request: grounding.Request) -> None:
     try:
         parts = await grounding.answer(svc, trip_id, request)
         await timeline.append_message(svc, trip_id, role="assistant", parts=parts, source=row["source"],
@@ -124,7 +125,7 @@ async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: gr
         log.exception("street view reply to %s failed", row["id"])
 
 
-async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previous: str | None) -> None:
+async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, previous: str | None) -> None:
     try:
         text = timeline.text_of(json.loads(row["parts_json"]))
         addressed = heuristic(text, previous)
@@ -144,20 +145,20 @@ async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, previ
         log.exception("ambient reply failed")
 
 
-async def _ask_addressed(svc: Services, trip_id: str, user: dict, row: dict) -> bool:
+async def _ask_addressed(svc: AgentDeps, trip_id: str, user: dict, row: dict) -> bool:
     recent = await svc.db.fetchall(
         "SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? "
         "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 8", (trip_id, row["seq"]))
     lines = [{"from": "assistant" if r["role"] == "assistant" else (r["actor_name"] or "member"),
               "text": timeline.text_of(json.loads(r["parts_json"]))[:500]} for r in reversed(recent)]
-    answer = await svc.ai.structured(
+    answer = await require_ai(svc.ai).structured(
         feature="agent_ambient", user_id=user["id"], trip_id=trip_id, name="is_addressed", schema=IsAddressed,
         instructions=ADDRESSED_INSTRUCTIONS, input=json.dumps({"messages": lines}, ensure_ascii=False),
         max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS, turn_id=row["id"])
     return answer.addressed
 
 
-async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
+async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
     """The conversation so far as model input (the newest message's files inline)."""
     where = "source = 'stop_comment' AND stop_id = ?" if stop_id else "source NOT IN ('operation', 'stop_comment')"
     params = (trip_id, up_to_seq, stop_id) if stop_id else (trip_id, up_to_seq)
@@ -186,7 +187,7 @@ async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: st
     return items
 
 
-async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
+async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
                           turn_id: str | None = None) -> str:
     """A reply with read tools only, one guarded model round (agent_ambient) per step."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
@@ -196,7 +197,7 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
         calls = []
-        async with aclosing(svc.ai.stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
+        async with aclosing(require_ai(svc.ai).stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
                                           instructions=instructions, input=items, tools=specs,
                                           max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS, turn_id=turn_id)) as events:
             async for event in events:
@@ -223,7 +224,7 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
 # -- stop comments -------------------------------------------------------------------
 
 
-async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict, body: str) -> None:
+async def on_stop_comment(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, body: str) -> None:
     """Called by the comments route after a member's comment is saved. With
     `@agent` in it (and AI on) the mention joins the timeline as a
     stop_comment row and the reply is produced in the background."""
@@ -235,7 +236,7 @@ async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict,
     svc.background.spawn(_reply_on_stop(svc, trip_id, stop_id, user, row), name=f"agent-stop-{stop_id}")
 
 
-async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
+async def _reply_on_stop(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
     try:
         street_view = grounding.parse(timeline.text_of(json.loads(row["parts_json"])))
         if street_view is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import Invalid
-from ..core import Services
+from .deps import AgentDeps
 
 UPLOAD_PATH = re.compile(r"^/api/uploads/trips/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,80}\.[A-Za-z0-9]{1,8})$")
 SUPPORTED_TYPES = ("image/png", "image/jpeg", "image/webp", "application/pdf",
@@ -72,7 +72,7 @@ def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: 
     return match.group(2)
 
 
-async def resolve(svc: Services, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
+async def resolve(svc: AgentDeps, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
                   field: str = "url") -> Upload:
     name = upload_name(url, trip_id, own_hosts, field)
     row = await svc.db.fetchone(
@@ -82,7 +82,7 @@ async def resolve(svc: Services, trip_id: str, url: str, own_hosts: tuple[str, .
     return Upload(trip_id, row["name"], row["filename"], row["media_type"], row["size"])
 
 
-async def clean_file_parts(svc: Services, trip_id: str, files: list, own_hosts: tuple[str, ...] = (),
+async def clean_file_parts(svc: AgentDeps, trip_id: str, files: list, own_hosts: tuple[str, ...] = (),
                            field: str = "files") -> list[dict]:
     """Validated file parts for persistence: this trip's uploads only (any other
     URL is refused with 422); types we cannot give the model are dropped. The
@@ -99,7 +99,7 @@ async def clean_file_parts(svc: Services, trip_id: str, files: list, own_hosts: 
     return parts
 
 
-def _path(svc: Services, upload: Upload) -> Path:
+def _path(svc: AgentDeps, upload: Upload) -> Path:
     root = Path(svc.settings.uploads_dir).resolve()
     path = (root / upload.trip_id / upload.name).resolve()
     if root not in path.parents:
@@ -107,12 +107,12 @@ def _path(svc: Services, upload: Upload) -> Path:
     return path
 
 
-async def read_bytes(svc: Services, upload: Upload) -> bytes:
+async def read_bytes(svc: AgentDeps, upload: Upload) -> bytes:
     data = await asyncio.to_thread(_path(svc, upload).read_bytes)
     return data[:MAX_BYTES]
 
 
-async def model_content(svc: Services, upload: Upload) -> dict:
+async def model_content(svc: AgentDeps, upload: Upload) -> dict:
     """The Responses API input part for an upload: text as text, images and
     PDFs inline as data URLs read from disk."""
     try:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ..ai_schema import strict_schema
 from ..errors import AppError, Invalid, Unavailable
 from ..legs import estimate
-from ..core import Services
+from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS
 from . import files
@@ -224,7 +224,7 @@ def _near(trip: Trip, lat: float | None, lng: float | None) -> tuple[float | Non
     return trip.dest_lat, trip.dest_lng
 
 
-async def run_read_tool(svc: Services, trip: Trip, name: str, raw_arguments: str,
+async def run_read_tool(svc: AgentDeps, trip: Trip, name: str, raw_arguments: str,
                         own_hosts: tuple[str, ...] = ()) -> ToolResult:
     """Run one read tool. Never raises for bad input or provider trouble: the
     error goes back to the model (and the stream) as the tool's error."""
@@ -246,7 +246,7 @@ async def run_read_tool(svc: Services, trip: Trip, name: str, raw_arguments: str
         return ToolResult(error=exc.message)
 
 
-async def _run(svc: Services, trip: Trip, name: str, args: Any, own_hosts: tuple[str, ...]) -> ToolResult:
+async def _run(svc: AgentDeps, trip: Trip, name: str, args: Any, own_hosts: tuple[str, ...]) -> ToolResult:
     places = svc.places
     places_needed = name in ("placeSearch", "placeNearby", "placeDetail", "lodgingSearch")
     if places_needed and places is None:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AppError
-from ..core import Services
+from .deps import AgentDeps
 from . import files
 from .timeline import text_of
 
@@ -112,7 +112,7 @@ def settled_tool_items(part: dict) -> list[dict]:
     return [function_call(call_id, name, part.get("input")), function_output(call_id, result)]
 
 
-async def _user_content(svc: Services, trip_id: str, message: UIMessageIn, inline: bool,
+async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inline: bool,
                         own_hosts: tuple[str, ...]) -> list[dict]:
     content: list[dict] = []
     text = text_of(message.parts)[:TEXT_CHARS]
@@ -134,7 +134,7 @@ async def _user_content(svc: Services, trip_id: str, message: UIMessageIn, inlin
     return content
 
 
-async def build_input(svc: Services, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
+async def build_input(svc: AgentDeps, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
                       own_hosts: tuple[str, ...] = ()) -> list[dict]:
     """Input items for the model. With `continuing`, the last message is the
     assistant turn being continued; its settled tool parts are replayed in

@@ -16,10 +16,10 @@ from ..hours.rules import CLOSING_BUFFER_MIN, check_at, first_start, hours_on
 from ..meals import MEAL_MINUTES, MEALS
 from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
-from ..core import Services
+from .deps import PlannerDeps
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm
-from ..providers.maps import in_country, require_places
+from ..providers.maps import in_country
 from ..review.facts import DayContext, trip_country
 from ..trips.ops import simulate
 from .drafts import new_refs, store_draft
@@ -62,14 +62,14 @@ def _cheapest_after(day: Day, place: dict) -> str | None:
     return best
 
 
-async def timed_insert(svc: Services, ctx: DayContext, args: dict,
+async def timed_insert(svc: PlannerDeps, ctx: DayContext, args: dict,
                        replaces: str | None = None) -> tuple[Trip, Day, dict, list[Leg]]:
     """The day with one stop inserted (and the stop it replaces removed), timed
     with the same legs the TripDto will show: returns (trip, day, the new
     stop's slot, legs)."""
     trip = simulate(ctx.trip, _edits(args, replaces))
     day = trip.day(ctx.day.id)
-    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    legs = await legs_mod.day_legs(svc.places, day.stops, trip.prefs)
     slots = day_schedule(day, by_pair(legs))
     ref = next(iter(new_refs(ctx.day, day)))
     slot = next(s for s in slots if s.stop_id == ref)
@@ -87,11 +87,11 @@ def _explore_rank(suggestion: dict) -> int:
     return 1 if suggestion["hours"]["status"] == "none" else 0
 
 
-async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
+async def suggest(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
                   meal: str | None = None, explore: bool = False) -> list[dict]:
     """Find places to eat (`meal`) or Explore nearby: ranked Google places,
     each stored as a draft. No model call."""
-    provider = require_places(svc)
+    provider = svc.places
     slots = day_schedule(ctx.day, by_pair(ctx.legs))
     replaced = None
     if explore:

@@ -33,7 +33,8 @@ import httpx
 from ..db import Database
 from ..errors import NotFound, Unavailable
 from .outbound import OutboundClient
-from .cache import ProviderCache, SingleFlight, request_key
+from ..shared_reads import SingleFlight
+from .cache import ProviderCache, request_key
 from .route_cache import Route, RouteCache, route_keys
 
 log = logging.getLogger("wayline.google")

@@ -53,7 +53,8 @@ from .osm_tags import (
     selectors_for,
 )
 from .outbound import OutboundClient
-from .cache import ProviderCache, SingleFlight, request_key
+from ..shared_reads import SingleFlight
+from .cache import ProviderCache, request_key
 from .route_cache import Route, RouteCache, route_keys
 
 log = logging.getLogger("wayline.osm")

@@ -19,7 +19,7 @@ from ..agent import ambient, chat, debug, files, proactive as suggestions, timel
 from ..agent.ui_stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound
-from ..core import Services
+from ..core import Core
 from ..roles import require_role
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
@@ -27,14 +27,14 @@ from .openapi import describe
 MAX_TEXT = 4000
 
 
-def agent_services(request: Request) -> Services:
+def agent_services(request: Request) -> Core:
     svc = services(request)
     if svc.ai is None:
         raise NotFound("Not found")
     return svc
 
 
-def own_hosts(request: Request, svc: Services) -> tuple[str, ...]:
+def own_hosts(request: Request, svc: Core) -> tuple[str, ...]:
     """Hosts whose absolute upload URLs are ours: this request's Host and the public URL's."""
     hosts = [request.headers.get("host", "")]
     if svc.settings.public_url:

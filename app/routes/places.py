@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..errors import Invalid, Unavailable
-from ..providers.maps import require_places, valid_place_id
+from ..errors import Invalid
+from ..providers.maps import PlacesProvider, valid_place_id
 from .common import member, ok, parse, services
 from .openapi import describe
 
@@ -43,8 +43,8 @@ def _query(request: Request, model: type[BaseModel]) -> BaseModel:
     return parse(model, data)
 
 
-def _places(request: Request):
-    return require_places(services(request))
+def _places(request: Request) -> PlacesProvider:
+    return services(request).places
 
 
 async def _trip(request: Request, trip_id: str):
@@ -103,8 +103,6 @@ async def trip_weather(request: Request):
     trip = await _trip(request, trip_id)
     if trip.dest_lat is None or trip.dest_lng is None:
         return ok({"days": [], "note": "Set the trip's destination to see its weather."})
-    if svc.weather is None:
-        raise Unavailable("Weather is unavailable right now", code="weather_unavailable")
     try:
         start = date.fromisoformat(trip.start_date)
     except (TypeError, ValueError):
