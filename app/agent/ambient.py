@@ -29,7 +29,9 @@ from ..errors import AppError
 from .deps import AgentDeps
 from ..social import insert_comment
 from ..trips.model import Trip
-from . import files, grounding, timeline, tools
+from .. import media_for_model as files
+from ..read_tools import READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
+from . import grounding, timeline
 from .chat import instructions_for
 
 log = logging.getLogger("wayline.agent")
@@ -178,10 +180,10 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
             for part in parts:
                 if part.get("type") == "file":
                     try:
-                        upload = await files.resolve(svc, trip_id, part.get("url"))
+                        upload = await files.resolve(svc.db, trip_id, part.get("url"))
                     except AppError:
                         continue
-                    content.append(await files.model_content(svc, upload))
+                    content.append(await files.model_content(svc.settings.uploads_dir, upload))
         if content:
             items.append({"role": "user", "content": content})
     return items
@@ -193,7 +195,7 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
     instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
-    specs = tools.read_tool_specs()
+    specs = read_tool_specs()
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
         calls = []
@@ -212,10 +214,10 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
         if not calls:
             break
         for call in calls:
-            if call.name in tools.READ_TOOLS:
-                result = await tools.run_read_tool(svc, trip, call.name, call.arguments)
+            if call.name in READ_TOOLS:
+                result = await run_read_tool(ToolContext(svc, trip), call.name, call.arguments)
             else:
-                result = tools.ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
+                result = ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
             items += [call.as_input_item(), {"type": "function_call_output", "call_id": call.call_id,
                                              "output": result.for_model()}] + result.model_items
     return "\n\n".join(texts).strip()

@@ -43,7 +43,9 @@ from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
 from ..trips.apply import apply_ops
-from . import approvals, files, grounding, timeline, tools
+from .. import media_for_model as files
+from ..read_tools import READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
+from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
 from .ui_stream import DONE, sse
@@ -105,7 +107,7 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         if len(text) > MAX_TEXT:
             raise Invalid(f"text: at most {MAX_TEXT} characters", field="text")
         file_parts = [p for p in last.parts if p.get("type") == "file"]
-        cleaned = await files.clean_file_parts(svc, trip_id, file_parts, own_hosts,
+        cleaned = await files.clean_file_parts(svc.db, trip_id, file_parts, own_hosts,
                                                field=f"messages.{len(messages) - 1}.parts")
         if not text and not cleaned:
             raise Invalid("messages: the last message needs text or a file", field="messages")
@@ -322,7 +324,7 @@ async def _settle_approvals(svc: AgentDeps, turn: Turn, emit: _Emitter, base_par
 async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     trip = await svc.trips.trip(turn.trip_id)
     can_write = turn.role != "viewer"
-    specs = tools.read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
+    specs = read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
     offered = await recent_cards(svc, trip)
     cards = TurnCards(trip, offered)
     instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
@@ -346,10 +348,10 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                 # A card that was drawn whole needs no answer; a refused or trimmed one is
                 # reported back so the model can fix it.
                 more |= not output.get("shown") or bool(output.get("dropped"))
-            elif name in tools.READ_TOOLS:
+            elif name in READ_TOOLS:
                 emit("tool-input-start", toolCallId=call.call_id, toolName=name)
                 emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
-                result = await tools.run_read_tool(svc, trip, name, call.arguments, turn.own_hosts)
+                result = await run_read_tool(ToolContext(svc, trip, turn.own_hosts), name, call.arguments)
                 if result.error:
                     emit("tool-output-error", toolCallId=call.call_id, errorText=result.error)
                 else:

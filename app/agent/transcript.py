@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from ..errors import AppError
 from .deps import AgentDeps
-from . import files
+from .. import media_for_model as files
 from .timeline import text_of
 
 WINDOW = 30                 # messages of history given to the model
@@ -122,13 +122,13 @@ async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inli
         if part.get("type") != "file":
             continue
         try:
-            upload = await files.resolve(svc, trip_id, part.get("url"), own_hosts)
+            upload = await files.resolve(svc.db, trip_id, part.get("url"), own_hosts)
         except AppError:
             continue  # only the latest message is refused for a bad URL; history is just skipped
         if upload.media_type not in files.SUPPORTED_TYPES:
             continue
         if inline:
-            content.append(await files.model_content(svc, upload))
+            content.append(await files.model_content(svc.settings.uploads_dir, upload))
         else:
             content.append({"type": "input_text", "text": f"[attached earlier: {upload.filename} {upload.url}]"})
     return content

@@ -15,7 +15,8 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from ..agent import ambient, chat, debug, files, proactive as suggestions, timeline
+from .. import media_for_model as files
+from ..agent import ambient, chat, debug, proactive as suggestions, timeline
 from ..agent.ui_stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound
@@ -97,7 +98,7 @@ async def post_message(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     args = await body(request, NewMessage)
-    parts = await files.clean_file_parts(svc, trip_id, [f.model_dump() for f in args.files], own_hosts(request, svc))
+    parts = await files.clean_file_parts(svc.db, trip_id, [f.model_dump() for f in args.files], own_hosts(request, svc))
     text = args.text or ""
     if not text and not args.files:
         raise Invalid("text: write a message or attach a file", field="text")

@@ -1,4 +1,4 @@
-"""Trip uploads as agent attachments: parse, never fetch.
+"""Trip uploads as model input (agent attachments, the readTripMedia tool): parse, never fetch.
 
 A file part or a `readTripMedia` call names a URL. Only this trip's uploads
 are accepted: `/api/uploads/trips/<tripId>/<name>` (optionally absolute on
@@ -15,10 +15,11 @@ import base64
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..errors import Invalid
-from .deps import AgentDeps
+from .db import Database
+from .errors import Invalid
 
 UPLOAD_PATH = re.compile(r"^/api/uploads/trips/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,80}\.[A-Za-z0-9]{1,8})$")
 SUPPORTED_TYPES = ("image/png", "image/jpeg", "image/webp", "application/pdf",
@@ -46,7 +47,7 @@ class Upload:
     def url(self) -> str:
         return f"/api/uploads/trips/{self.trip_id}/{self.name}"
 
-    def part(self) -> dict:
+    def part(self) -> dict[str, Any]:
         """The AI SDK file part we persist (never a data: URL)."""
         return {"type": "file", "mediaType": self.media_type, "url": self.url, "filename": self.filename}
 
@@ -72,18 +73,18 @@ def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: 
     return match.group(2)
 
 
-async def resolve(svc: AgentDeps, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
+async def resolve(db: Database, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
                   field: str = "url") -> Upload:
     name = upload_name(url, trip_id, own_hosts, field)
-    row = await svc.db.fetchone(
+    row = await db.fetchone(
         "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
     if row is None:
         raise RefusedURL(f"{field}: no such upload in this trip", field=field)
     return Upload(trip_id, row["name"], row["filename"], row["media_type"], row["size"])
 
 
-async def clean_file_parts(svc: AgentDeps, trip_id: str, files: list, own_hosts: tuple[str, ...] = (),
-                           field: str = "files") -> list[dict]:
+async def clean_file_parts(db: Database, trip_id: str, files: list[Any], own_hosts: tuple[str, ...] = (),
+                           field: str = "files") -> list[dict[str, Any]]:
     """Validated file parts for persistence: this trip's uploads only (any other
     URL is refused with 422); types we cannot give the model are dropped. The
     media type comes from our record (checked from the bytes at upload), not
@@ -93,30 +94,30 @@ async def clean_file_parts(svc: AgentDeps, trip_id: str, files: list, own_hosts:
     parts = []
     for i, f in enumerate(files):
         url = f.get("url") if isinstance(f, dict) else getattr(f, "url", None)
-        upload = await resolve(svc, trip_id, url, own_hosts, field=f"{field}.{i}.url")
+        upload = await resolve(db, trip_id, url, own_hosts, field=f"{field}.{i}.url")
         if upload.media_type in SUPPORTED_TYPES and upload.size <= MAX_BYTES:
             parts.append(upload.part())
     return parts
 
 
-def _path(svc: AgentDeps, upload: Upload) -> Path:
-    root = Path(svc.settings.uploads_dir).resolve()
+def _path(uploads_dir: str, upload: Upload) -> Path:
+    root = Path(uploads_dir).resolve()
     path = (root / upload.trip_id / upload.name).resolve()
     if root not in path.parents:
         raise RefusedURL("That file is outside this trip's uploads", field="url")
     return path
 
 
-async def read_bytes(svc: AgentDeps, upload: Upload) -> bytes:
-    data = await asyncio.to_thread(_path(svc, upload).read_bytes)
+async def read_bytes(uploads_dir: str, upload: Upload) -> bytes:
+    data = await asyncio.to_thread(_path(uploads_dir, upload).read_bytes)
     return data[:MAX_BYTES]
 
 
-async def model_content(svc: AgentDeps, upload: Upload) -> dict:
+async def model_content(uploads_dir: str, upload: Upload) -> dict[str, Any]:
     """The Responses API input part for an upload: text as text, images and
     PDFs inline as data URLs read from disk."""
     try:
-        data = await read_bytes(svc, upload)
+        data = await read_bytes(uploads_dir, upload)
     except OSError:
         return {"type": "input_text", "text": f"[attachment {upload.filename}: the file could not be read]"}
     if upload.media_type in TEXT_TYPES:
