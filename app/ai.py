@@ -49,7 +49,7 @@ import re
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 
 from pydantic import BaseModel, ValidationError
 
@@ -378,7 +378,7 @@ class AI:
         failure: AIError | None = None
         try:
             async with asyncio.timeout(self.timeout_s):
-                response = await self._client.responses.create(
+                response = await self._client.responses.create(  # type: ignore[call-overload]  # text: a dict
                     model=self.model, instructions=instructions, input=input,
                     max_output_tokens=guard.max_output_tokens, store=False, text=text_format,
                 )
@@ -400,7 +400,7 @@ class AI:
 
     async def stream(self, *, feature: str, user_id: str | None, trip_id: str | None, instructions: str,
                      input: list | str, tools: list[dict], max_output_tokens: int, turn_id: str | None = None,
-                     reasoning: bool = False) -> AsyncIterator[StreamEvent]:
+                     reasoning: bool = False) -> AsyncGenerator[StreamEvent, None]:
         """One guarded, streamed model round with function tools, as normalized events.
 
         Iterate it inside `contextlib.aclosing(...)`, so a consumer that stops
@@ -444,6 +444,7 @@ class AI:
                                 terminal = event  # _stream_round always ends with exactly one
                                 break
                             yield event
+                    assert terminal is not None   # _stream_round always ends with a terminal event
                     _settle(guard, terminal)
                     error = guard.failure
                 finally:
@@ -453,10 +454,11 @@ class AI:
             raise
         finally:
             span.end(error)
+        assert terminal is not None
         yield terminal
 
     async def _stream_round(self, instructions: str, input: list | str, tools: list[dict],
-                            max_output_tokens: int, summary: str | None) -> AsyncIterator[StreamEvent]:
+                            max_output_tokens: int, summary: str | None) -> AsyncGenerator[StreamEvent, None]:
         """The provider side of `stream` (unguarded: only `stream` calls it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s

@@ -123,7 +123,9 @@ def day_legs_now(provider: RouteProvider | None, stops: Sequence[Any], prefs: Tr
     if not pairs:
         return []
     legs = _measure_now(provider, pairs, modes)
-    again = _long_walks(legs, prefs) if legs is not None else []
+    if legs is None:
+        return None
+    again = _long_walks(legs, prefs)
     if again:
         redone = _measure_now(provider, [pairs[i] for i in again],
                               [choose_mode(legs[i].distance_m, prefs) for i in again])

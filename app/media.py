@@ -119,6 +119,6 @@ async def find_upload(db: Database, uploads_dir: str, trip_id: str, name: str) -
     path = stored_path(uploads_dir, trip_id, name)
     row = path and await db.fetchone(
         "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
-    if not row or not path.is_file():
+    if not row or path is None or not path.is_file():
         raise NotFound("No such file")
     return StoredUpload(path, row["name"], row["filename"], row["media_type"], row["size"])

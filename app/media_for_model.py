@@ -52,8 +52,9 @@ class Upload:
         return {"type": "file", "mediaType": self.media_type, "url": self.url, "filename": self.filename}
 
 
-def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: str = "url") -> str:
-    """The stored file name a URL points at, or RefusedURL (422) naming `field`."""
+def upload_name(url: Any, trip_id: str, own_hosts: tuple[str, ...] = (), field: str = "url") -> str:
+    """The stored file name a URL points at, or RefusedURL (422) naming `field`
+    (anything that is not such a URL, whatever its type)."""
     if not isinstance(url, str) or not url or len(url) > 2000:
         raise RefusedURL(f"{field}: must be a URL of one of this trip's uploads", field=field)
     parts = urlsplit(url.strip())
@@ -73,7 +74,7 @@ def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: 
     return match.group(2)
 
 
-async def resolve(db: Database, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
+async def resolve(db: Database, trip_id: str, url: Any, own_hosts: tuple[str, ...] = (),
                   field: str = "url") -> Upload:
     name = upload_name(url, trip_id, own_hosts, field)
     row = await db.fetchone(

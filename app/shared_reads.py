@@ -29,4 +29,4 @@ class SingleFlight:
 
             task.add_done_callback(done)
         # A cancelled waiter must not cancel the call the others wait for.
-        return await asyncio.shield(task)  # type: ignore[no-any-return]
+        return await asyncio.shield(task)

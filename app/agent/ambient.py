@@ -17,6 +17,8 @@ member message it answers as its turn id (and so do its model calls).
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import logging
 import re
@@ -167,7 +169,7 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
     rows = await svc.db.fetchall(
         f"SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? AND {where} "
         f"ORDER BY seq DESC LIMIT {HISTORY}", params)
-    items = []
+    items: list[dict[str, Any]] = []
     for i, r in enumerate(reversed(rows)):
         parts = json.loads(r["parts_json"])
         text = timeline.text_of(parts)[:4000]
@@ -175,7 +177,8 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
             if text:
                 items.append({"role": "assistant", "content": text})
             continue
-        content = [{"type": "input_text", "text": f"{r['actor_name'] or 'member'}: {text}"}] if text else []
+        said = f"{r['actor_name'] or 'member'}: {text}"
+        content: list[dict[str, Any]] = [{"type": "input_text", "text": said}] if text else []
         if i == len(rows) - 1:
             for part in parts:
                 if part.get("type") == "file":

@@ -69,8 +69,12 @@ class Response:
     approval_id: str = ""
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def signature_ok(svc: AgentDeps, trip_id: str, turn_id: str, part: dict) -> bool:
-    approval = part.get("approval") if isinstance(part.get("approval"), dict) else {}
+    approval = _object(part.get("approval"))
     claimed = approval.get("id")
     if not isinstance(claimed, str) or not claimed.startswith(PREFIX):
         return False
@@ -81,11 +85,11 @@ def signature_ok(svc: AgentDeps, trip_id: str, turn_id: str, part: dict) -> bool
 
 async def redeem(svc: AgentDeps, trip_id: str, turn_id: str, part: dict, user_id: str) -> Response:
     """Verify one responded tool part and spend its approval (see module doc)."""
-    approval = part.get("approval") if isinstance(part.get("approval"), dict) else {}
+    approval = _object(part.get("approval"))
     approved = approval.get("approved") is True
     reason = approval.get("reason") if isinstance(approval.get("reason"), str) else None
     name, call_id = str(part.get("type"))[5:], str(part.get("toolCallId"))
-    tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
+    tool_input = _object(part.get("input"))
     if not signature_ok(svc, trip_id, turn_id, part):
         return Response(call_id, name, tool_input, False, reason,
                         error="This approval could not be verified, so nothing was changed.")

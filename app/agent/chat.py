@@ -206,7 +206,8 @@ class _Emitter:
 async def instructions_for(svc: AgentDeps, trip: Trip, user: dict, role: str, base: str,
                            cards: list[dict] | None = None) -> str:
     prefs = await effective(svc.db, user["id"], trip.id)
-    context = {"today": timeline.now_dt(svc).date().isoformat(), "member": {"name": user["displayName"], "role": role},
+    context: dict[str, Any] = {"today": timeline.now_dt(svc).date().isoformat(),
+                               "member": {"name": user["displayName"], "role": role},
                "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
     if cards:
         context["recentCards"] = cards
@@ -268,6 +269,7 @@ async def _run(svc: AgentDeps, turn: Turn, emit: _Emitter) -> None:
 
 async def _street_view(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     """An explicit street-view request: the application's answer, no model call."""
+    assert turn.street_view is not None   # the turn is a street-view request
     parts = await grounding.answer(svc, turn.trip_id, turn.street_view)
     emit("start-step")
     for part in parts:

@@ -32,7 +32,6 @@ class AgentDeps(FactSources, Protocol):
     settings: Settings
     db: Database
     secret: str
-    clock: Callable[[], float]
     background: BackgroundWork
     telemetry: Telemetry
     trips: TripStates
@@ -40,4 +39,7 @@ class AgentDeps(FactSources, Protocol):
     ai: AI | None                  # None without OPENAI_API_KEY: the agent's routes answer 404
     street_view: StreetView | None  # None without GOOGLE_MAPS_API_KEY
     agent_timing: AgentTiming
+
+    @property
+    def clock(self) -> Callable[[], float]: ...   # wall-clock seconds
 

@@ -37,8 +37,10 @@ def _write_tool_model(model: type[BaseModel]) -> type[BaseModel]:
     names = clearable_fields(model)
     if not names:
         return model
+    # A model built at run time: its field's type is made from the op's list.
+    choice: Any = Literal[tuple(names)]
     return create_model(f"{model.__name__}Tool", __base__=model, clear=(
-        list[Literal[tuple(names)]],
+        list[choice],
         Field(default_factory=list, description="Fields to clear (set to nothing), e.g. setTime to unpin a stop"),
     ))
 
@@ -63,7 +65,7 @@ def parse_arguments(raw: str, op_name: str | None = None) -> dict[str, Any]:
         raise ValueError("arguments must be a JSON object")
     clear = value.pop("clear", None) if op_name else None
     args = {k: v for k, v in value.items() if v is not None}
-    if clear:
+    if clear and op_name is not None:
         allowed = clearable_fields(TRIP_OPS[op_name].args)
         for name in clear:
             if name not in allowed:

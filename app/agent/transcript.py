@@ -12,7 +12,7 @@ ignored.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, TYPE_CHECKING
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -55,11 +55,17 @@ def _as_dicts(parts: list[UIPartIn]) -> list[dict[str, Any]]:
     return [part.model_dump(exclude_unset=True) for part in parts]
 
 
+if TYPE_CHECKING:   # what the validator below hands on
+    PartsIn = list[dict[str, Any]]
+else:
+    PartsIn = Annotated[list[UIPartIn], AfterValidator(_as_dicts)]
+
+
 class UIMessageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
     id: str | None = Field(default=None, max_length=200)
     role: str = Field(max_length=20)
-    parts: Annotated[list[UIPartIn], AfterValidator(_as_dicts)] = Field(default_factory=list, max_length=400)
+    parts: PartsIn = Field(default_factory=list, max_length=400)
 
 
 def tool_name(part: dict) -> str | None:

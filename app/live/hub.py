@@ -131,10 +131,12 @@ class LiveHub:
         self._count += 1
         self._start_ticker()
         cursor = self._cursor(last_event_id)
-        resumed = cursor is not None and channel.floor <= cursor <= self._counter
+        if cursor is not None and not channel.floor <= cursor <= self._counter:
+            cursor = None   # not an id this trip's events can resume from
+        resumed = cursor is not None
         hello = encode({"connectionId": stream.connection_id, "resumed": resumed})
-        stream.push(frame(self._id(cursor if resumed else channel.head()), "hello", hello, retry=True))
-        if resumed:
+        stream.push(frame(self._id(channel.head() if cursor is None else cursor), "hello", hello, retry=True))
+        if cursor is not None:
             for n, data in channel.ring:
                 if n > cursor:
                     stream.push(data)

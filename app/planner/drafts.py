@@ -93,7 +93,7 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
             # A set time is on the day's own clock; a computed start may run past midnight.
             start = (to_minutes(args["setTime"]) if args.get("setTime")
                      else preview.get("startMinutes", to_minutes(preview["startTime"])))
-            check = check_at(place_raw, trip.day_date(day), start, args["durationMin"], meal=True)
+            check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=True)
             if not check.fits:
                 latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
                 raise Conflict(f"{args['name']} is not open for the whole meal from {clock_label(start)} "

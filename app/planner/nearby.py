@@ -50,11 +50,11 @@ def _cheapest_after(day: Day, place: dict) -> str | None:
         return day.stops[-1].id if day.stops else None
     best, best_cost = day.stops[-1].id, math.inf
     for i, stop in enumerate(day.stops):
-        if stop.lat is None:
+        if stop.lat is None or stop.lng is None:
             continue
-        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None), None)
+        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None and s.lng is not None), None)
         cost = haversine_m(stop.lat, stop.lng, place["lat"], place["lng"])
-        if nxt is not None:
+        if nxt is not None and nxt.lat is not None and nxt.lng is not None:
             cost += haversine_m(place["lat"], place["lng"], nxt.lat, nxt.lng)
             cost -= haversine_m(stop.lat, stop.lng, nxt.lat, nxt.lng)
         if cost < best_cost:
@@ -149,10 +149,11 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
     food = not explore or is_food(place)
     if explore:
         after_id = _cheapest_after(ctx.day, place)
+        duration = PACE_VISIT_MIN[ctx.trip.prefs.pace]
     else:
+        assert meal is not None, "a place to eat is always for a meal"
         after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
-    duration = (PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore
-                else replaced.duration_min if replaced else MEAL_MINUTES[meal])
+        duration = replaced.duration_min if replaced else MEAL_MINUTES[meal]
     args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
                             "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
                             "durationMin": duration, "note": FOOD_NOTE if food else ""}

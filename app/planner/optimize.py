@@ -31,7 +31,7 @@ from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours.rules import check_at
-from ..meals import MEAL_MINUTES, meal_for
+from ..meals import MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
 from ..ai import require_ai
@@ -165,12 +165,11 @@ def plan_types(prefs: EffectivePreferences) -> list[str]:
 async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
     """Up to 12 usable Google places near the day, taken in turn from each
     type's ranking so every chosen type is represented. Empty without Google."""
-    if svc.places is None:
-        return []
     anchor = centre(ctx.day.stops, ctx.trip)
     if anchor is None:
         return []
-    spread = max((haversine_m(anchor[0], anchor[1], s.lat, s.lng) for s in ctx.day.stops if s.lat is not None),
+    spread = max((haversine_m(anchor[0], anchor[1], s.lat, s.lng) for s in ctx.day.stops
+                  if s.lat is not None and s.lng is not None),
                  default=0.0)
     radius = min(5000.0, max(1500.0, spread + 500))
     types = plan_types(prefs)
@@ -286,9 +285,9 @@ async def build_draft(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, cand
         raw = candidates[stop.place_id]["raw"]
         start = slots[sid].start
         if not check_at(raw, ctx.date, start, stop.duration_min, meal=True).fits:
+            meal = MEALS[stop.meal].word if stop.meal in MEALS else "meal"
             raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {clock_label(start)}, when it is "
-                               f"not open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please "
-                               f"try again.")
+                               f"not open for the whole {meal}. Nothing was changed; please try again.")
     return await preview_draft(svc, ctx, edits, plan.summary, candidate_places(candidates))
 
 

@@ -22,6 +22,7 @@ from ..providers.weather import Weather
 from ..trips.dto import TripCache
 from ..trips.model import Day, Stop, Trip
 from .findings import ReviewResult, day_fingerprint, review_day
+from .issues import Json
 
 log = logging.getLogger("wayline.planner")
 WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
@@ -34,13 +35,13 @@ class DayContext:
     trip: Trip
     day: Day
     legs: list[Leg]
-    places: dict[str, dict] | None           # the trip's stops' place JSON (None: no places provider)
-    weather: dict[str, dict] | None = None   # date -> app.providers.weather day (None: unknown)
+    places: dict[str, Json] | None           # the trip's stops' place JSON (None: no places provider)
+    weather: dict[str, Json] | None = None   # date -> app.providers.weather day (None: unknown)
     trip_legs: dict[str, list[Leg]] | None = None   # every day's shown legs
 
     @property
     def date(self) -> str:
-        return self.trip.day_date(self.day)
+        return self.trip.dated(self.day)
 
     def review(self) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,

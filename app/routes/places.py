@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ..errors import Invalid
 from ..providers.maps import PlacesProvider, valid_place_id
-from .common import member, ok, parse, services
+from .common import M, member, ok, parse, services
 from .openapi import describe
 
 PLACE_TYPE = r"^[a-z][a-z0-9_]{1,63}$"  # Table A types: lower snake case
@@ -38,7 +38,7 @@ class NearbyQuery(BaseModel):
     limit: int = Field(default=20, ge=1, le=20)
 
 
-def _query(request: Request, model: type[BaseModel]) -> BaseModel:
+def _query(request: Request, model: type[M]) -> M:
     data = {k: v for k, v in request.query_params.items() if v != ""}
     return parse(model, data)
 
@@ -74,7 +74,7 @@ async def nearby_places(request: Request):
         raise Invalid(f"{missing}: give both lat and lng, or neither for the trip's destination", field=missing)
     provider = _places(request)
     lat, lng = query.lat, query.lng
-    if lat is None:
+    if lat is None or lng is None:
         trip = await _trip(request, trip_id)
         if trip.dest_lat is None or trip.dest_lng is None:
             raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")

@@ -17,7 +17,7 @@ from ..planner.shortest import shortest_draft
 from ..planner.nearby import suggest
 from ..trips.dto import trip_json
 from ..fields import HHMM
-from ..trips.ops import Meal
+from ..meals import Meal
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 

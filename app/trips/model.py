@@ -158,6 +158,15 @@ class Trip:
         except (OverflowError, ValueError):
             return None
 
+    def dated(self, day: Day) -> str:
+        """The day's ISO date for rules that need one (the review, drafts); a
+        trip whose dates cannot be represented gets a 422 naming its start date."""
+        found = self.day_date(day)
+        if found is None:
+            raise Invalid("startDate: this trip's dates are out of range; change its start date",
+                          field="startDate")
+        return found
+
     def all_stops(self) -> Iterator[Stop]:
         for d in self.days:
             yield from d.stops

@@ -138,7 +138,9 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={AppError: app_error, HTTPException: http_error, sqlite3.DatabaseError: database_error,
+        # Starlette types every handler as taking Exception; each takes its own class.
+        exception_handlers={AppError: app_error, HTTPException: http_error,  # type: ignore[dict-item]
+                            sqlite3.DatabaseError: database_error,  # type: ignore[dict-item]
                             Exception: unexpected_error},
     )
     app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
