@@ -4,7 +4,8 @@ In one transaction the account leaves every trip: a trip it alone belonged
 to is deleted (its uploads after the commit); where it was the last owner,
 the longest-standing editor, else viewer, becomes owner; its votes go as
 when leaving. Its comments and timeline messages stay, shown as from a
-deleted member. Its sessions, private preferences and dismissals go; AI
+deleted member (so do its assistants' suggestions). Its sessions, private
+preferences, dismissals, calendar links and assistants' access tokens go; AI
 usage rows keep their counts without the user. Every trip it touched is
 announced through the change signal.
 
@@ -15,18 +16,16 @@ keep referring to who created them without naming anyone.
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-
 from . import media
 from .auth import SessionCache
 from .db import Database
+from .filestore import FileStore
 
 DELETED_NAME = "Deleted member"
 SUCCESSION = "CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, joined_at, user_id"
 
 
-async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions: SessionCache) -> list[str]:
+async def delete_account(db: Database, files: FileStore, user_id: str, sessions: SessionCache) -> list[str]:
     """Delete the account; returns the ids of the trips deleted with it."""
     deleted: list[str] = []
     async with db.write() as tx:
@@ -54,7 +53,14 @@ async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions:
                 "SELECT DISTINCT trip_id FROM agent_messages WHERE actor_user_id = ?", (user_id,)):
             tx.touch(trip_id, "timeline")
         await tx.execute("UPDATE agent_messages SET actor_name = ? WHERE actor_user_id = ?", (DELETED_NAME, user_id))
+        for (trip_id,) in await tx.execute_fetchall(
+                "SELECT DISTINCT trip_id FROM agent_suggestions WHERE proposed_by = ?", (user_id,)):
+            tx.touch(trip_id, "suggestions")
+        await tx.execute("UPDATE agent_suggestions SET proposed_as = ? WHERE proposed_by = ?",
+                         (f"An assistant of a {DELETED_NAME.lower()}", user_id))
         await tx.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+        # Assistants' access tokens end with the account (one-trip ones already went with the memberships).
+        await tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
         await tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
         await tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
         await tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
@@ -63,7 +69,5 @@ async def delete_account(db: Database, uploads_dir: str, user_id: str, sessions:
                          "WHERE id = ?", (DELETED_NAME, user_id))
     sessions.drop_user(user_id)
     for trip_id in deleted:
-        folder = media.trip_folder(uploads_dir, trip_id)
-        if folder is not None:
-            await asyncio.to_thread(shutil.rmtree, folder, True)
+        await media.delete_trip_files(files, trip_id)
     return deleted

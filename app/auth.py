@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import math
 import re
 import secrets
 import time
@@ -44,6 +45,28 @@ def verify_password(password: str, stored: str) -> bool:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+class LastUse:
+    """When a secret link or token was last used, written at most once a
+    minute per token: a calendar app or an assistant may call often, and each
+    use need not cost a write."""
+
+    EVERY_S = 60.0
+
+    def __init__(self, clock=time.monotonic, size: int = 4096):
+        self.clock, self.size = clock, size
+        self._written: dict[str, float] = {}
+
+    def due(self, key: str) -> bool:
+        """True (and remembered) when `key`'s last use should be written now."""
+        now = self.clock()
+        if now - self._written.get(key, -math.inf) < self.EVERY_S:
+            return False
+        if len(self._written) >= self.size:
+            self._written.clear()
+        self._written[key] = now
+        return True
 
 
 class SignInLimiter:

@@ -30,6 +30,24 @@ class Backup:
     users: int
 
 
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """What `PRAGMA integrity_check` finds (the first few); empty when the file is whole."""
+    # A damaged file's messages quote its bytes, which need not be UTF-8.
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+    finally:
+        conn.text_factory = str
+    return [] if problems == ["ok"] else problems[:5]
+
+
+def counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Trips and accounts in a copy (what the command's one line reports)."""
+    trips = conn.execute("SELECT COUNT(*) FROM trips").fetchone()[0]
+    users = conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+    return trips, users
+
+
 def backup(db_path: str, dest: str | Path) -> Backup:
     source_file = Path(db_path).resolve()
     if not source_file.is_file():
@@ -48,11 +66,10 @@ def backup(db_path: str, dest: str | Path) -> Backup:
         try:
             source.backup(copy)   # all pages in one step: one consistent snapshot
             copy.execute("PRAGMA journal_mode = DELETE")   # one self-contained file
-            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
-            if problems != ["ok"]:
-                raise BackupFailed("the copy failed its integrity check: " + "; ".join(problems[:5]))
-            trips = copy.execute("SELECT COUNT(*) FROM trips").fetchone()[0]
-            users = copy.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+            problems = integrity_problems(copy)
+            if problems:
+                raise BackupFailed("the copy failed its integrity check: " + "; ".join(problems))
+            trips, users = counts(copy)
         finally:
             copy.close()
     except BaseException:

@@ -23,9 +23,11 @@ from .agent.deps import AgentTiming
 from .agent.watch import Watch
 from .ai import AI
 from .aiusage import AIUsage
-from .auth import SessionCache, SignInLimiter
+from .assistants.door import Assistants
+from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
 from .db import Database
+from .filestore import FileStore
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import PlacesProvider
@@ -45,6 +47,7 @@ class Core:
     db: Database
     secret: str                       # signs approvals and street-view names (never sent anywhere)
     clock: Callable[[], float]        # wall-clock seconds; tests inject one
+    files: FileStore                  # uploads: the volume, or the replica's bucket (app/filestore/)
     background: BackgroundWork
     telemetry: Telemetry              # a no-op unless OpenTelemetry is configured
     http: OutboundClient              # the one outbound client the providers share
@@ -59,6 +62,8 @@ class Core:
     live_limits: LiveLimits
     sessions: SessionCache
     limiter: SignInLimiter
+    last_use: LastUse                 # calendar links' and access tokens' last use
+    assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
     # The optional group: None when not configured.
     ai: AI | None = None                    # without OPENAI_API_KEY
     google: Google | None = None            # without GOOGLE_MAPS_API_KEY

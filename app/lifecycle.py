@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,12 @@ from .agent.deps import AgentTiming
 from .agent.proactive import Evaluator
 from .agent.watch import Watch
 from .aiusage import AIUsage
-from .auth import SessionCache, SignInLimiter
+from .assistants.door import Assistants
+from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
 from .core import Core
 from .db import Database
+from .filestore import open_filestore
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import open_provider
@@ -37,15 +39,15 @@ from .trips.state import TripStates
 
 # Parts a test may inject instead of the configured ones.
 PARTS = frozenset({"clock", "telemetry", "aiusage", "ai", "google", "places", "weather", "street_view", "sessions",
-                   "limiter"})
+                   "limiter", "files", "last_use"})
 # Knobs a test may turn: override name -> (group, field).
 KNOBS = {"agent_debounce_s": ("agent_timing", "debounce_s"),
          "agent_watch_interval_s": ("agent_timing", "watch_interval_s"),
          "live_keepalive_s": ("live_limits", "keepalive_s"),
          "live_max_per_user": ("live_limits", "max_per_user"),
-         "live_max_streams": ("live_limits", "max_streams")}
+         "live_max_streams": ("live_limits", "max_streams"),
+         "mcp_calls_per_minute": ("assistants", "calls_per_minute")}
 OVERRIDES = PARTS | set(KNOBS)
-assert {f for _, f in KNOBS.values()} <= {f.name for f in fields(AgentTiming)} | {f.name for f in fields(LiveLimits)}
 
 
 def check_overrides(overrides: dict[str, Any]) -> None:
@@ -56,7 +58,7 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 
 async def start(settings: Settings, db: Database, secret: str, overrides: dict[str, Any]) -> Core:
     check_overrides(overrides)
-    knobs: dict[str, dict[str, Any]] = {"agent_timing": {}, "live_limits": {}}
+    knobs: dict[str, dict[str, Any]] = {"agent_timing": {}, "live_limits": {}, "assistants": {}}
     for name, (group, knob) in KNOBS.items():
         if name in overrides:
             knobs[group][knob] = overrides[name]
@@ -101,14 +103,19 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
         from .ai import AI
 
         ai = AI(settings, aiusage, telemetry)
-    core = Core(settings=settings, db=db, secret=secret, clock=clock, background=BackgroundWork(),
+    background = BackgroundWork()
+    core = Core(settings=settings, db=db, secret=secret, clock=clock, background=background,
+                files=overrides.get("files") or open_filestore(settings),
                 telemetry=telemetry, http=http, trips=trips, trip_cache=trip_cache, heads=heads, live=live,
                 aiusage=aiusage, places=places, weather=overrides.get("weather") or Weather(settings, http, db,
                                                                                              clock=clock),
                 agent_timing=replace(AgentTiming(), **knobs["agent_timing"]), live_limits=live_limits,
                 ai=ai, google=google, street_view=street_view,
                 sessions=overrides.get("sessions") or SessionCache(),
-                limiter=overrides.get("limiter") or SignInLimiter())
+                limiter=overrides.get("limiter") or SignInLimiter(),
+                last_use=overrides.get("last_use") or LastUse(),
+                # The MCP server for outside assistants: started on the first /mcp request.
+                assistants=Assistants(background, **knobs["assistants"]))
     # The trip agent evaluates members' edits (debounced, in the background),
     # and a periodic pass notices risks that come without an edit (the forecast).
     if ai is not None:

@@ -1,20 +1,28 @@
 """Uploaded trip media: the type comes from the bytes, never the name.
 
-Files live at `{uploads_dir}/{trip_id}/{id}.{ext}`; names are ours, so a
-client's `../` or odd characters never reach the file system. The `media`
-table records each file (who, when, the client's name for display)."""
+Files are stored under `{trip_id}/{id}.{ext}` in the file store
+(app/filestore/: the volume, or the replica's bucket); names are ours, so a
+client's `../` or odd characters never reach a path or a key. The `media`
+table records each file (who, when, the client's name for display). Bytes
+stream through in chunks: an upload is checked and stored without being
+held whole in memory."""
 
 from __future__ import annotations
 
-import asyncio
+import codecs
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
+from typing import BinaryIO
+from collections.abc import AsyncIterator
 
 from .db import Database
-from .errors import NotFound, UnsupportedType
+from .errors import NotFound, Unavailable, UnsupportedType
+from .filestore import CHUNK, FileStore, StoreUnavailable
 from .ids import new_id, utcnow
+
+log = logging.getLogger("wayline")
 
 MAX_BYTES = 2 * 1024 * 1024
 STORED_NAME = re.compile(r"^[0-9a-f]{16}\.(png|jpg|webp|pdf|txt|md|csv)$")
@@ -25,23 +33,62 @@ TEXT_TYPES = {"md": "text/markdown", "markdown": "text/markdown", "csv": "text/c
 
 def sniff(data: bytes, filename: str) -> str | None:
     """The media type the bytes prove, or None when we do not accept them."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data.startswith(b"%PDF-"):
-        return "application/pdf"
-    if b"\x00" in data:
-        return None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    # Plain text proven by the bytes; the name only picks among text flavours.
-    ext = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
-    return TEXT_TYPES.get(ext, "text/plain")
+    checker = TypeCheck(filename)
+    checker.feed(data)
+    return checker.result()
+
+
+class TypeCheck:
+    """`sniff` fed in chunks: the head decides binary types; text must be
+    UTF-8 without NUL bytes from the first byte to the last."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.head = b""
+        self.text = True
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def feed(self, chunk: bytes) -> None:
+        if len(self.head) < 12:
+            self.head += chunk[:12 - len(self.head)]
+        if self.text:
+            try:
+                self.decoder.decode(chunk)
+            except UnicodeDecodeError:
+                self.text = False
+            self.text = self.text and b"\x00" not in chunk
+
+    def result(self) -> str | None:
+        head = self.head
+        if head.startswith(b"\x89PNG\r\n\x1a\n"):
+            return "image/png"
+        if head.startswith(b"\xff\xd8\xff"):
+            return "image/jpeg"
+        if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            return "image/webp"
+        if head.startswith(b"%PDF-"):
+            return "application/pdf"
+        if not self.text:
+            return None
+        try:
+            self.decoder.decode(b"", final=True)   # a sequence cut off at the end
+        except UnicodeDecodeError:
+            return None
+        # Plain text proven by the bytes; the name only picks among text flavours.
+        ext = self.filename.rsplit(".", 1)[-1].lower() if "." in self.filename else ""
+        return TEXT_TYPES.get(ext, "text/plain")
+
+
+def _check_type(source: BinaryIO, filename: str) -> tuple[str | None, int]:
+    """Read the spooled upload once, in chunks: its media type and size."""
+    checker = TypeCheck(filename)
+    size = 0
+    source.seek(0)
+    while chunk := source.read(CHUNK):
+        checker.feed(chunk)
+        size += len(chunk)
+    source.seek(0)
+    return checker.result(), size
 
 
 def display_name(filename: str | None) -> str:
@@ -50,50 +97,48 @@ def display_name(filename: str | None) -> str:
     return (name or "upload")[:120]
 
 
-def trip_folder(uploads_dir: str, trip_id: str) -> Path | None:
-    """The trip's upload folder; None for anything that is not one of our ids."""
-    if not re.fullmatch(r"[0-9a-f]{16}", trip_id):
+def stored_key(trip_id: str, name: str) -> str | None:
+    """The file store's key for one of our stored names; None for anything else."""
+    if not re.fullmatch(r"[0-9a-f]{16}", trip_id) or not STORED_NAME.match(name):
         return None
-    return Path(uploads_dir) / trip_id
-
-
-def stored_path(uploads_dir: str, trip_id: str, name: str) -> Path | None:
-    folder = trip_folder(uploads_dir, trip_id)
-    if folder is None or not STORED_NAME.match(name):
-        return None
-    return folder / name
+    return f"{trip_id}/{name}"
 
 
 def upload_url(trip_id: str, name: str) -> str:
     return f"/api/uploads/trips/{trip_id}/{name}"
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+def _unavailable() -> Unavailable:
+    return Unavailable("Files cannot be reached right now; try again in a moment", code="files_unavailable")
 
 
-async def save_upload(db: Database, uploads_dir: str, trip_id: str, user_id: str, data: bytes,
+async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str, source: BinaryIO,
                       client_name: str | None) -> dict:
-    """Store checked bytes under our own name and record them; 415 for a type we don't accept."""
+    """Store checked bytes under our own name and record them; 415 for a type we don't accept.
+    `source` is the spooled upload (read in chunks, never whole)."""
     filename = display_name(client_name)
-    media_type = sniff(data, filename)
+    media_type, size = _check_type(source, filename)
     if media_type is None:
         raise UnsupportedType("Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
     media_id = new_id()
     name = f"{media_id}.{EXTENSIONS[media_type]}"
-    path = stored_path(uploads_dir, trip_id, name)
-    if path is None:
+    key = stored_key(trip_id, name)
+    if key is None:
         raise NotFound("Trip not found")
-    await asyncio.to_thread(_write_file, path, data)
-    await db.execute_write(
-        "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (media_id, trip_id, name, filename, media_type, len(data), user_id, utcnow()))
+    try:
+        await files.write(key, source, size, media_type)
+    except StoreUnavailable:
+        raise _unavailable() from None
+    try:
+        await db.execute_write(
+            "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (media_id, trip_id, name, filename, media_type, size, user_id, utcnow()))
+    except BaseException:
+        await files.delete(key)   # no file without its record
+        raise
     return {"id": media_id, "url": upload_url(trip_id, name), "mediaType": media_type, "filename": filename,
-            "size": len(data)}
+            "size": size}
 
 
 async def list_uploads(db: Database, trip_id: str) -> list[dict]:
@@ -107,18 +152,47 @@ async def list_uploads(db: Database, trip_id: str) -> list[dict]:
 
 @dataclass(frozen=True)
 class StoredUpload:
-    path: Path
     name: str
     filename: str
     media_type: str
     size: int
+    chunks: AsyncIterator[bytes]
 
 
-async def find_upload(db: Database, uploads_dir: str, trip_id: str, name: str) -> StoredUpload:
-    """One of the trip's uploads by its stored name; 404 when it is not ours or not on disk."""
-    path = stored_path(uploads_dir, trip_id, name)
-    row = path and await db.fetchone(
+async def find_upload(db: Database, files: FileStore, trip_id: str, name: str) -> StoredUpload:
+    """One of the trip's uploads by its stored name, ready to stream; 404 when
+    it is not ours or not stored."""
+    key = stored_key(trip_id, name)
+    row = key and await db.fetchone(
         "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
-    if not row or path is None or not path.is_file():
+    if not row or key is None:
         raise NotFound("No such file")
-    return StoredUpload(path, row["name"], row["filename"], row["media_type"], row["size"])
+    try:
+        stored = await files.open(key)
+    except StoreUnavailable:
+        raise _unavailable() from None
+    if stored is None:
+        raise NotFound("No such file")
+    return StoredUpload(row["name"], row["filename"], row["media_type"], stored.size, stored.chunks)
+
+
+async def read_upload(files: FileStore, trip_id: str, name: str, limit: int) -> bytes | None:
+    """Up to `limit` bytes of a stored upload (the agent's attachments); None when missing."""
+    key = stored_key(trip_id, name)
+    if key is None:
+        return None
+    try:
+        return await files.read(key, limit)
+    except StoreUnavailable:
+        return None
+
+
+async def delete_trip_files(files: FileStore, trip_id: str) -> None:
+    """Remove a deleted trip's files. The trip is gone already: a store that
+    cannot be reached leaves files no one can reach either, and says so in the log."""
+    if not re.fullmatch(r"[0-9a-f]{16}", trip_id):
+        return
+    try:
+        await files.delete_folder(trip_id)
+    except StoreUnavailable:
+        log.warning("the files of deleted trip %s could not be removed (file storage unreachable)", trip_id)

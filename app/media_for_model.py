@@ -3,23 +3,23 @@
 A file part or a `readTripMedia` call names a URL. Only this trip's uploads
 are accepted: `/api/uploads/trips/<tripId>/<name>` (optionally absolute on
 one of our own hosts). The path is parsed, the `media` row looked up, and the
-bytes read from `{uploads_dir}/{tripId}/{name}`. Nothing is ever requested
+bytes read from the file store (app/filestore/: the volume or the bucket). Nothing is ever requested
 over the network, so no URL a member or a model writes can make the server
 reach another host (SSRF) or another trip's files.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from . import media
 from .db import Database
 from .errors import Invalid
+from .filestore import FileStore
 
 UPLOAD_PATH = re.compile(r"^/api/uploads/trips/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,80}\.[A-Za-z0-9]{1,8})$")
 SUPPORTED_TYPES = ("image/png", "image/jpeg", "image/webp", "application/pdf",
@@ -101,24 +101,18 @@ async def clean_file_parts(db: Database, trip_id: str, files: list[Any], own_hos
     return parts
 
 
-def _path(uploads_dir: str, upload: Upload) -> Path:
-    root = Path(uploads_dir).resolve()
-    path = (root / upload.trip_id / upload.name).resolve()
-    if root not in path.parents:
-        raise RefusedURL("That file is outside this trip's uploads", field="url")
-    return path
+async def read_bytes(files: FileStore, upload: Upload) -> bytes:
+    data = await media.read_upload(files, upload.trip_id, upload.name, MAX_BYTES)
+    if data is None:
+        raise OSError(f"upload {upload.name} is not stored")
+    return data
 
 
-async def read_bytes(uploads_dir: str, upload: Upload) -> bytes:
-    data = await asyncio.to_thread(_path(uploads_dir, upload).read_bytes)
-    return data[:MAX_BYTES]
-
-
-async def model_content(uploads_dir: str, upload: Upload) -> dict[str, Any]:
+async def model_content(files: FileStore, upload: Upload) -> dict[str, Any]:
     """The Responses API input part for an upload: text as text, images and
-    PDFs inline as data URLs read from disk."""
+    PDFs inline as data URLs read from the file store."""
     try:
-        data = await read_bytes(uploads_dir, upload)
+        data = await read_bytes(files, upload)
     except OSError:
         return {"type": "input_text", "text": f"[attachment {upload.filename}: the file could not be read]"}
     if upload.media_type in TEXT_TYPES:

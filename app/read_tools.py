@@ -28,6 +28,7 @@ from . import media_for_model
 from .ai_schema import strict_schema
 from .db import Database
 from .errors import AppError, Unavailable
+from .filestore import FileStore
 from .legs import estimate
 from .providers.maps import PlacesProvider
 from .providers.weather import Weather
@@ -45,6 +46,7 @@ class ToolDeps(Protocol):
     settings: Settings
     places: PlacesProvider
     weather: Weather
+    files: FileStore
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,7 @@ async def read_trip_media(ctx: ToolContext, args: ReadTripMedia) -> ToolResult:
     if upload.media_type not in media_for_model.SUPPORTED_TYPES:
         return ToolResult(error=f"{upload.filename} is a kind of file the AI cannot read.",
                           detail=f"{upload.media_type} is not supported")
-    content = await media_for_model.model_content(ctx.deps.settings.uploads_dir, upload)
+    content = await media_for_model.model_content(ctx.deps.files, upload)
     meta = {"url": upload.url, "filename": upload.filename, "mediaType": upload.media_type, "size": upload.size}
     if content["type"] == "input_text":
         return ToolResult({**meta, "text": content["text"]})

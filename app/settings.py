@@ -8,6 +8,7 @@ directly with `Settings(...)` or `Settings.from_env(env={...})`.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Mapping
@@ -110,6 +111,19 @@ class Settings:
     map_tiles_url: str = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     map_attribution: str = '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
 
+    # Replication (app/replica.py, docs/deploy.md): with a replica URL the image
+    # streams the database to that bucket with Litestream and uploads go there
+    # too (app/filestore/); None keeps everything on the local volume.
+    replica_url: str | None = None          # s3://bucket/path
+    replica_endpoint: str | None = None     # S3-compatible stores (Fly's Tigris, MinIO, a test stand-in)
+    aws_access_key_id: str | None = None
+    aws_secret_access_key: str | None = None
+    aws_region: str = "auto"                # Tigris takes "auto"; AWS wants the bucket's region
+    # Trips homed on several machines (app/trip_homes.py, docs/scaling.md): the
+    # Fly machine ids that share the trips, and this machine's id. Empty: off.
+    trip_machines: tuple[str, ...] = field(default_factory=tuple)
+    machine_id: str | None = None
+
     # Test-only: neither is read from the environment, so no deployment can
     # weaken its password hashes; a cost below PASSWORD_HASH_N needs the flag.
     password_hash_n: int = PASSWORD_HASH_N
@@ -130,6 +144,11 @@ class Settings:
         if self.places_provider_choice:
             return self.places_provider_choice
         return "google" if self.google_maps_api_key else "osm"
+
+    @property
+    def replica(self) -> ReplicaLocation | None:
+        """Where the database and uploads are replicated, when configured."""
+        return ReplicaLocation.parse(self.replica_url) if self.replica_url else None
 
     @property
     def secure_cookies(self) -> bool:
@@ -177,6 +196,18 @@ class Settings:
         except ValueError as exc:
             raise SystemExit(f"WAYLINE_TRUSTED_PROXIES: {exc}") from None
 
+        replica_url = text("WAYLINE_REPLICA_URL")
+        if replica_url is not None:
+            try:
+                ReplicaLocation.parse(replica_url)
+            except ValueError as exc:
+                raise SystemExit(f"WAYLINE_REPLICA_URL: {exc}") from None
+        machine_id = text("FLY_MACHINE_ID")
+        trip_machines = tuple(m.strip() for m in (text("WAYLINE_TRIP_MACHINES") or "").split(",") if m.strip())
+        if trip_machines and machine_id not in trip_machines:
+            raise SystemExit("WAYLINE_TRIP_MACHINES must list this machine's FLY_MACHINE_ID "
+                             f"({machine_id or 'unset'}), got {', '.join(trip_machines)}")
+
         d = cls()
         return cls(
             db_path=text("WAYLINE_DB") or d.db_path,
@@ -217,15 +248,77 @@ class Settings:
             contact=text("WAYLINE_CONTACT"),
             map_tiles_url=text("WAYLINE_MAP_TILES_URL") or d.map_tiles_url,
             map_attribution=text("WAYLINE_MAP_ATTRIBUTION") or d.map_attribution,
+            replica_url=replica_url,
+            # `fly storage create` (Tigris) sets AWS_ENDPOINT_URL_S3, the AWS SDKs' own variable.
+            replica_endpoint=(text("WAYLINE_REPLICA_ENDPOINT") or text("AWS_ENDPOINT_URL_S3") or "").rstrip("/")
+            or None,
+            aws_access_key_id=text("AWS_ACCESS_KEY_ID"),
+            aws_secret_access_key=text("AWS_SECRET_ACCESS_KEY"),
+            aws_region=text("AWS_REGION") or text("AWS_DEFAULT_REGION") or d.aws_region,
+            trip_machines=trip_machines,
+            machine_id=machine_id,
         )
 
     def key_report(self) -> list[str]:
-        """One line per secret: set or missing, never the value."""
-        keys = {
-            "OPENAI_API_KEY": self.openai_api_key,
-            "GOOGLE_MAPS_API_KEY": self.google_maps_api_key,
-            "GOOGLE_MAPS_BROWSER_KEY": self.google_maps_browser_key,
-            "WAYLINE_SECRET": self.secret,
+        """One line per secret, never its value: set, or what the server does
+        without it (each is optional: none of these lines is a fault)."""
+        without = {
+            "OPENAI_API_KEY": (self.openai_api_key, "not set: the AI features are off"),
+            "GOOGLE_MAPS_API_KEY": (self.google_maps_api_key, "not set: OpenStreetMap answers places and routes"),
+            "GOOGLE_MAPS_BROWSER_KEY": (self.google_maps_browser_key, "not set: the page's map uses map tiles"),
+            "WAYLINE_SECRET": (self.secret, "generated on first start and kept in the database (fine as it is)"),
         }
-        return [f"{name}: {'set' if value else 'missing'}" for name, value in keys.items()]
+        if self.replica_url:   # needed then: their absence is a fault
+            needed = "missing: WAYLINE_REPLICA_URL is set and the replica needs it"
+            without["AWS_ACCESS_KEY_ID"] = (self.aws_access_key_id, needed)
+            without["AWS_SECRET_ACCESS_KEY"] = (self.aws_secret_access_key, needed)
+        return [f"{name}: {'set' if value else otherwise}" for name, (value, otherwise) in without.items()]
+
+    def child_environment(self) -> dict[str, str]:
+        """The environment for a child process (Litestream): ours, plus the
+        replica's keys when they came from `.env` rather than the environment."""
+        env = dict(os.environ)
+        for name, value in (("AWS_ACCESS_KEY_ID", self.aws_access_key_id),
+                            ("AWS_SECRET_ACCESS_KEY", self.aws_secret_access_key)):
+            if value:
+                env[name] = value
+        return env
+
+
+@dataclass(frozen=True)
+class ReplicaLocation:
+    """`s3://bucket/path`: the database replica lives under `path/db`, the
+    uploads under `path/uploads/`, so one bucket (and one set of keys) holds a
+    whole deployment and the two never share a key."""
+    bucket: str
+    prefix: str   # "" or "some/path" (no leading or trailing slash)
+
+    @classmethod
+    def parse(cls, url: str) -> ReplicaLocation:
+        scheme, sep, rest = url.partition("://")
+        if scheme != "s3" or not sep:
+            raise ValueError(f"must look like s3://bucket/path, got {url!r}")
+        bucket, _, prefix = rest.partition("/")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", bucket):
+            raise ValueError(f"{bucket!r} is not an S3 bucket name")
+        prefix = prefix.strip("/")
+        if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
+            raise ValueError(f"the path {prefix!r} has an empty, . or .. segment")
+        return cls(bucket, prefix)
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    @property
+    def db_path(self) -> str:
+        """The Litestream replica's path in the bucket."""
+        return self._key("db")
+
+    @property
+    def uploads_prefix(self) -> str:
+        return self._key("uploads") + "/"
+
+    @property
+    def db_url(self) -> str:
+        return f"s3://{self.bucket}/{self.db_path}"
 

@@ -4,11 +4,16 @@
 The agent panel's open state: `GET /api/users/preferences/agent-panel` ->
 `{open, updatedAt}` (closed until first saved), `PUT ... {open}` answers the
 snapshot it wrote (not a re-read).
+
+How far a member has read a trip's group chat (table `chat_reads`, migration
+0045): `GET /api/trips/{tripId}/chat/read` -> `{seq}` (0 until first saved);
+`PUT ... {seq}` only moves it forward, never past the trip's newest message,
+and answers what is kept. The page counts unread messages after it.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from .db import Database
 from .ids import utcnow
@@ -33,3 +38,27 @@ async def save_agent_panel(db: Database, user_id: str, panel: AgentPanel) -> dic
         "ON CONFLICT (user_id) DO UPDATE SET agent_panel_open = excluded.agent_panel_open, "
         "updated_at = excluded.updated_at", (user_id, int(panel.open), now))
     return {"open": panel.open, "updatedAt": now}
+
+
+class ChatRead(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: StrictInt = Field(ge=0, le=2**53)
+
+
+async def chat_read(db: Database, trip_id: str, user_id: str) -> dict:
+    seq = await db.fetchval("SELECT seq FROM chat_reads WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+    return {"seq": seq or 0}
+
+
+async def save_chat_read(db: Database, trip_id: str, user_id: str, read: ChatRead) -> dict:
+    """Forward only (two devices may report out of order), and no further
+    than the newest message (a wrong number cannot hide messages yet to come)."""
+    async with db.write() as tx:
+        await tx.execute(
+            "INSERT INTO chat_reads (trip_id, user_id, seq, updated_at) VALUES (?, ?, MIN(?, (SELECT "
+            "COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = ?)), ?) ON CONFLICT (trip_id, user_id) "
+            "DO UPDATE SET seq = MAX(seq, excluded.seq), updated_at = excluded.updated_at",
+            (trip_id, user_id, read.seq, trip_id, utcnow()))
+        rows = await tx.execute_fetchall("SELECT seq FROM chat_reads WHERE trip_id = ? AND user_id = ?",
+                                         (trip_id, user_id))
+    return {"seq": rows[0][0]}

@@ -102,3 +102,26 @@ class Seed:
         c.executemany("INSERT INTO stops (id, trip_id, day_id, position, kind, name, lat, lng, duration_min, "
                       "created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", stop_rows)
         return out
+
+
+def cached_read_bench(doc: str, title: str, name: str, path_of, target: float) -> None:
+    """The whole of a read bench on one member's 5 x 8 trip: parse the
+    arguments, seed, start Wayline, GET `path_of(trip)` (read once first, so
+    cached) against the floor answering the same bytes (bench/trip_read.py,
+    bench/calendar_feed.py)."""
+    import tempfile
+
+    from _loadgen import footer, header, parser, read_vs_floor, wayline
+
+    p = parser(doc.splitlines()[0])
+    p.add_argument("--connections", type=int, default=8)
+    args = p.parse_args()
+    header(title, args)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        with Seed(migrate(tmp, args.root)) as seed:
+            [(owner, cookie)] = seed.users(1)
+            [trip] = seed.trips(owner, 1, 5, 8)
+        with wayline(tmp, args.root) as app:
+            read_vs_floor(name, args, app, path_of(trip), cookie, tmp, target)
+    footer()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -97,10 +98,11 @@ def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def wayline(tmp: Path, root: Path = ROOT, **env: str) -> Iterator[Server]:
-    """`python -m app` from `root`, as deployed (uvicorn, access log on)."""
+def wayline(tmp: Path, root: Path = ROOT, *, command: tuple[str, ...] = (), **env: str) -> Iterator[Server]:
+    """`python -m app` from `root`, as deployed (uvicorn, access log on);
+    `command=("boot",)` runs the image's command (Litestream with a replica)."""
     port = free_port()
-    with _run([sys.executable, "-m", "app"], root,
+    with _run([sys.executable, "-m", "app", *command], root,
               {**wayline_env(tmp, **env), "HOST": "127.0.0.1", "PORT": str(port), "PYTHONPATH": str(root)},
               port, tmp / "wayline.log") as server:
         yield server
@@ -177,6 +179,23 @@ def expect(reply: Reply, *statuses: int) -> Reply:
     if reply.status not in statuses:
         raise RuntimeError(f"unexpected status {reply.status}: {reply.body[:300]!r}")
     return reply
+
+
+def update_stop_requests(port: int, cookie: str, trip_id: str, stop_id: str) -> list[bytes]:
+    """One client's writes: its stop's duration back and forth, so every op
+    really changes the trip (new times) and answers the whole trip."""
+    path = f"/api/trips/{trip_id}/ops/update_stop"
+    return [request("POST", path, port, cookie=cookie, body=json.dumps({"stopId": stop_id, "durationMin": m}).encode())
+            for m in (45, 50)]
+
+
+def print_runs(runs: dict[str, list[dict]], unit: str = "ops/s") -> None:
+    """Each side's medians (and spread over the rounds): throughput, p50, p99."""
+    width = max(len(name) for name in runs)
+    for name, rows in runs.items():
+        print(f"  {name:<{width}}: {unit} {spread([r['rps'] for r in rows], '{:.0f}')}  "
+              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  "
+              f"p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
 
 
 def shape(text: str) -> tuple[int, int]:

@@ -10,7 +10,6 @@ planner page gets it. Target: ops/s >= 0.5 of the floor in both cases."""
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -18,18 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _fixtures import Seed, migrate
-from _loadgen import (alternate, body_of, shape, floor, footer, header, load, parser, request, spread,
-                      verdict, wayline)
+from _loadgen import (alternate, body_of, shape, floor, footer, header, load, parser, print_runs, request, spread,
+                      update_stop_requests, verdict, wayline)
 
 CLIENTS = 16
 TARGET = 0.5
-
-
-def op_requests(port: int, cookie: str, trip_id: str, stop_id: str) -> list[bytes]:
-    path = f"/api/trips/{trip_id}/ops/update_stop"
-    return [request("POST", path, port, cookie=cookie, body=json.dumps({"stopId": stop_id, "durationMin": m}).encode())
-            for m in (45, 50)]
-
 
 
 def main() -> None:
@@ -46,8 +38,8 @@ def main() -> None:
         one = trips[0]
         stops = [s for day in one.stops for s in day]
         with wayline(tmp, args.root) as app:
-            one_trip = [op_requests(app.port, cookie, one.id, stops[i % len(stops)]) for i in range(CLIENTS)]
-            many = [op_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
+            one_trip = [update_stop_requests(app.port, cookie, one.id, stops[i % len(stops)]) for i in range(CLIENTS)]
+            many = [update_stop_requests(app.port, cookie, t.id, t.stops[0][0]) for t in trips]
             echo = asyncio.run(body_of(app.port, one_trip[0][0]))
             for t in trips:  # every trip read once, as an open page would
                 asyncio.run(body_of(app.port, request("GET", f"/api/trips/{t.id}", app.port, cookie=cookie)))
@@ -59,10 +51,7 @@ def main() -> None:
                     "16 trips": lambda: load(app.port, many, seconds=args.seconds),
                 })
     print(f"  echo: {len(echo)} bytes")
-    for name, rows in runs.items():
-        print(f"  {name:<9}: ops/s {spread([r['rps'] for r in rows], '{:.0f}')}  "
-              f"p50 {spread([r['p50_ms'] for r in rows], '{:.1f}')} ms  "
-              f"p99 {spread([r['p99_ms'] for r in rows], '{:.1f}')} ms")
+    print_runs(runs)
     for name in ("one trip", "16 trips"):
         ratios = [a["rps"] / f["rps"] for a, f in zip(runs[name], runs["floor"])]
         print(f"  ratio {name} / floor: {spread(ratios)}")

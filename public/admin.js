@@ -9,6 +9,17 @@ const DAYS = 30;
 const NEAR_SHARE = 0.8;
 // Stable colours per feature (the order of app/aiusage.py FEATURES); others get the spares.
 const KNOWN_FEATURES = ["copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient"];
+// What each feature is, in the words the page uses for it (never the code's name).
+const FEATURE_WORDS = {
+  copilot: "Day review",
+  plan_day: "Optimize my day",
+  agent_chat: "AI chat",
+  agent_eval: "Checks after edits",
+  agent_ambient: "Replies in the group chat",
+};
+export function featureWords(feature) {
+  return FEATURE_WORDS[feature] || String(feature).replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+}
 const PALETTE = ["#0f766e", "#6d5bd0", "#ea7a2f", "#0284c7", "#db2777", "#65a30d", "#a16207", "#64748b"];
 
 const numberFormat = new Intl.NumberFormat("en");
@@ -157,7 +168,7 @@ export function renderLegend(list, days, colours) {
   list.replaceChildren(...[...colours.entries()].map(([feature, colour]) => {
     const swatch = el("span", { class: "admin-swatch", "aria-hidden": "true" });
     swatch.style.background = colour;
-    return el("li", {}, swatch, el("span", { class: "admin-feature-name" }, feature),
+    return el("li", {}, swatch, el("span", { class: "admin-feature-name" }, featureWords(feature)),
       el("span", { class: "muted" }, ` ${fmt(calls.get(feature) || 0)}`));
   }));
 }
@@ -255,7 +266,7 @@ export function renderTable(tbody, days, tfoot = null, colours = featureColours(
     return el("tr", first ? { class: "day-start" } : {},
       el("th", { scope: "row", class: "admin-date" },
         first ? row.date : el("span", { class: "visually-hidden" }, row.date)),
-      el("td", {}, el("span", { class: "admin-feature" }, swatch, row.feature)),
+      el("td", {}, el("span", { class: "admin-feature" }, swatch, featureWords(row.feature))),
       el("td", { class: "admin-model" }, row.model),
       el("td", { class: "num" }, fmt(row.calls)),
       el("td", { class: "num" }, fmt(row.inputTokens)),

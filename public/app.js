@@ -3,6 +3,9 @@
 //   #/trips/{id}?day=  the planner       #/invite/{token}     accept an invite
 //   #/preferences      your private defaults
 // A path-style invite link (/invite/{token}) is turned into the hash route.
+// A link to a page that needs an account (a trip and its day, preferences)
+// is kept through sign-in and sign-up and opened after them; so is an
+// invite (its page first, then the trip).
 
 import { get, post, onUnauthorized } from "./api.js";
 import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
@@ -11,6 +14,19 @@ import { accountMenu } from "./planner/account.js";
 import { mountTrips, acceptInvite } from "./planner/trips.js";
 
 const PENDING_INVITE = "wayline.pendingInvite";
+const RETURN_TO = "wayline.returnTo";
+const KEPT_ROUTE = /^#\/(trips\/[^/?#]+(\?[^#]*)?|preferences)$/;
+
+// The page a signed-out visitor asked for, to open once they are signed in.
+function keepReturn(hash) {
+  if (KEPT_ROUTE.test(hash)) sessionStorage.setItem(RETURN_TO, hash);
+}
+
+function takeReturn() {
+  const hash = sessionStorage.getItem(RETURN_TO);
+  sessionStorage.removeItem(RETURN_TO);
+  return hash && KEPT_ROUTE.test(hash) ? hash : null;
+}
 
 const session = {
   config: { aiEnabled: false, placesProvider: null, googleMapsBrowserKey: null, limits: {} },
@@ -90,6 +106,11 @@ const app = {
   signOut,
   signedOut,
   topbarSlot: () => document.getElementById("topbar-slot"),
+  // After joining a trip by invite: the link to that trip's day the visitor came with, if any.
+  returnToTrip(tripId) {
+    const hash = takeReturn();
+    return hash && hash.split("?")[0] === `#/trips/${encodeURIComponent(tripId)}` ? hash : null;
+  },
   async afterSignIn() {
     await loadMe();
     renderNav();
@@ -98,7 +119,7 @@ const app = {
       sessionStorage.removeItem(PENDING_INVITE);
       navigate(`#/invite/${encodeURIComponent(pending)}`, { replace: true });
     } else {
-      navigate("#/", { replace: true });
+      navigate(takeReturn() || "#/", { replace: true });
     }
   },
 };
@@ -144,7 +165,10 @@ async function route() {
       swap(`invite:${second}`, (main) => acceptInvite(main, app, second));
       return;
     }
-    if (!session.me) return navigate("#/signin", { replace: true });
+    if (!session.me) {
+      keepReturn(location.hash);
+      return navigate("#/signin", { replace: true });
+    }
     if (first === "trips" && second) {
       const { mountPlanner } = await import("./planner/page.js");
       const view = swap(`trip:${second}`, (main) => mountPlanner(main, app, second, params));
@@ -168,7 +192,10 @@ async function boot() {
   onUnauthorized(() => {
     session.me = null;
     renderNav();
-    if (!location.hash.startsWith("#/signin") && !location.hash.startsWith("#/signup")) navigate("#/signin");
+    if (!location.hash.startsWith("#/signin") && !location.hash.startsWith("#/signup")) {
+      keepReturn(location.hash); // signed out meanwhile (another device, an expired session): come back here
+      navigate("#/signin");
+    }
   });
   try {
     const [config, meals] = await Promise.all([get("/api/config"), get("/api/meals")]);

@@ -13,7 +13,7 @@ from helpers import LiveServer, make_client
 
 # The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin, osm_standin).
 pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin",
-                  "standins.osm_standin")
+                  "standins.osm_standin", "standins.s3_standin")
 
 
 # The discard port: a provider a test did not point at a stand-in refuses at

@@ -105,3 +105,26 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=15)
         self.socket.close()
+
+
+def mcp_session(base_url: str, token: str, work):
+    """Run `await work(session)` in an initialized session of the official MCP
+    client SDK, over streamable HTTP to `{base_url}/mcp` with this bearer token
+    (an outside assistant as it connects); returns what `work` returns. Runs
+    in a thread of its own: a browser test's thread already has Playwright's
+    event loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio
+    from httpx2 import AsyncClient
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def go():
+        async with AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            async with streamable_http_client(f"{base_url}/mcp", http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await work(session)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, go).result()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from app.agent.cardtool import SHOW_CARD
+from app.agent.chat import UNCHANGED_CARD
 from helpers import new_trip, signup
 from test_agent_chat import chat, check_protocol, responded, start_write_turn
 from test_agent_support import agent_client, of_type, user_message
@@ -162,6 +163,14 @@ def test_refining_a_recent_card_and_an_unchanged_refine_is_not_stored_twice(sett
         assert not of_type(third, "data-spec")
         stored = agent_message(client, trip["id"], of_type(third, "start")[0]["messageId"])
         assert [p["type"] for p in stored["parts"]] == ["text"]
+
+        # The model only repeats the card, with no word: the answer still says something.
+        openai_standin.reply_function_calls([(SHOW_CARD, same)])
+        silent = check_protocol(chat(client, trip["id"], [user_message("Make it the same", "u5")]))
+        assert not of_type(silent, "data-spec")
+        assert "".join(c["delta"] for c in of_type(silent, "text-delta")) == UNCHANGED_CARD
+        stored = agent_message(client, trip["id"], of_type(silent, "start")[0]["messageId"])
+        assert stored["parts"] == [{"type": "text", "text": UNCHANGED_CARD}]
 
         missing = {"refine": "card_nope", "root": None, "remove": [], "elements": []}
         openai_standin.reply_function_calls([(SHOW_CARD, missing)])

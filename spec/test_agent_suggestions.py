@@ -63,7 +63,9 @@ def test_unreachable_set_time_gives_a_pending_suggestion_whose_patch_fixes_it(se
                                              "update_expense")
         assert suggestion["tripVersion"] == before["version"]
         assert set(suggestion) == {"id", "messageId", "status", "severity", "confidence", "reason", "suggestionText",
-                                   "patch", "tripVersion", "expiresAt", "appliedBy", "createdAt", "updatedAt"}
+                                   "patch", "tripVersion", "expiresAt", "appliedBy", "createdAt", "updatedAt",
+                                   "proposedAs", "review"}
+        assert suggestion["proposedAs"] is None and suggestion["review"] is None   # the agent's own
         announced = [m for m in events(client, trip["id"])["messages"] if m["id"] == suggestion["messageId"]]
         assert announced and announced[0]["role"] == "assistant" and announced[0]["source"] == "threshold"
 

@@ -11,6 +11,7 @@ import logging
 
 import pytest
 
+from app.agent import timeline
 from app.aiusage import BUSY_MESSAGE, LIMIT_MESSAGE
 from helpers import new_trip, op, signup
 from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
@@ -70,10 +71,14 @@ def agent_eval(client, trip, refusal, caplog):
 
 
 def agent_ambient_addressed(client, trip, refusal, caplog):
-    # The heuristic cannot tell: the model would decide (is_addressed).
-    r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "lunch at 1 then"})
+    # Right after the agent's reply, a statement: only the model can tell whether it is for the agent.
+    svc = client.app.state.services
+    client.portal.call(lambda: timeline.append_message(svc, trip["id"], role="assistant", source="chat",
+                                                       parts=[{"type": "text", "text": "Noma is open until 23:00."}]))
+    r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "I'll book the tickets tonight"})
     assert r.status_code == 201 and r.json()["data"]["addressed"] is False
-    skipped_in_background(client, trip, caplog, "ambient reply", refusal)
+    eventually(lambda: f"ambient reply skipped: {REFUSALS[refusal][2]}" in caplog.text)
+    assert [m["role"] for m in events(client, trip["id"])["messages"] if m["role"] != "system"] == ["assistant", "user"]
 
 
 def agent_ambient_mention(client, trip, refusal, caplog):

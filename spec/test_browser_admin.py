@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (SCREENSHOTS, chromium, live, offline, open_page, shot, ui_add_stop, ui_create_trip,
-                             ui_signin, ui_signup)
+from browser.harness import (SCREENSHOTS, chromium, live, offline, open_ai_help, open_page, shot, ui_add_stop,
+                             ui_create_trip, ui_signin, ui_signup)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -27,8 +27,7 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
         ui_add_stop(admin, "Castelo de São Jorge", set_time="10:00", duration=90, lat=38.7139, lng=-9.1335)
 
         # One Copilot question: an AI call the usage page counts.
-        panel = admin.locator("#side-panel")
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(admin)
         panel.get_by_label("Your question about this day").fill("Is this day realistic?")
         panel.get_by_role("button", name="Ask", exact=True).click()
         panel.locator(".bubble", has_text="The day looks fine.").wait_for()
@@ -38,7 +37,7 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
         assert link.is_visible()
         link.click()
         admin.wait_for_url("**/admin.html")
-        admin.get_by_text("copilot").first.wait_for()
+        admin.get_by_text("Day review").first.wait_for()
         shot(admin, "19-admin-usage")
         admin.errors.check()
         assert_looks_like_wayline(admin)
@@ -60,7 +59,7 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
         ui_signin(phone, "root")
         phone.get_by_role("heading", name="Your trips").wait_for()
         phone.goto("/admin.html")
-        phone.get_by_text("copilot").first.wait_for()
+        phone.get_by_text("Day review").first.wait_for()
         assert_no_horizontal_overflow(phone)
         whole_page_shot(phone, "phone-05-admin")
         phone.errors.check()
@@ -149,6 +148,14 @@ def test_admin_page_limit_states_and_a_busy_month(settings):
                 .map((fill) => getComputedStyle(fill).backgroundColor)""")
             assert colours == ["rgb(245, 158, 11)", "rgb(220, 38, 38)", "rgb(15, 118, 110)"]  # amber, red, teal
             assert page.locator("#admin-legend li").count() == 5
+            # Each feature in words, never the code's name (agent_eval, plan_day…).
+            legend = page.locator("#admin-legend").inner_text()
+            table = page.locator("#admin-table tbody").inner_text()
+            for words in ("Day review", "Optimize my day", "AI chat", "Checks after edits",
+                          "Replies in the group chat"):
+                assert words in legend and words in table
+            for name in ("copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient"):
+                assert name not in legend and name not in table
             assert page.locator("#admin-table tfoot td").last.inner_text().startswith("≥ $")
             if phone:
                 assert_no_horizontal_overflow(page)

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from app.agent.cardtool import SHOW_CARD
-from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page,
-                             shot)
+from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_chat,
+                             open_page, shot)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, function_call_item, message_item, reasoning_item
@@ -86,8 +86,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         page = open_page(browser, server, viewport=LAPTOP, session=alice.token)
         page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
         page.goto(f"/#/trips/{trip['id']}")
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Chat").click()
+        panel = open_chat(page)
 
         # Avatars by user id: the other Sam is told apart from alice (also "Sam").
         other = panel.locator(".msg.from-member", has_text="the other Sam")
@@ -176,8 +175,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         # Phone width: the same card, no sideways scroll.
         phone = open_page(browser, server, phone=True, session=alice.token)
         phone.goto(f"/#/trips/{trip['id']}")
-        phone.locator(".mobile-tab[data-fkey=ai]").click()
-        phone.locator("#side-panel").get_by_role("tab", name="Chat").click()
+        open_chat(phone)
         phone_card = phone.locator("#side-panel .gen-card .gc-plan")
         phone_card.wait_for()
         phone_card.scroll_into_view_if_needed()

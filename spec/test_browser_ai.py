@@ -8,8 +8,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (chromium, live, offline, open_page, shot, stop_card, stop_times, ui_add_stop,
-                             ui_create_trip, ui_signup)
+from browser.harness import (chromium, live, offline, open_ai_help, open_chat, open_page, shot, stop_card, stop_times,
+                             ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, ai_settings, message_item
@@ -47,8 +47,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         assert page.locator(".leg").count() == 2
 
         # Find places to eat: each suggestion applies on its own.
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(page)
         panel.get_by_label("Meal").select_option("lunch")
         panel.get_by_role("button", name="Find places to eat").click()
         first = panel.locator(".suggestion").first
@@ -73,7 +72,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         panel.get_by_role("button", name="Save for everyone").click()
         page.get_by_text("Saved the trip's shared choices").wait_for()
 
-        panel.get_by_role("tab", name="This day").click()
+        open_ai_help(page)
         panel.get_by_role("button", name="Optimize my day").click()
         preview = panel.locator(".draft")
         preview.wait_for(timeout=20_000)
@@ -125,8 +124,7 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
         day_id.append(page.locator(".day-view").get_attribute("data-day-id"))
         ui_add_stop(page, "Mosteiro dos Jerónimos", set_time="10:00", duration=90, lat=38.6979, lng=-9.2068)
 
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Chat").click()
+        panel = open_chat(page)
         panel.get_by_label("Message", exact=True).fill("@agent add Pastéis de Belém after the monastery")
         assert "Goes to the AI" in panel.locator(".composer-hint").inner_text()
         panel.get_by_role("button", name="Send").click()
@@ -159,14 +157,18 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
         ui_add_stop(page, "Museu Nacional do Azulejo", set_time="10:00", duration=120, lat=38.7247, lng=-9.1135)
         # A second fixed appointment inside the first: the review flags it, the agent proposes a fix.
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
+        bar = page.locator("[data-testid=tray-bar]")
+        bar.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
+        assert bar.inner_text().strip() == "1 suggestion from the AI"
+        bar.click()
         card = page.locator(".sugg-card")
-        card.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
-        assert "Suggestion from the AI" in card.inner_text()
+        assert card.locator(".sugg-where").inner_text().startswith("Day 1 · ")   # which day (and stop) it is about
         shot(page, "17-suggestion-card")
         ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))
         before = ocean.locator(".t-start").inner_text()
         card.get_by_role("button", name="Approve").click()
         card.wait_for(state="detached")
+        bar.wait_for(state="hidden")
         page.wait_for_function(
             "(before) => { const s = [...document.querySelectorAll('.stop')]"
             ".find(x => x.querySelector('.stop-name').textContent.includes('Oceanário'));"
@@ -182,8 +184,7 @@ def test_a_review_recommends_a_fix_that_applies_once(settings, openai_standin):
         ui_create_trip(page, "Clash", start=soon(3), end=soon(3))
         ui_add_stop(page, "Museu Nacional do Azulejo", set_time="10:00", duration=120, lat=38.7247, lng=-9.1135)
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(page)
         panel.get_by_role("button", name="Review this day").click()
         apply = panel.locator(".copilot-log .btn-fix")
         apply.wait_for()

@@ -57,9 +57,10 @@ def test_second_member_sees_edit_and_chat_within_one_poll(settings, openai_stand
         assert waited <= ONE_POLL_S
 
         # A vote changes the trip without a new version: the conditional poll still brings it.
-        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia (0)").click()
-        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia (1)").wait_for()
-        bob.get_by_role("button", name="Vote for Miradouro de Santa Luzia (1)").wait_for(timeout=ONE_POLL_S * 1000)
+        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia, 0 so far").click()
+        alice.get_by_role("button", name="Vote for Miradouro de Santa Luzia, 1 so far").wait_for()
+        bob.get_by_role("button", name="Vote for Miradouro de Santa Luzia, 1 so far").wait_for(
+            timeout=ONE_POLL_S * 1000)
 
         # Alice writes in the shared timeline; Bob sees the message, and the edit's event line.
         alice.locator("#tabpanel-chat").wait_for()

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from browser.harness import (add_stops, api, api_user, chromium, live, names_on_screen, offline, open_page, shot,
-                             stop_card)
+from browser.harness import (add_stops, api, api_user, chromium, live, names_on_screen, offline, open_ai_help,
+                             open_page, shot, stop_card)
 from standins.osm_standin import osm_settings
 
 pytestmark = pytest.mark.browser
@@ -33,11 +33,7 @@ def copenhagen(client, start: str = "2026-06-09", days: int = 1) -> dict:
 
 
 def open_day_help(page):
-    panel = page.locator("#side-panel")
-    if not panel.evaluate("(el) => el.classList.contains('open')"):
-        page.get_by_role("button", name="AI help").first.click()
-    panel.get_by_role("tab", name="This day").click()
-    return panel
+    return open_ai_help(page)
 
 
 def travel_minutes(page) -> int:

@@ -13,8 +13,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (add_stops, api, api_op, api_user, chromium, live, names_on_screen, offline, open_page,
-                             shot, stop_card)
+from browser.harness import (add_stops, api, api_op, api_user, chromium, live, names_on_screen, offline, open_ai_help,
+                             open_page, shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 from standins.osm_standin import osm_settings
@@ -43,12 +43,7 @@ def next_weekday(after: date, weekdays: set[int]) -> date:
 
 
 def day_help(page):
-    panel = page.locator("#side-panel")
-    if not panel.evaluate("(el) => el.classList.contains('open')"):
-        bar = page.locator(".mobile-tabs") if page.viewport_size["width"] < 760 else page.locator(".topbar")
-        bar.get_by_role("button", name="AI help").click()
-    panel.get_by_role("tab", name="This day").click()
-    return panel
+    return open_ai_help(page)
 
 
 def test_a_wet_forecast_offers_a_move_and_a_swap_and_a_typical_day_is_only_noted(settings, osm_standin,

@@ -216,7 +216,7 @@ def test_a_comment_being_typed_survives_other_members_changes_arriving_live(sett
 
         # Bob's vote (the trip's votes change, no new version).
         api(bob, "PUT", f"/api/trips/{trip['id']}/stops/{castle}/vote", {"value": 1})
-        page.get_by_role("button", name=f"Vote for {CASTLE['name']} (1)").wait_for(timeout=LIVE_MS)
+        page.get_by_role("button", name=f"Vote for {CASTLE['name']}, 1 so far").wait_for(timeout=LIVE_MS)
         still_typing()
         # Bob changes the very stop being commented on (a new version: its card is patched).
         api_op(bob, trip["id"], "update_stop", stopId=castle, durationMin=120)
@@ -270,7 +270,7 @@ def test_a_refused_stream_falls_back_to_polling_and_says_nothing(settings, refus
         page.wait_for_function(STOPS_SHOWN, arg=f"{MARKET['name']}|{CASTLE['name']}", timeout=ONE_POLL_MS)
         still_typing()
         api(bob, "PUT", f"/api/trips/{trip['id']}/stops/{castle}/vote", {"value": 1})
-        page.get_by_role("button", name=f"Vote for {CASTLE['name']} (1)").wait_for(timeout=ONE_POLL_MS)
+        page.get_by_role("button", name=f"Vote for {CASTLE['name']}, 1 so far").wait_for(timeout=ONE_POLL_MS)
         still_typing()
 
         assert refused, "the page never tried the stream"

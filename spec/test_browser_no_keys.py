@@ -12,8 +12,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (chromium, live, names_on_screen, offline, open_page, shot, stop_card, ui_create_trip,
-                             ui_signup)
+from browser.harness import (chromium, live, names_on_screen, offline, open_ai_help, open_page, shot, stop_card,
+                             ui_create_trip, ui_signup)
 from standins.osm_standin import osm_settings
 from standins.weather_standin import weather_settings
 
@@ -91,10 +91,7 @@ def test_a_new_user_plans_copenhagen_with_no_keys(settings, osm_standin, weather
         page.locator("[data-testid=review-status]", has_text="This day looks workable").wait_for()
 
         # Ideas: a lunch and a sight nearby, from OpenStreetMap, credited.
-        panel = page.locator("#side-panel")
-        if not panel.evaluate("(el) => el.classList.contains('open')"):
-            page.locator(".topbar").get_by_role("button", name="AI help").click()
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(page)
         panel.get_by_label("Meal").select_option("lunch")
         panel.get_by_role("button", name="Find places to eat").click()
         lunch = panel.locator(".suggestion").first

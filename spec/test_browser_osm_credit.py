@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser.harness import add_stops, api, api_user, chromium, live, offline, open_page, shot, stop_card
+from browser.harness import add_stops, api, api_user, chromium, live, offline, open_ai_help, open_page, shot, stop_card
 from standins.osm_standin import osm_settings
 
 pytestmark = pytest.mark.browser
@@ -45,10 +45,7 @@ def test_osm_places_are_credited_in_place_search_and_ideas(settings, osm_standin
         dialog.get_by_role("button", name="Close").click()
 
         # Ideas: places near the day's stops come from Overpass, credited under the list.
-        panel = page.locator("#side-panel")
-        if not panel.is_visible():
-            page.get_by_role("button", name="AI help").first.click()
-        panel.get_by_role("tab", name="This day").click()
+        panel = open_ai_help(page)
         panel.get_by_role("button", name="Explore nearby").click()
         panel.locator(".suggestion").first.wait_for()
         assert credit(panel).get_attribute("href") == COPYRIGHT

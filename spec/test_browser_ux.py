@@ -10,7 +10,7 @@ import re
 import pytest
 
 from browser.harness import (FAST_POLL_MS, add_stops, api, api_op, api_trip, api_user, chromium, drag_stop_before, live,
-                             names_on_screen, offline, open_page, shot, stop_card)
+                             names_on_screen, offline, open_chat, open_page, shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -66,18 +66,19 @@ def test_a_finger_drags_a_stop_on_a_phone(settings):
         page = open_page(browser, server, phone=True, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
         page.locator(".timeline .stop").nth(2).wait_for()
-        # Pointer events as a touch screen sends them: down on the handle, move, up below the market's middle.
+        # Pointer events as a touch screen sends them: down on the handle, then (the cards have shrunk
+        # to their names) move and up below the market's middle, where the finger sees it now.
         page.evaluate("""([from, to]) => {
             const stop = (name) => [...document.querySelectorAll('.timeline .stop')]
                 .find((s) => s.querySelector('.stop-name').textContent === name);
-            const target = stop(to);
-            target.scrollIntoView({ block: 'center' });
             const handle = stop(from).querySelector('.drag-handle');
-            const box = target.getBoundingClientRect();
+            handle.scrollIntoView({ block: 'center' });
+            const h = handle.getBoundingClientRect();
             const at = (x, y) => ({ pointerId: 9, pointerType: 'touch', isPrimary: true, bubbles: true,
                                     cancelable: true, clientX: x, clientY: y });
+            handle.dispatchEvent(new PointerEvent('pointerdown', at(h.x + 4, h.y + 4)));
+            const box = stop(to).getBoundingClientRect();
             const x = box.left + box.width / 2, y = box.bottom - 8;
-            handle.dispatchEvent(new PointerEvent('pointerdown', at(x, box.top)));
             window.dispatchEvent(new PointerEvent('pointermove', at(x, y)));
             window.dispatchEvent(new PointerEvent('pointerup', at(x, y)));
         }""", [CASTLE["name"], MARKET["name"]])
@@ -130,8 +131,7 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         castle, market = add_stops(alice, trip, CASTLE, MARKET)
         page = open_page(browser, server, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
-        panel = page.locator("#side-panel")
-        panel.get_by_role("tab", name="Chat").click()
+        panel = open_chat(page)
         panel.get_by_label("Message", exact=True).fill("@agent is day 1 too packed?")
         panel.get_by_role("button", name="Send").click()
         answer = panel.locator(".msg.from-agent", has_text="Noted.")

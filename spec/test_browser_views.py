@@ -1,7 +1,8 @@
-"""Every view at a desktop size and two phone widths: nothing scrolls
-sideways, nothing logs an error or breaks the page's content policy, and a
-screenshot of each lands in spec/screenshots/ (view-<width>-<name>.png) to be
-looked at. A signed-out load asks nothing that fails."""
+"""Every view at a desktop size (1280) and two phone widths (390, 360):
+nothing scrolls sideways, nothing logs an error or breaks the page's content
+policy, and a screenshot of each lands in spec/screenshots/
+(view-<width>-<name>.png) to be looked at. A signed-out load asks nothing
+that fails."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_page,
-                             shot, stop_card)
-from browser.scripts import quiet_responder
+from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline,
+                             open_ai_help, open_chat, open_page, panel_button, shot, stop_card)
+from browser.scripts import proposing_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings
 from standins.weather_standin import weather_settings
+from test_browser_tray import pending, wait_for
 
 pytestmark = pytest.mark.browser
 
-SIZES = [{"width": 1366, "height": 850}, {"width": 390, "height": 844}, {"width": 360, "height": 740}]
+SIZES = [{"width": 1280, "height": 800}, {"width": 390, "height": 844}, {"width": 360, "height": 740}]
 LONG_STOP = "Museu Nacional do Azulejo (the National Tile Museum) and its cloister café"
 
 
@@ -33,6 +35,7 @@ def make_world(server) -> dict:
     bob = api_user(server, "bob", "Bob")
     carol = api_user(server, "carol", "Carolina Fernández de la Vega")
     dave = api_user(server, "dave", "Dave")
+    root = api_user(server, "root", "Root Admin")
     trip = api_trip(alice, bob, carol, title="Lisbon with the whole extended family, autumn edition",
                     start=soon(1), days=3)
     t, day = trip["id"], trip["days"][0]["id"]
@@ -44,6 +47,8 @@ def make_world(server) -> dict:
         {"name": "A walk with no place yet", "kind": "activity", "durationMin": 60},
     ]:
         api_op(alice, t, "insert_stop", dayId=day, **stop)
+        if stop["name"] == "Oceanário de Lisboa":      # the clash: the AI suggests a fix (the tray's view)
+            wait_for(lambda: pending(alice, t), "the AI's suggestion about the clash")
     ids = {m.user["username"]: m.user["id"] for m in (alice, bob, carol)}
     api_op(alice, t, "add_expense", title="Dinner at Cervejaria Ramiro for everyone", amountMinor=12000, currency="EUR",
            paidBy=ids["alice"])
@@ -55,7 +60,7 @@ def make_world(server) -> dict:
     api_op(bob, t, "update_day", dayId=day, title="Museums and the river")
     api_op(bob, t, "update_day", dayId=day, startTime="09:30")
     invite = api(alice, "POST", f"/api/trips/{t}/invites", {"role": "viewer"})
-    return {"alice": alice, "dave": dave, "trip": trip, "invite": invite["token"]}
+    return {"alice": alice, "dave": dave, "root": root, "trip": trip, "invite": invite["token"]}
 
 
 def check(page, width: int, name: str) -> None:
@@ -66,10 +71,10 @@ def check(page, width: int, name: str) -> None:
 
 
 def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, google_standin, weather_standin):
-    openai_standin.responder = quiet_responder
-    app_settings = offline(weather_settings(google_settings(ai_settings(settings, openai_standin), google_standin),
-                                            weather_standin))
-    with live(app_settings) as server, chromium() as browser:
+    openai_standin.responder = proposing_responder
+    app_settings = offline(weather_settings(google_settings(ai_settings(settings, openai_standin, ai_admins=("root",)),
+                                                            google_standin), weather_standin))
+    with live(app_settings, agent_debounce_s=0.05) as server, chromium() as browser:
         world = make_world(server)
         t = world["trip"]["id"]
         for size in SIZES:
@@ -106,7 +111,13 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
             page.locator("[data-testid=review-status]", has_text="to check").wait_for()
             page.locator(".btn-fix").first.wait_for()
             page.locator(".map-canvas .leaflet-marker-icon").first.wait_for()
+            if page.locator("#side-panel.open").count():
+                panel_button(page, "Chat").click()       # the page as it is with the panel closed
             check(page, width, "day")
+            page.locator("[data-testid=tray-bar]").click()
+            page.locator(".sugg-card").first.wait_for()
+            check(page, width, "tray")
+            page.locator("[data-testid=tray-bar]").click()
             stop_card(page, "Oceanário de Lisboa").get_by_role("button", name="0 comments").click()
             page.get_by_label("Comment on Oceanário de Lisboa").fill("Book the 10:30 slot online.")
             check(page, width, "day-comments")
@@ -132,22 +143,35 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
             check(page, width, "people")
             tabs.get_by_role("button", name="Itinerary").click()
 
-            panel = page.locator("#side-panel")
-            if not panel.evaluate("(el) => el.classList.contains('open')"):
-                bar = page.locator(".mobile-tabs") if phone else page.locator(".topbar")
-                bar.get_by_role("button", name="AI help").click()
-            panel.get_by_role("tab", name="Chat").click()
+            panel = open_chat(page)
             panel.locator(".msg.from-member", has_text="Shall we start").wait_for()
             panel.locator(".op-group").last.wait_for()
-            check(page, width, "ai-chat")
-            panel.get_by_role("tab", name="This day").click()
+            panel.get_by_label("Message", exact=True).fill("Bob, can you book the tickets?")
+            check(page, width, "chat")
+            panel.get_by_label("Message", exact=True).fill("")
+            open_ai_help(page, "This day")
             panel.get_by_label("Meal").select_option("dinner")
             panel.get_by_role("button", name="Find places to eat").click()
             panel.locator(".suggestion").first.wait_for()
             check(page, width, "ai-this-day")
-            panel.get_by_role("tab", name="Preferences").click()
+            open_ai_help(page, "Preferences")
             panel.get_by_role("heading", name="This trip's shared choices").wait_for()
             check(page, width, "ai-preferences")
+            panel.locator(".side-close").click()
+
+            page.locator(".account-btn").click()
+            page.locator("#account-menu").get_by_role("button", name="Change password").wait_for()
+            check(page, width, "account-menu")
+            page.locator("#account-menu").get_by_role("button", name="Change password").click()
+            page.get_by_role("dialog").get_by_role("button", name="Cancel").wait_for()
+            check(page, width, "account-password")
+            page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+
+            admin = open_page(browser, server, viewport=size, phone=phone, session=world["root"].token)
+            pages.append(admin)
+            admin.goto("/admin.html")
+            admin.locator(".admin-table-card").wait_for()
+            check(admin, width, "admin")
 
             for p in pages:
                 p.errors.check()

@@ -152,10 +152,14 @@ async def test_routes_cached_in_memory_and_in_sqlite(tmp_path, google_standin):
         assert await google.route(a, b, "walk") == first
         sent = google_standin.last(ROUTES)
         assert sent.body["travelMode"] == "WALK" and "routingPreference" not in sent.body
-        assert sent.headers["x-goog-fieldmask"] == "routes.duration,routes.distanceMeters"
+        assert sent.headers["x-goog-fieldmask"] == ("routes.duration,routes.distanceMeters,"
+                                                    "routes.polyline.geoJsonLinestring")
+        assert sent.body["polylineEncoding"] == "GEO_JSON_LINESTRING"
     assert google_standin.calls[ROUTES] == 1
     assert first.duration_s > 0 and first.distance_m > 0
-    # A new process (empty LRU) on the same database: still no call.
+    # The path Google drew ((lat, lng), through the stand-in's corner) is kept with the route.
+    assert first.geometry == (a, (a[0], b[1]), b)
+    # A new process (empty LRU) on the same database: still no call, the path still there.
     async with google_env(tmp_path, google_standin) as google:
         assert await google.route(a, b, "walk") == first
     assert google_standin.calls[ROUTES] == 1

@@ -134,3 +134,21 @@ def test_passwords_and_sessions_are_stored_hashed(client, settings):
         sessions = [r[0] for r in conn.execute("SELECT token_hash FROM sessions")]
     assert stored.startswith("scrypt$") and "correct horse" not in stored
     assert user["token"] not in sessions and len(sessions) == 1
+
+
+def test_the_start_up_lines_say_what_runs_without_each_key_and_never_a_value():
+    from app.settings import Settings
+
+    bare = Settings.from_env(env={}, dotenv=None).key_report()
+    assert bare == [
+        "OPENAI_API_KEY: not set: the AI features are off",
+        "GOOGLE_MAPS_API_KEY: not set: OpenStreetMap answers places and routes",
+        "GOOGLE_MAPS_BROWSER_KEY: not set: the page's map uses map tiles",
+        "WAYLINE_SECRET: generated on first start and kept in the database (fine as it is)",
+    ]
+    assert not any("missing" in line for line in bare)   # nothing here reads as a fault
+    keyed = Settings.from_env(env={"OPENAI_API_KEY": "sk-secret-1", "GOOGLE_MAPS_API_KEY": "g-secret-2",
+                                   "GOOGLE_MAPS_BROWSER_KEY": "b-secret-3", "WAYLINE_SECRET": "w-secret-4"},
+                              dotenv=None).key_report()
+    assert [line.split(": ", 1)[1] for line in keyed] == ["set"] * 4
+    assert "secret" not in " ".join(keyed)

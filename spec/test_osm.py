@@ -304,7 +304,10 @@ async def test_a_route_per_mode_and_transit_is_none(tmp_path, osm_standin):
             await osm.route(TORVEHALLERNE, ROSENBORG, "teleport")
     paths = [r.path for r in osm_standin.requests]
     assert paths == [f"/routed-{p}/route/v1/{p}/12.5697,55.6838;12.5772,55.6858" for p in ("foot", "bike", "car")]
-    assert osm_standin.requests[0].query["overview"] == ["false"]
+    assert osm_standin.requests[0].query["overview"] == ["full"]
+    assert osm_standin.requests[0].query["geometries"] == ["geojson"]
+    # The path OSRM drew, as (lat, lng), through the stand-in's corner: kept with the route.
+    assert walk.geometry == (TORVEHALLERNE, (TORVEHALLERNE[0], ROSENBORG[1]), ROSENBORG)
     assert all(r.headers["user-agent"] == UA for r in osm_standin.requests)
     # One street distance per profile, durations at the profile's speed.
     for route, profile in ((walk, "foot"), (bike, "bike"), (drive, "car")):

@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from app.agent.grounding import OUTCOMES, parse
+from app.agent.grounding import OUTCOMES, Request, parse
 from app.providers.streetview import heading
 from helpers import new_trip, op, signup
 from standins.google_standin import STREET_VIEW_JPEG, STREET_VIEW_METADATA_PATH, STREET_VIEW_PATH, google_settings
@@ -68,6 +68,9 @@ def test_the_parser_takes_explicit_requests_only():
     assert parse("@agent Street View of the Castelo, please").place == "Castelo"
     assert parse("Nyhavn 的街景").place == "Nyhavn" and parse("Nyhavn 的街景").language == "zh"
     assert parse("street view").place == ""                     # a request without a place
+    for text in ("street view of", "Street view of?", "@agent street view for", "show me the street view of"):
+        assert parse(text) == Request("", "en"), text             # the place left out: ask which, no model call
+    assert parse("Street View von") == Request("", "de")
     for text in ("street view is amazing here", "I checked the hotel on street view.",
                  "What does the street view of the hotel look like?", "lunch at the castle?"):
         assert parse(text) is None, text
@@ -148,6 +151,7 @@ def test_found_by_place_search_in_the_group_chat(settings, openai_standin, googl
     ("street view of Oceanário de Lisboa", "empty"),           # a known place, no panorama within 50 m
     ("street view of Atlantis Underwater Palace", "place_not_found"),
     ("street view", "invalid_request"),
+    ("street view of", "invalid_request"),
     ("street view of " + "x" * 130, "invalid_request"),
 ])
 def test_failure_outcomes_carry_a_status_part(settings, openai_standin, google_standin, seen, text, outcome):

@@ -1,14 +1,15 @@
 """Ambient replies: the agent answers plain timeline messages addressed to it,
 and `@agent` mentions in stop comments.
 
-Whether a plain message (`POST .../agent/messages`) is addressed to the agent
-is decided in the background: a deterministic heuristic first (an `@agent`
-mention; right after an agent message, a short confirmation such as "确认",
-"yes", "ok", a choice such as "option 2" / "the second", or a question), then
-the model (`is_addressed {addressed}`, feature agent_ambient) for the rest.
-An ambient reply uses read tools only and its own prompt, which does not
-offer writes: when a change is needed it asks the member to continue with
-@agent in the agent panel (the chat stream, where writes can be approved).
+Who a plain message (`POST .../agent/messages`) is for is decided at once by
+addressing.py, before any model call: the group (no model call at all), the
+agent (an `@agent` mention, or its own turn going on: a confirmation, a
+choice, a question), or, only for an unclear message right after the
+agent's reply, the model (`is_addressed {addressed}`, feature agent_ambient)
+in the background. An ambient reply uses read tools only and its own
+prompt, which does not offer writes: when a change is needed it asks the
+member to write again starting with @agent (the page then streams a chat
+turn, where writes can be approved).
 
 A message that asks for street view (grounding.py) is always addressed and
 answered by the application, without a model call. Every reply records the
@@ -21,8 +22,8 @@ from typing import Any
 
 import json
 import logging
-import re
 from contextlib import aclosing
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,29 +34,12 @@ from ..social import insert_comment
 from ..trips.model import Trip
 from .. import media_for_model as files
 from ..read_tools import READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
-from . import grounding, timeline
+from . import addressing, grounding, timeline
 from .chat import instructions_for
 
 log = logging.getLogger("wayline.agent")
 
 AGENT_NAME = "Wayline agent"
-MENTION = re.compile(r"(?<![\w@])@agent\b", re.IGNORECASE)
-CONFIRMATIONS = {
-    "确认", "确定", "好", "好的", "好啊", "可以", "行", "是", "是的", "对", "没问题", "同意", "就这样",
-    "不", "不用", "不要", "算了",
-    "yes", "y", "yep", "yeah", "yup", "ok", "okay", "k", "sure", "confirm", "confirmed", "go ahead",
-    "do it", "sounds good", "please do", "agreed", "perfect", "great", "no", "nope", "no thanks", "not now",
-    "👍", "👌",
-}
-CHOICE = re.compile(
-    r"^(?:(?:option|choice|plan|number|no\.?|#)\s*\d+"
-    r"|(?:the\s+)?(?:first|second|third|fourth|fifth|last|other)(?:\s+(?:one|option|choice|plan))?"
-    r"|(?:选项?|方案)\s*\d+"
-    r"|第\s*[一二三四五六七八九十\d]+\s*(?:个|种|项|条|天|套)?(?:方案|选项)?)"
-    r"(?:\s*(?:please|pls|吧|啦|了))?$", re.IGNORECASE)
-QUESTION_WORDS = re.compile(r"^(?:what|which|why|how|when|where|who|can|could|should|would|is|are|do|does|will)\b",
-                            re.IGNORECASE)
-SHORT = 80
 AMBIENT_MAX_OUTPUT_TOKENS = 1200
 ADDRESSED_MAX_OUTPUT_TOKENS = 50
 HISTORY = 12
@@ -65,7 +49,7 @@ A member's message was addressed to you; answer it briefly, in the member's lang
 You can look things up with your tools (places, lodging, routes, weather, the trip's uploaded files).
 Facts come from tools and from the trip below: never invent places, opening hours, prices, times or ids.
 You do not change the trip from this chat. If the member wants a change, describe it and ask them to
-continue with @agent in the agent panel, where the change can be written and approved."""
+write again starting with @agent, so the change can be written and approved."""
 
 ADDRESSED_INSTRUCTIONS = """Members of a travel group chat with each other; an AI assistant (the trip agent) also
 reads the chat. Decide whether the NEWEST message is addressed to the assistant: a request or question for it,
@@ -80,44 +64,37 @@ class IsAddressed(BaseModel):
     addressed: bool
 
 
-def mentions_agent(text: str) -> bool:
-    return bool(MENTION.search(text or ""))
-
-
-def heuristic(text: str, previous_role: str | None) -> bool | None:
-    """True when the message clearly addresses the agent; None when only the model can tell."""
-    if mentions_agent(text):
-        return True
-    if previous_role != "assistant":
-        return None
-    plain = re.sub(r"[\s.!。！~～]+$", "", (text or "").strip()).strip()
-    lowered = plain.lower()
-    if lowered in CONFIRMATIONS or CHOICE.match(lowered):
-        return True
-    is_question = plain.endswith(("?", "？")) or bool(QUESTION_WORDS.match(lowered)) or plain.endswith(("吗", "呢"))
-    if is_question and len(plain) <= 4 * SHORT:
-        return True
-    return None
-
-
 # -- plain messages --------------------------------------------------------------
 
 
-async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, parts: list[dict]) -> tuple[bool, dict]:
-    """Append a member's plain message; schedule the ambient decision (or the
-    street-view answer). Returns (addressed right now: an explicit @agent or a
-    street-view request, the stored row)."""
-    mention = mentions_agent(text)
-    street_view = grounding.parse(text)
+async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, parts: list[dict], *,
+                       group_only: bool = False) -> tuple[bool, dict]:
+    """Append a member's plain message and decide who it is for
+    (addressing.py): the group (nothing more happens, no model call), the
+    agent (its reply is made in the background), or, for an unclear
+    message right after the agent's reply, the model's `is_addressed`.
+    `group_only`: the member chose the group. A street-view request that is
+    not for a member is answered by the application. Returns (the agent
+    answers: decided now, the stored row)."""
     async with svc.db.write() as tx:
-        previous = await timeline.latest_role(tx, trip_id)
-        row = await timeline.append(tx, trip_id, role="user", parts=parts, source="mention" if mention else "chat",
+        previous = await timeline.latest_chat(tx, trip_id)
+        row = await timeline.append(tx, trip_id, role="user", parts=parts,
+                                    source="mention" if addressing.mentions_agent(text) else "chat",
                                     actor_user_id=user["id"], actor_name=user["displayName"])
+    if group_only:
+        return False, row
+    after_agent = addressing.after_agent(previous, datetime.now(UTC))   # created_at is the real clock
+    decision = addressing.decide(text, after_agent=after_agent, members=(await svc.trips.get(trip_id)).members)
+    if decision.why == "member":
+        return False, row
+    street_view = grounding.parse(text)
     if street_view is not None:
         svc.background.spawn(_street_view_reply(svc, trip_id, row, street_view), name=f"agent-street-{row['id']}")
         return True, row
-    svc.background.spawn(_maybe_reply(svc, trip_id, user, row, previous), name=f"agent-ambient-{row['id']}")
-    return mention, row
+    if decision.to == "group":
+        return False, row
+    svc.background.spawn(_maybe_reply(svc, trip_id, user, row, decision), name=f"agent-ambient-{row['id']}")
+    return decision.to == "agent", row
 
 
 async def _street_view_reply(svc: AgentDeps, trip_id: str, row: dict, request: grounding.Request) -> None:
@@ -129,13 +106,9 @@ async def _street_view_reply(svc: AgentDeps, trip_id: str, row: dict, request: g
         log.exception("street view reply to %s failed", row["id"])
 
 
-async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, previous: str | None) -> None:
+async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, decision: addressing.Decision) -> None:
     try:
-        text = timeline.text_of(json.loads(row["parts_json"]))
-        addressed = heuristic(text, previous)
-        if addressed is None:
-            addressed = await _ask_addressed(svc, trip_id, user, row)
-        if not addressed:
+        if decision.to == "ask" and not await _ask_addressed(svc, trip_id, user, row):
             return
         trip = await svc.trips.trip(trip_id)
         items = await _recent_items(svc, trip_id, row["seq"])
@@ -186,7 +159,7 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
                         upload = await files.resolve(svc.db, trip_id, part.get("url"))
                     except AppError:
                         continue
-                    content.append(await files.model_content(svc.settings.uploads_dir, upload))
+                    content.append(await files.model_content(svc.files, upload))
         if content:
             items.append({"role": "user", "content": content})
     return items
@@ -233,7 +206,7 @@ async def on_stop_comment(svc: AgentDeps, trip_id: str, stop_id: str, user: dict
     """Called by the comments route after a member's comment is saved. With
     `@agent` in it (and AI on) the mention joins the timeline as a
     stop_comment row and the reply is produced in the background."""
-    if svc.ai is None or not mentions_agent(body):
+    if svc.ai is None or not addressing.mentions_agent(body):
         return
     row = await timeline.append_message(svc, trip_id, role="user", parts=[{"type": "text", "text": body[:4000]}],
                                         source="stop_comment", stop_id=stop_id, actor_user_id=user["id"],

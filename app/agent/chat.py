@@ -56,6 +56,7 @@ log = logging.getLogger("wayline.agent")
 
 MAX_TEXT = 4000
 CHAT_MAX_OUTPUT_TOKENS = 3000
+UNCHANGED_CARD = "The card is unchanged: it already shows what you asked for."   # a refine that changed nothing
 
 CHAT_INSTRUCTIONS = """You are Wayline's trip agent in the shared chat of the members planning this trip.
 Facts come from your tools and from the trip below: never invent places, opening hours, prices, times or ids.
@@ -274,12 +275,9 @@ async def _street_view(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     emit("start-step")
     for part in parts:
         if part["type"] == "text":
-            text_id = f"txt_{turn.message_id}_sv"
-            emit("text-start", id=text_id)
-            emit("text-delta", id=text_id, delta=part["text"])
-            emit("text-end", id=text_id)
-        else:
-            emit(part["type"], id=part["id"], data=part["data"])
+            _say(emit, f"txt_{turn.message_id}_sv", part["text"])
+            continue
+        emit(part["type"], id=part["id"], data=part["data"])
         emit.parts.append(part)
     emit("finish-step")
     return "stop"
@@ -331,6 +329,7 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     cards = TurnCards(trip, offered)
     instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
     working = trip.edit()  # proposed writes of this turn are checked in order on one copy
+    unchanged_card = False
     for step in range(svc.settings.ai_max_tool_steps):
         emit("start-step")
         calls, reason = await _model_round(svc, turn, emit, instructions, specs, step)
@@ -347,6 +346,7 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                     emit("data-spec", id=part["id"], data=part["data"])
                     emit.parts.append(part)
                 turn.input += [call.as_input_item(), function_output(call.call_id, output)]
+                unchanged_card |= bool(output.get("unchanged"))
                 # A card that was drawn whole needs no answer; a refused or trimmed one is
                 # reported back so the model can fix it.
                 more |= not output.get("shown") or bool(output.get("dropped"))
@@ -373,12 +373,22 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                      errorText=f"There is no tool named {name}.")
                 turn.input += [call.as_input_item(), function_output(call.call_id, {"error": f"No tool {name}"})]
                 more = True
+        if not more and unchanged_card and not any(p["type"] in ("text", "data-spec") for p in emit.parts):
+            _say(emit, f"txt_{turn.message_id}_{step}_same", UNCHANGED_CARD)   # never an empty answer
         emit("finish-step")
         if waiting:
             return "tool-calls"
         if not more:
             return "stop"
     return "other"  # the step limit: the answer so far stands
+
+
+def _say(emit: _Emitter, text_id: str, text: str) -> None:
+    """A sentence of the application's own in the answer (streamed and stored)."""
+    emit("text-start", id=text_id)
+    emit("text-delta", id=text_id, delta=text)
+    emit("text-end", id=text_id)
+    emit.parts.append({"type": "text", "text": text})
 
 
 async def _propose_write(svc: AgentDeps, turn: Turn, emit: _Emitter, working: Trip, call) -> bool:

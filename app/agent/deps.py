@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ..ai import AI
 from ..background import BackgroundWork
 from ..db import Database
+from ..filestore import FileStore
 from ..providers.streetview import StreetView
 from ..review.facts import FactSources
 from ..settings import Settings
@@ -38,6 +39,7 @@ class AgentDeps(FactSources, Protocol):
     heads: Heads
     ai: AI | None                  # None without OPENAI_API_KEY: the agent's routes answer 404
     street_view: StreetView | None  # None without GOOGLE_MAPS_API_KEY
+    files: FileStore
     agent_timing: AgentTiming
 
     @property

@@ -57,12 +57,14 @@ _PATTERNS = [
                       re.IGNORECASE)),
     ("en", re.compile(rf"^{_POLITE}(?:show|open|get|see|view|look\s+at)\s+(?:me\s+|us\s+)?(?P<place>.+?)\s+"
                       rf"(?:in|on|with|via)\s+(?:the\s+)?{_SV}{_END}", re.IGNORECASE)),
-    ("en", re.compile(rf"^{_POLITE}(?:show\s+(?:me|us)\s+)?(?:the\s+|a\s+)?{_SV}(?P<place>){_END}", re.IGNORECASE)),
+    # "street view", or "street view of" with the place left out: answered by asking which place.
+    ("en", re.compile(rf"^{_POLITE}(?:show\s+(?:me|us)\s+)?(?:the\s+|a\s+)?{_SV}(?:\s+(?:of|for|at|on|near))?"
+                      rf"(?P<place>)\s*[:：]?{_END}", re.IGNORECASE)),
     ("zh", re.compile(r"^(?:请|麻烦)?(?:给我|帮我)?(?:看看|看一下|显示|打开)?"
                       r"(?P<place>.*?)的?街景(?:图)?(?:吧|呢)?[?。？！!]*$")),
     ("zh", re.compile(r"^(?:请|麻烦)?(?:给我|帮我)?(?:看看|看一下|显示|打开)?街景[\s:：]*(?P<place>.*?)[?。？！!]*$")),
-    ("de", re.compile(rf"^(?:zeig(?:e)?\s+(?:mir\s+)?)?(?:die\s+)?(?:street\s?view|straßenansicht)\s+(?:von|vom|für)\s+"
-                      rf"(?P<place>.+?){_END}", re.IGNORECASE)),
+    ("de", re.compile(rf"^(?:zeig(?:e)?\s+(?:mir\s+)?)?(?:die\s+)?(?:street\s?view|straßenansicht)\s+(?:von|vom|für)"
+                      rf"(?:\s+(?P<place>.+?))?{_END}", re.IGNORECASE)),
 ]
 
 TEXTS = {
@@ -120,7 +122,7 @@ def parse(text: str) -> Request | None:
     for language, pattern in _PATTERNS:
         match = pattern.match(plain)
         if match:
-            place = match.group("place").strip(" \"'“”‘’「」«»,.，。")
+            place = (match.group("place") or "").strip(" \"'“”‘’「」«»,.，。")
             place = re.sub(r"^(?:the\s+)(?=\S)", "", place, flags=re.IGNORECASE) if language == "en" else place
             return Request(place, language)
     return None

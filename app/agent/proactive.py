@@ -311,11 +311,15 @@ async def _mark(svc: AgentDeps, trip_id: str, suggestion_id: str, status: str, *
 
 
 async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
-    """Hide the suggestion for this member only; the shared record is untouched."""
+    """Hide the suggestion for this member only; the shared record is untouched.
+    The trip's open pages are told (a `suggestion` event), so the member's
+    other devices drop the card too; everyone else's read finds it unchanged."""
     await _suggestion(svc, trip_id, suggestion_id)
-    await svc.db.execute_write(
-        "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
-        "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+    async with svc.db.write() as tx:
+        await tx.execute(
+            "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
+            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+        tx.touch(trip_id, "suggestions")
     return {"dismissed": True}
 
 
@@ -330,7 +334,12 @@ async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, use
         await _mark(svc, trip_id, suggestion_id, "expired")
         raise Conflict("This suggestion has expired", code="expired")
     version = row["current_version"]
-    if version != row["trip_version"]:
+    # The agent's patch answers a risk in the trip as it was: any change makes
+    # it stale. An outside assistant's proposal is an explicit edit the group
+    # reads before approving (filed several at a time): it applies to the trip
+    # as it is now, and is stale only when it no longer applies.
+    proposal = row["proposed_by"] is not None
+    if version != row["trip_version"] and not proposal:
         await _mark(svc, trip_id, suggestion_id, "stale")
         raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
     patch = json.loads(row["patch_json"])
@@ -347,7 +356,8 @@ async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, use
 
     try:
         applied = await apply_ops(svc.trips, trip_id, user_id, [(patch["op"], patch["args"])],
-                                  base_version=row["trip_version"], source="suggestion", claim=claim)
+                                  base_version=None if proposal else row["trip_version"], source="suggestion",
+                                  claim=claim)
     except Conflict as exc:
         if exc.code == "stale":
             await _mark(svc, trip_id, suggestion_id, "stale")

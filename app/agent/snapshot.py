@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..legs import legs_for
+from ..legs import Leg, by_pair, legs_for
 from ..trips.model import Trip
 from ..trips.schedule import clock_label, day_schedule
 
@@ -26,10 +26,12 @@ def _note(text: str | None) -> str | None:
     return text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + "…"
 
 
-def trip_snapshot(trip: Trip) -> dict[str, Any]:
+def trip_snapshot(trip: Trip, shown_legs: dict[str, list[Leg]] | None = None) -> dict[str, Any]:
+    """`shown_legs` (day id -> the TripDto's legs) give the times the page
+    shows; without them legs are estimated (no I/O)."""
     days = []
     for day in trip.days:
-        legs = legs_for(day, {}, trip.prefs)
+        legs = legs_for(day, by_pair((shown_legs or {}).get(day.id, ())), trip.prefs)
         slots = {s.stop_id: s for s in day_schedule(day, legs)}
         stops = []
         for stop in day.stops[:MAX_STOPS_SHOWN]:

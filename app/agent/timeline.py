@@ -8,7 +8,8 @@ same message; appending an id that already exists in this trip is a no-op.
 Sources: `chat` (member chat and agent answers), `mention` (a member message
 that names @agent), `operation` (written by apply_ops), `threshold`
 (proactive suggestions and quiet observations), `stop_comment` (@agent
-threads on a stop, shown on the stop, not in the drawer).
+threads on a stop, shown on the stop, not in the drawer), `assistant` (an
+outside assistant's proposal over MCP, app/assistants/proposals.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import json
 import re
 import sqlite3
 from datetime import datetime, UTC
-from typing import Any
+from typing import Any, Protocol
+from collections.abc import Callable
 
 from ..ids import iso
 from .deps import AgentDeps
@@ -28,7 +30,12 @@ EVENTS_LIMIT = 200
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def now_dt(svc: AgentDeps) -> datetime:
+class Clocked(Protocol):
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+
+def now_dt(svc: Clocked) -> datetime:
     """Now on the services clock (tests inject one to expire suggestions)."""
     return datetime.fromtimestamp(svc.clock(), UTC)
 
@@ -52,12 +59,17 @@ def suggestion_dto(row: sqlite3.Row | dict) -> dict[str, Any]:
         "suggestionText": row["suggestion_text"], "patch": json.loads(row["patch_json"]),
         "tripVersion": row["trip_version"], "expiresAt": row["expires_at"], "appliedBy": row["applied_by"],
         "createdAt": row["created_at"], "updatedAt": row["updated_at"],
+        # An outside assistant's proposal (app/assistants/): "Claude via Alice" and the
+        # review's verdict on the trip after it; null for the agent's own suggestions.
+        "proposedAs": row["proposed_as"],
+        "review": json.loads(row["review_json"]) if row["review_json"] else None,
     }
 
 
 MESSAGE_COLUMNS = "id, seq, role, parts_json, actor_user_id, actor_name, source, stop_id, created_at"
 SUGGESTION_COLUMNS = ("id, message_id, status, severity, confidence, reason, suggestion_text, patch_json, "
-                      "trip_version, expires_at, applied_by, created_at, updated_at")
+                      "trip_version, expires_at, applied_by, created_at, updated_at, proposed_by, proposed_as, "
+                      "review_json")
 
 
 # -- reads --------------------------------------------------------------------
@@ -112,18 +124,12 @@ async def events(svc: AgentDeps, trip_id: str, user_id: str, after: int) -> dict
     return {"latestSeq": latest, "tripVersion": version, "messages": messages, "suggestions": suggestions}
 
 
-async def latest_role(conn, trip_id: str, before_seq: int | None = None, *, stop_id: str | None = None) -> str | None:
-    """The role of the newest chat message (not operation events) before `before_seq`."""
-    sql = "SELECT role FROM agent_messages WHERE trip_id = ? AND source != 'operation'"
-    params: list[Any] = [trip_id]
-    sql += " AND source = 'stop_comment' AND stop_id = ?" if stop_id else " AND source != 'stop_comment'"
-    if stop_id:
-        params.append(stop_id)
-    if before_seq is not None:
-        sql += " AND seq < ?"
-        params.append(before_seq)
-    rows = await conn.execute_fetchall(sql + " ORDER BY seq DESC LIMIT 1", tuple(params))
-    return rows[0][0] if rows else None
+async def latest_chat(conn, trip_id: str) -> Any:
+    """The newest chat message (role, source, created_at): not an operation event, not a stop comment."""
+    rows = await conn.execute_fetchall(
+        "SELECT role, source, created_at FROM agent_messages WHERE trip_id = ? "
+        "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 1", (trip_id,))
+    return rows[0] if rows else None
 
 
 # -- writes -------------------------------------------------------------------

@@ -134,7 +134,7 @@ async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inli
         if upload.media_type not in files.SUPPORTED_TYPES:
             continue
         if inline:
-            content.append(await files.model_content(svc.settings.uploads_dir, upload))
+            content.append(await files.model_content(svc.files, upload))
         else:
             content.append({"type": "input_text", "text": f"[attached earlier: {upload.filename} {upload.url}]"})
     return content

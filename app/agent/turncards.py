@@ -11,7 +11,8 @@ assistant prose only).
 refined by id, json-render's patch mode), sanitized, and returned as the
 `data-spec` part to stream and persist, with the tool output for the model
 (`Sanitized.for_model()` plus the card's id). A refine that changes nothing
-returns no part: the same card is not stored twice.
+returns no part (the same card is not stored twice) and `unchanged: true`;
+if the model then says nothing, chat.py answers that the card is unchanged.
 """
 
 from __future__ import annotations

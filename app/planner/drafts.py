@@ -16,7 +16,7 @@ from ..errors import Conflict, Invalid, NotFound
 from ..hours.rules import check_at
 from ..ids import iso, utcnow
 from ..legs import Leg, by_pair
-from ..review.facts import DayContext
+from ..review.facts import DayContext, FactSources
 from ..review.findings import day_fingerprint, review_day
 from ..trips.apply import Applied, apply_ops
 from ..trips.model import Day, Trip
@@ -107,7 +107,7 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
     return applied
 
 
-async def preview_draft(svc: PlannerDeps, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
+async def preview_draft(svc: FactSources, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
                         more_places: dict | None = None) -> dict:
     """The draft of `edits` as applying them will show it: the preview (times
     from the legs the TripDto will compute, hours badges, review findings) and

@@ -27,7 +27,7 @@ from ..meals import MEALS
 from .deps import PlannerDeps
 from ..trips.model import Day
 from ..trips.schedule import to_minutes
-from ..review.facts import DayContext
+from ..review.facts import DayContext, FactSources
 from .drafts import preview_draft, store_draft
 from .shortest_order import EXACT_LIMIT, DayStop, ShortestOrder, shortest_order
 
@@ -51,7 +51,7 @@ def _located(stop) -> bool:
     return stop.lat is not None and stop.lng is not None
 
 
-async def travel_matrix(svc: PlannerDeps, stops: list, prefs) -> Matrix:
+async def travel_matrix(svc: FactSources, stops: list, prefs) -> Matrix:
     """Seconds between every ordered pair of the day's stops, each pair as
     `app.legs.day_legs` would time it if the two were next to each other (the
     same mode rule, a walk over the longest walk chosen again on its real
@@ -64,7 +64,7 @@ async def travel_matrix(svc: PlannerDeps, stops: list, prefs) -> Matrix:
     async def legs_in(mode: str) -> dict:
         if mode not in matrices:
             try:
-                matrices[mode] = await svc.places.route_matrix(points, points, mode) if svc.places else {}
+                matrices[mode] = await svc.places.route_matrix(points, points, mode)
             except (Unavailable, ValueError):
                 matrices[mode] = {}   # routing down, or too many points for one call: estimates, labelled
         return matrices[mode]
@@ -119,7 +119,7 @@ def day_stops(day: Day, date: str, places: dict | None) -> list[DayStop]:
                     None if s.set_time else allowed_starts(s, date, places), s.kind) for s in day.stops]
 
 
-async def solve(svc: PlannerDeps, ctx: DayContext, day: Day, places: dict | None) -> tuple[ShortestOrder, Matrix]:
+async def solve(svc: FactSources, ctx: DayContext, day: Day, places: dict | None) -> tuple[ShortestOrder, Matrix]:
     matrix = await travel_matrix(svc, day.stops, ctx.trip.prefs)
     start = to_minutes(day.start_time or "09:00")
     # CPU for tens of milliseconds at 12 free stops: off the event loop.
@@ -162,6 +162,15 @@ def require_order(result: ShortestOrder, day: Day) -> None:
 async def shortest_draft(svc: PlannerDeps, ctx: DayContext, user_id: str) -> dict:
     """POST .../shortest: a stored draft {id, edits, preview, travel} of the
     day in its shortest order; 409 `no_order` when no order fits."""
+    draft = await shortest_preview(svc, ctx)
+    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
+                                 {"preview": draft["preview"], "travel": draft["travel"]})
+    return {"id": draft_id, **draft}
+
+
+async def shortest_preview(svc: FactSources, ctx: DayContext) -> dict:
+    """The day in its shortest order, {edits, preview, travel}, stored nowhere
+    (an assistant's read tool shows it; a member applies it as a draft)."""
     if len(ctx.day.stops) > MAX_STOPS:
         raise Invalid(f"Shortest order works on days of at most {MAX_STOPS} stops; this one has "
                       f"{len(ctx.day.stops)}.", field="dayId")
@@ -175,6 +184,4 @@ async def shortest_draft(svc: PlannerDeps, ctx: DayContext, user_id: str) -> dic
     draft["travel"].update(optimalMin=draft["travel"]["afterMin"], exact=result.exact,
                            estimated=matrix.estimated, freeStops=sum(1 for s in ctx.day.stops if not s.set_time),
                            exactLimit=EXACT_LIMIT)
-    draft_id = await store_draft(svc, ctx, user_id, "plan", draft["edits"],
-                                 {"preview": draft["preview"], "travel": draft["travel"]})
-    return {"id": draft_id, **draft}
+    return draft

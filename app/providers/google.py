@@ -35,7 +35,7 @@ from ..errors import NotFound, Unavailable
 from .outbound import OutboundClient
 from ..shared_reads import SingleFlight
 from .cache import ProviderCache, request_key
-from .route_cache import Route, RouteCache, route_keys
+from .route_cache import Route, RouteCache, line_points, route_keys
 
 log = logging.getLogger("wayline.google")
 
@@ -49,7 +49,8 @@ PLACE_FIELDS = (
 )
 DETAILS_MASK = ",".join(PLACE_FIELDS)
 SEARCH_MASK = ",".join(f"places.{f}" for f in PLACE_FIELDS)
-ROUTE_MASK = "routes.duration,routes.distanceMeters"
+# The path as a GeoJSON line (kept with the cached route for GPX): the same billing tier.
+ROUTE_MASK = "routes.duration,routes.distanceMeters,routes.polyline.geoJsonLinestring"
 # `status` must be in the mask, or every element looks OK (Routes API docs).
 MATRIX_MASK = "originIndex,destinationIndex,status,condition,distanceMeters,duration"
 
@@ -247,14 +248,15 @@ class Google:
         # No routingPreference: it is only allowed for DRIVE, and leaving it
         # unset (traffic-unaware) gives durations that stay true for a week.
         body = {"origin": _waypoint(origin), "destination": _waypoint(destination),
-                "travelMode": TRAVEL_MODES[mode]}
+                "travelMode": TRAVEL_MODES[mode], "polylineEncoding": "GEO_JSON_LINESTRING"}
         async with self._route_slots:
             data = await self._call("routes", "POST", f"{self.routes_base}/directions/v2:computeRoutes",
                                     ROUTE_MASK, body)
         routes = data.get("routes") if isinstance(data, dict) else None
         first = routes[0] if isinstance(routes, list) and routes and isinstance(routes[0], dict) else None
         route = None if first is None else Route(parse_duration(first.get("duration")),
-                                                 int(first.get("distanceMeters") or 0))
+                                                 int(first.get("distanceMeters") or 0),
+                                                 _route_line(first.get("polyline")))
         await self.routes.put_many([(key, route)])
         return route
 
@@ -287,7 +289,7 @@ class Google:
             status = el.get("status") or {}
             if pair in result and not status.get("code") and el.get("condition") == "ROUTE_EXISTS":
                 result[pair] = Route(parse_duration(el.get("duration")), int(el.get("distanceMeters") or 0))
-        await self.routes.put_many([(keys[pair], route) for pair, route in result.items()])
+        await self.routes.put_many([(keys[pair], route) for pair, route in result.items()], keep_known=True)
         return result
 
     def _route_key(self, origin, destination, mode: str) -> str:
@@ -349,3 +351,8 @@ def _google_status(response: httpx.Response) -> str:
         return str(error.get("status") or "")[:40]
     except (ValueError, AttributeError):
         return ""
+
+
+def _route_line(polyline: Any) -> tuple[tuple[float, float], ...] | None:
+    """The route's path from `polyline.geoJsonLinestring`; None when absent or malformed."""
+    return line_points(polyline.get("geoJsonLinestring")) if isinstance(polyline, dict) else None

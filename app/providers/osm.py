@@ -55,7 +55,7 @@ from .osm_tags import (
 from .outbound import OutboundClient
 from ..shared_reads import SingleFlight
 from .cache import ProviderCache, request_key
-from .route_cache import Route, RouteCache, route_keys
+from .route_cache import Route, RouteCache, line_points, route_keys
 
 log = logging.getLogger("wayline.osm")
 
@@ -325,14 +325,15 @@ class OSM:
     async def _fetch_route(self, origin, destination, mode: str, key: str) -> Route | None:
         profile = OSRM_PROFILES[mode]
         url = f"{self._osrm_base(profile)}/route/v1/{profile}/{_lonlat([_point(origin), _point(destination)])}"
-        data = await self._call("osrm", url, params={"overview": "false", "alternatives": "false", "steps": "false"})
+        data = await self._call("osrm", url, params={"overview": "full", "geometries": "geojson",
+                                                     "alternatives": "false", "steps": "false"})
         route = None
         if isinstance(data, dict) and data.get("code") == "Ok":
             routes = data.get("routes")
             first = routes[0] if isinstance(routes, list) and routes and isinstance(routes[0], dict) else None
             if first is None:
                 raise self._unavailable("osrm")
-            route = self._route(first.get("duration"), first.get("distance"))
+            route = self._route(first.get("duration"), first.get("distance"), first.get("geometry"))
         elif not (isinstance(data, dict) and data.get("code") in NO_ROUTE_CODES):
             raise self._unavailable("osrm")
         await self.routes.put_many([(key, route)])
@@ -368,12 +369,12 @@ class OSM:
                                else self._route(durations[i][j], distances[i][j])) for i, j in keys}
         except (TypeError, IndexError, KeyError):
             raise self._unavailable("osrm") from None
-        await self.routes.put_many([(keys[pair], route) for pair, route in result.items()])
+        await self.routes.put_many([(keys[pair], route) for pair, route in result.items()], keep_known=True)
         return result
 
-    def _route(self, duration: Any, distance: Any) -> Route:
+    def _route(self, duration: Any, distance: Any, geometry: Any = None) -> Route:
         try:
-            return Route(int(round(float(duration))), int(round(float(distance))))
+            return Route(int(round(float(duration))), int(round(float(distance))), line_points(geometry))
         except (TypeError, ValueError):
             raise self._unavailable("osrm") from None
 

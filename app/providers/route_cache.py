@@ -1,7 +1,12 @@
 """A travel route as every routing provider answers it (Google Routes, OSRM),
 and the cache both keep routes in: an in-memory LRU in front of the SQLite
 provider cache, so the legs of a trip are ~free to recompute. "No route in
-this mode" (None) is cached too, for a shorter time."""
+this mode" (None) is cached too, for a shorter time.
+
+A route fetched on its own keeps the path the provider drew (`geometry`,
+(lat, lng) points: OSRM's and Google's GeoJSON line) in the same record, so
+GPX can follow the streets; a route matrix gives none, and leaves the routes
+already in memory as they are (their geometry included)."""
 
 from __future__ import annotations
 
@@ -18,13 +23,48 @@ LRU_SIZE = 4096
 DB_HIT_TRUST_S = 3600        # a route read from SQLite is trusted in memory for an hour
 
 
+GEOMETRY_MAX_POINTS = 5000   # a day's leg; a longer line is thinned evenly (GPX apps draw it the same)
+
+
 @dataclass(frozen=True)
 class Route:
     duration_s: int
     distance_m: int
+    geometry: tuple[tuple[float, float], ...] | None = None   # (lat, lng) along the way, when the provider drew it
 
     def to_json(self) -> dict:
-        return {"durationS": self.duration_s, "distanceM": self.distance_m}
+        out: dict = {"durationS": self.duration_s, "distanceM": self.distance_m}
+        if self.geometry:
+            out["geometry"] = [list(point) for point in self.geometry]
+        return out
+
+    @classmethod
+    def from_json(cls, value: dict) -> Route:
+        points = value.get("geometry")
+        return cls(int(value["durationS"]), int(value["distanceM"]),
+                   tuple((float(a), float(b)) for a, b in points) if points else None)
+
+
+def line_points(line: object) -> tuple[tuple[float, float], ...] | None:
+    """(lat, lng) points of a GeoJSON LineString (`[lng, lat]` pairs), rounded
+    to 6 decimals (~0.1 m); None for anything else: a route without its
+    path is still a route."""
+    if not isinstance(line, dict) or line.get("type") != "LineString":
+        return None
+    coords = line.get("coordinates")
+    if not isinstance(coords, list) or len(coords) < 2:
+        return None
+    step = max(1, -(-len(coords) // GEOMETRY_MAX_POINTS))
+    kept = coords[::step]
+    if kept[-1] is not coords[-1]:
+        kept = [*kept, coords[-1]]
+    try:
+        points = tuple((round(float(c[1]), 6), round(float(c[0]), 6)) for c in kept)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if not all(-90 <= lat <= 90 and -180 <= lng <= 180 for lat, lng in points):
+        return None
+    return points
 
 
 def route_keys(prefix: str, origins, destinations,
@@ -60,7 +100,7 @@ class RouteCache:
         hit, value = await self.cache.get(key)
         if not hit:
             return False, None
-        route = None if value is None else Route(int(value["durationS"]), int(value["distanceM"]))
+        route = None if value is None else Route.from_json(value)
         self._remember(key, route, now + DB_HIT_TRUST_S)
         return True, route
 
@@ -78,10 +118,14 @@ class RouteCache:
             found[pair] = route
         return found
 
-    async def put_many(self, items: list[tuple[str, Route | None]]) -> None:
+    async def put_many(self, items: list[tuple[str, Route | None]], *, keep_known: bool = False) -> None:
+        """Remember routes; `keep_known` (a matrix's answers): leave a route
+        already in memory as it is, so its geometry is not lost."""
         now = self.clock()
         rows = []
         for key, route in items:
+            if keep_known and self.in_memory(key)[0]:
+                continue
             expires = now + (ROUTE_TTL_S if route is not None else NO_ROUTE_TTL_S)
             self._remember(key, route, expires)
             rows.append((key, None if route is None else route.to_json(), expires))

@@ -59,7 +59,7 @@ async def delete_me(request: Request):
     args = await body(request, AccountDeletion)
     await confirm_password(request, user, args.password, "password")
     svc = services(request)
-    deleted = await accounts.delete_account(svc.db, svc.settings.uploads_dir, user["id"], svc.sessions)
+    deleted = await accounts.delete_account(svc.db, svc.files, user["id"], svc.sessions)
     svc.live.close_user(user["id"])
     response = ok({"deleted": True, "tripsDeleted": len(deleted)})
     response.delete_cookie(auth.COOKIE, path="/")

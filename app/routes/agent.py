@@ -1,8 +1,12 @@
 """The trip agent's HTTP face (`/api/trips/{tripId}/agent/...`).
 
-Every route answers 404 when AI is not configured (`svc.ai is None`), before
-anything else, and is for members only (404 for everyone else). The chat
-route streams the AI SDK UI message stream, not the `{data}` envelope.
+The agent's own routes (chat, posting a message, debug info) answer 404 when
+AI is not configured (`svc.ai is None`), before anything else. The timeline
+reads (messages, events) and the suggestion decisions work without AI: the
+timeline holds the members' edits, and outside assistants (MCP,
+app/assistants/) file suggestions whether or not this server has a model.
+Every route is for members only (404 for everyone else). The chat route
+streams the AI SDK UI message stream, not the `{data}` envelope.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class NewMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str | None = None
     files: list[FilePartIn] = Field(default_factory=list, max_length=files.MAX_FILES)
+    groupOnly: bool = False   # the member chose the group: the agent does not answer, whatever the words
 
     @field_validator("text")
     @classmethod
@@ -86,13 +91,13 @@ class Approval(BaseModel):
 
 @describe(summary="The agent timeline: about 200 latest messages and active suggestions")
 async def list_messages(request: Request):
-    svc = agent_services(request)
+    svc = services(request)
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     return ok(await timeline.history(svc, trip_id, user["id"]))
 
 
-@describe(body=NewMessage, summary="Post a plain message; the agent decides in the background whether to reply")
+@describe(body=NewMessage, summary="Post a chat message; `addressed`: the agent will answer it (see addressing.py)")
 async def post_message(request: Request):
     svc = agent_services(request)
     trip_id = request.path_params["tripId"]
@@ -105,7 +110,7 @@ async def post_message(request: Request):
     if not text and not parts:
         raise Invalid("files: none of these file types can be attached", field="files")
     message_parts = ([{"type": "text", "text": text}] if text else []) + parts
-    addressed, row = await ambient.post_message(svc, trip_id, user, text, message_parts)
+    addressed, row = await ambient.post_message(svc, trip_id, user, text, message_parts, group_only=args.groupOnly)
     return ok({"addressed": addressed, "message": timeline.message_dto(row)}, status=201)
 
 
@@ -136,7 +141,7 @@ class EventsQuery(BaseModel):
 
 @describe(summary="Poll: messages with seq > after, active suggestions, the trip version", query=EventsQuery)
 async def events(request: Request):
-    svc = agent_services(request)
+    svc = services(request)
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     raw = _query_value(request, "after", "0")
@@ -155,7 +160,7 @@ def _query_value(request: Request, name: str, default: str) -> str:
 
 
 async def _decide(request: Request, approved_default: bool | None, force: bool | None = None):
-    svc = agent_services(request)
+    svc = services(request)
     trip_id, suggestion_id = request.path_params["tripId"], request.path_params["suggestionId"]
     user, role = await member(request, trip_id)  # 401/404 before anything about the body
     args = await body(request, Approval)

@@ -86,6 +86,12 @@ async def body(request: Request, model: type[M]) -> M:
     return parse(model, await read_json(request))
 
 
+def public_base(request: Request) -> str:
+    """The address people reach this server at (WAYLINE_PUBLIC_URL, else this
+    request's), for links that leave the page: invites, calendar feeds."""
+    return (services(request).settings.public_url or str(request.base_url)).rstrip("/")
+
+
 def ok(data: Any, status: int = 200) -> Response:
     return JSONResponse({"data": data}, status_code=status)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from starlette.requests import Request
-from starlette.responses import FileResponse
+from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from .. import media
@@ -34,16 +36,17 @@ async def upload(request: Request):
         upload_file = form.get("file")
         if upload_file is None or isinstance(upload_file, str):
             raise BadRequest("Add the file in a field named file", code="no_file", field="file")
-        data = await upload_file.read(media.MAX_BYTES + 1)
-        client_name = upload_file.filename
+        # The parser spooled the part (to disk past 1 MiB): its size is known,
+        # and media.save_upload streams it from there.
+        if upload_file.size is not None and upload_file.size > media.MAX_BYTES:
+            raise _too_large()
+        if not upload_file.size:
+            raise BadRequest("The file is empty", code="empty_file", field="file")
+        svc = services(request)
+        saved = await media.save_upload(svc.db, svc.files, trip_id, user["id"], upload_file.file,
+                                        upload_file.filename)
     finally:
         await form.close()
-    if len(data) > media.MAX_BYTES:
-        raise _too_large()
-    if not data:
-        raise BadRequest("The file is empty", code="empty_file", field="file")
-    svc = services(request)
-    saved = await media.save_upload(svc.db, svc.settings.uploads_dir, trip_id, user["id"], data, client_name)
     return ok(saved, status=201)
 
 
@@ -59,13 +62,22 @@ async def serve(request: Request):
     trip_id, name = request.path_params["tripId"], request.path_params["name"]
     await member(request, trip_id)
     svc = services(request)
-    found = await media.find_upload(svc.db, svc.settings.uploads_dir, trip_id, name)
+    found = await media.find_upload(svc.db, svc.files, trip_id, name)
     inline = found.media_type.startswith("image/") or found.media_type == "application/pdf"
-    return FileResponse(
-        found.path, media_type=found.media_type, filename=found.filename,
-        content_disposition_type="inline" if inline else "attachment",
-        headers={"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
+    return StreamingResponse(
+        found.chunks, media_type=found.media_type,
+        headers={"Content-Length": str(found.size),
+                 "Content-Disposition": content_disposition("inline" if inline else "attachment", found.filename),
+                 "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'",
                  "Cache-Control": "private, max-age=3600"})
+
+
+def content_disposition(kind: str, filename: str) -> str:
+    """The header with the client's file name, as Starlette's FileResponse writes it (RFC 6266)."""
+    quoted = quote(filename)
+    if quoted != filename:
+        return f"{kind}; filename*=utf-8''{quoted}"
+    return f'{kind}; filename="{filename}"'
 
 
 routes = [

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import members
-from .common import body, member, ok, services, signed_in
+from .common import body, member, ok, public_base, services, signed_in
 from .openapi import describe
 
 
@@ -38,8 +38,7 @@ async def create_invite(request: Request):
     args = await body(request, NewInvite)
     svc = services(request)
     invite = await members.create_invite(svc.db, trip_id, user["id"], args.role, args.expiresInHours)
-    base = (svc.settings.public_url or str(request.base_url)).rstrip("/")
-    return ok({**invite, "url": f"{base}/#/invite/{invite['token']}"}, status=201)
+    return ok({**invite, "url": f"{public_base(request)}/#/invite/{invite['token']}"}, status=201)
 
 
 @describe(summary="Revoke an invite link (owner only)")

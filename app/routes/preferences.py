@@ -40,6 +40,21 @@ async def put_agent_panel(request: Request):
     return ok(await uistate.save_agent_panel(services(request).db, user["id"], panel))
 
 
+@describe(summary="How far you have read the trip's group chat (its newest seen message's seq)")
+async def get_chat_read(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    return ok(await uistate.chat_read(services(request).db, trip_id, user["id"]))
+
+
+@describe(body=uistate.ChatRead, summary="Mark the group chat read up to a seq (forward only); answers what is kept")
+async def put_chat_read(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    read = await body(request, uistate.ChatRead)
+    return ok(await uistate.save_chat_read(services(request).db, trip_id, user["id"], read))
+
+
 @describe(summary="The trip's shared choices (every member sees these)")
 async def get_trip(request: Request):
     trip_id = request.path_params["tripId"]
@@ -61,6 +76,8 @@ routes = [
     Route("/api/users/preferences", put_mine, methods=["PUT"]),
     Route("/api/users/preferences/agent-panel", get_agent_panel, methods=["GET"]),
     Route("/api/users/preferences/agent-panel", put_agent_panel, methods=["PUT"]),
+    Route("/api/trips/{tripId}/chat/read", get_chat_read, methods=["GET"]),
+    Route("/api/trips/{tripId}/chat/read", put_chat_read, methods=["PUT"]),
     Route("/api/trips/{tripId}/preferences", get_trip, methods=["GET"]),
     Route("/api/trips/{tripId}/preferences", put_trip, methods=["PUT"]),
 ]

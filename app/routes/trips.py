@@ -82,7 +82,7 @@ async def delete_trip(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id, needs="owner")
     svc = services(request)
-    await catalog.delete_trip(svc.db, svc.settings.uploads_dir, trip_id)
+    await catalog.delete_trip(svc.db, svc.files, trip_id)
     return ok({"deleted": True})
 
 

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import shutil
 from datetime import date
 from typing import Any
 
 from .. import media
 from ..db import Database
+from ..filestore import FileStore
 from ..ids import new_id, utcnow
 
 
@@ -31,14 +30,12 @@ async def create_trip(db: Database, owner_id: str, *, title: str, start_date: da
     return trip_id
 
 
-async def delete_trip(db: Database, uploads_dir: str, trip_id: str) -> None:
+async def delete_trip(db: Database, files: FileStore, trip_id: str) -> None:
     """Delete the trip, everything in it (cascades) and its uploaded files."""
     async with db.write() as tx:
         tx.touch(trip_id, "deleted")
         await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
-    folder = media.trip_folder(uploads_dir, trip_id)
-    if folder is not None:
-        await asyncio.to_thread(shutil.rmtree, folder, True)
+    await media.delete_trip_files(files, trip_id)
 
 
 async def trips_of(db: Database, user_id: str) -> list[dict[str, Any]]:

@@ -87,6 +87,9 @@ class View:
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
     plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
     tag: str | None = None
+    # What other modules derive from exactly this view (the calendar feed's
+    # bytes, app/exports/files.py): built once, dropped with the view.
+    derived: dict[str, object] = field(default_factory=dict)
 
     @property
     def legs(self) -> dict[str, list[Leg]]:

@@ -26,6 +26,7 @@ from .. import lifecycle
 from ..core import Core
 from ..routes import build_routes
 from ..settings import Settings
+from .trip_homes import FlyReplayMiddleware
 
 log = logging.getLogger("wayline")
 PUBLIC_DIR = Path(__file__).resolve().parents[2] / "public"
@@ -144,6 +145,10 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
                             Exception: unexpected_error},
     )
     app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
-    app.add_middleware(BodyLimitMiddleware)   # outermost: nothing reads a body past its limit
+    app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
+    if settings.trip_machines and settings.machine_id:
+        # Outermost: a trip homed on another machine is handed to Fly's proxy
+        # before anything here reads its body (app/trip_homes.py).
+        app.add_middleware(FlyReplayMiddleware, machine_id=settings.machine_id, machines=settings.trip_machines)
     app.state.settings = settings
     return app

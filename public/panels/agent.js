@@ -1,7 +1,10 @@
-// The group's chat: one shared timeline per trip. Plain messages go to the
-// group (POST …/agent/messages); a message that mentions @agent, or follows
-// an AI reply, is a chat turn streamed over the AI SDK UI message stream
-// (POST …/agent/chat). Write tools stop at an approval card; Approve/Deny
+// The group's chat: one shared timeline per trip. Who a message is for is
+// decided while it is typed (addressing.js, the server's twin) and said under
+// the composer: plain messages, and any that names a member or is only a
+// reaction, go to the group (POST …/agent/messages, no AI); a message that
+// mentions @agent, or continues the AI's own turn, is a chat turn streamed
+// over the AI SDK UI message stream (POST …/agent/chat), unless the member
+// presses "Group only". Write tools stop at an approval card; Approve/Deny
 // continues the chat with the approval response, as useChat does. The log
 // is reconciled by message id; runs of edits fold into one line; what is
 // being typed is a draft in the store. A card's button does one of two
@@ -11,10 +14,11 @@
 
 import { get, post, streamChunks } from "../api.js";
 import { h, clear, errorBox, withBusy, attachUpload, toast, timeAgo } from "../planner/ui.js";
+import { decide as decideAddressee, CONTINUATION_MINUTES } from "./addressing.js";
 import { reconcile, sig } from "../planner/keyed.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
 import { messageView, editsView, isEdit } from "./agentview.js";
-import { aiOffNote } from "./common.js";
+import { aiOffNote, showOnPlan } from "./common.js";
 import { icon } from "../planner/icons.js";
 
 const MAX_TEXT = 4000;
@@ -29,10 +33,10 @@ export function mountAgent(el, store, panel) {
   const list = h("ol", { class: "agent-log", "aria-label": "Trip conversation", "aria-live": "polite" });
   const scroller = h("div", { class: "agent-scroll" }, list);
   const status = h("div", { class: "agent-status", "aria-live": "assertive" });
-  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — start with @agent to ask the AI", "aria-label": "Message", "data-fkey": "message" });
+  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — start with @agent to ask the AI", "aria-label": "Message", "aria-describedby": "composer-hint", "data-fkey": "message" });
   text.value = store.draft("message");
   const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
-  const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file" }, icon("clip"));
+  const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file to the message" }, icon("clip"));
   const fileInput = attachUpload(attach, {
     url: `${store.base}/media`,
     onUploaded(media, file) {
@@ -41,8 +45,19 @@ export function mountAgent(el, store, panel) {
     },
   });
   const attached = h("div", { class: "attached" });
-  const modeHint = h("p", { class: "hint composer-hint" });
-  const form = h("form", { class: "composer agent-composer" }, attached, text, h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput, modeHint), send));
+  // Before sending: who will read it. "Group only" keeps a continuation from the AI.
+  const modeHint = h("p", { class: "hint composer-hint", id: "composer-hint", "aria-live": "polite" });
+  const groupOnly = h("button", { type: "button", class: "chip-btn group-only", "aria-pressed": "false", hidden: true }, "Group only");
+  let keepFromAi = false;
+  let waitingAfter = null; // the seq of a message the application will answer (street view)
+  groupOnly.addEventListener("click", () => {
+    keepFromAi = !keepFromAi;
+    updateHint();
+    text.focus();
+  });
+  const form = h("form", { class: "composer agent-composer" }, attached, text,
+    h("div", { class: "composer-to" }, modeHint, groupOnly),
+    h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput), send));
   el.append(h("div", { class: "panel-intro" }, h("p", { class: "muted" }, "Everyone on the trip sees this chat. Write @agent to ask the AI; it changes the plan only when someone approves.")), scroller, status, form);
 
   const files = []; // file parts waiting to be sent
@@ -80,16 +95,7 @@ export function mountAgent(el, store, panel) {
       toast("That day is no longer in the trip", "info");
       return;
     }
-    store.selectDay(dayId);
-    if (panel) panel.closeIfSheet(); // on phones the panel covers the day
-    if (!stopId) return;
-    requestAnimationFrame(() => {
-      const stop = document.querySelector(`.timeline .stop[data-stop-id="${CSS.escape(stopId)}"]`);
-      if (!stop) return;
-      stop.scrollIntoView({ block: "center", behavior: "smooth" });
-      stop.classList.add("focused");
-      setTimeout(() => stop.classList.remove("focused"), 2400);
-    });
+    showOnPlan(store, panel, dayId, stopId);
   }
 
   // "Copy debug info": the server's correlation ids for the message (never its text).
@@ -146,17 +152,40 @@ export function mountAgent(el, store, panel) {
       },
     });
     updateHint();
+    answerArrived();
     if (nearBottom || streamingId) scroller.scrollTop = scroller.scrollHeight;
   }
 
-  function wantsChat(value) {
-    if (/@agent\b/i.test(value)) return true;
+  // The AI's own turn goes on when the newest chat message is its reply, recent enough.
+  function afterAgent() {
     const last = visible().filter((m) => !isEdit(m) && m.role !== "system").pop();
-    return Boolean(last && last.role === "assistant" && last.source !== "threshold");
+    // Neither a proactive note nor a connected assistant's proposal opens the AI's turn (addressing.py).
+    if (!last || last.role !== "assistant" || last.source === "threshold" || last.source === "assistant") return false;
+    return !last.createdAt || Date.now() - Date.parse(last.createdAt) <= CONTINUATION_MINUTES * 60000;
+  }
+
+  // {to: "agent" | "group", why, member, override}: what a send would do now.
+  function addressee(value) {
+    const d = decideAddressee(value, { afterAgent: afterAgent(), members: (store.trip && store.trip.members) || [] });
+    const overridable = d.to !== "group" && d.why !== "mention";
+    if (!overridable) keepFromAi = false;
+    return { ...d, to: d.to === "group" || (overridable && keepFromAi) ? "group" : "agent", overridable };
   }
 
   function updateHint() {
-    modeHint.textContent = wantsChat(text.value) ? "Goes to the AI (it answers here)" : "Goes to the group · @agent asks the AI";
+    const d = addressee(text.value);
+    const words = {
+      mention: "Goes to the AI, which answers here.",
+      continuation: "Goes to the AI: it follows the AI's reply.",
+      unclear: "Goes to the AI: it follows the AI's reply.",
+      member: `Goes to ${d.member} and the group: the AI won't answer.`,
+      reaction: "Goes to the group: the AI won't answer.",
+      plain: "Goes to the group. Start with @agent to ask the AI.",
+    };
+    modeHint.textContent = d.overridable && keepFromAi ? "Goes to the group only: the AI won't answer." : words[d.why];
+    form.dataset.to = d.to;
+    groupOnly.hidden = !d.overridable;
+    groupOnly.setAttribute("aria-pressed", String(keepFromAi));
   }
   text.addEventListener("input", () => {
     store.setDraft("message", null, text.value);
@@ -184,9 +213,11 @@ export function mountAgent(el, store, panel) {
     renderAttached();
     text.value = "";
     store.setDraft("message", null, "");
+    const to = addressee(value);
+    keepFromAi = false;
     try {
-      if (wantsChat(value)) await chatTurn(value, sending);
-      else await plainMessage(value, sending);
+      if (to.to === "agent") await chatTurn(value, sending);
+      else await plainMessage(value, sending, to.overridable);
     } catch (err) {
       status.append(errorBox(err));
       if (!text.value) {
@@ -197,14 +228,30 @@ export function mountAgent(el, store, panel) {
     updateHint();
   });
 
-  async function plainMessage(value, sending) {
+  // `groupOnly`: the member kept a continuation from the AI.
+  async function plainMessage(value, sending, groupOnlyChosen) {
     const body = {};
     if (value) body.text = value;
     if (sending.length) body.files = sending;
+    if (groupOnlyChosen) body.groupOnly = true;
     const res = await withBusy(send, () => post(`${store.base}/agent/messages`, body), "Sending…");
     store.mergeMessages([res.message]);
+    if (res.addressed) {
+      // An answer by the application (street view): said until it is here.
+      waitingAfter = res.message.seq;
+      status.append(h("p", { class: "hint", "data-testid": "answer-coming" }, "The AI will answer shortly."));
+    }
     store.emit("agent");
-    if (res.addressed) status.append(h("p", { class: "hint" }, "The AI will answer shortly."));
+  }
+
+  // The note above goes once an answer newer than the message is in the log.
+  function answerArrived() {
+    if (waitingAfter === null) return;
+    if (visible().some((m) => m.role === "assistant" && typeof m.seq === "number" && m.seq > waitingAfter)) {
+      waitingAfter = null;
+      const note = status.querySelector("[data-testid=answer-coming]");
+      if (note) note.remove();
+    }
   }
 
   async function chatTurn(value, sending) {

@@ -267,10 +267,13 @@ export function messageView(store, msg, handlers) {
   const debug = !streaming && !msg.local && handlers && handlers.copyDebug
     ? h("button", { type: "button", class: "icon-btn msg-debug", "aria-label": "Copy debug info", title: "Copy debug info", "data-fkey": `debug:${msg.id}`, onclick: () => handlers.copyDebug(msg) }, icon("copy", { size: 13 }))
     : null;
-  return h("li", { class: `msg from-agent${quiet ? " quiet" : ""}${msg.source === "threshold" ? " observation" : ""}`, "data-message-id": msg.id, "aria-busy": streaming ? "true" : null },
+  // A member's connected assistant speaks under its own name ("Claude via Alice").
+  const outside = msg.source === "assistant";
+  return h("li", { class: `msg from-agent${quiet ? " quiet" : ""}${msg.source === "threshold" ? " observation" : ""}${outside ? " from-assistant" : ""}`, "data-message-id": msg.id, "aria-busy": streaming ? "true" : null },
     h("span", { class: "avatar sm agent", "aria-hidden": "true" }, icon("sparkle", { size: 14 })),
     h("div", { class: "bubble" },
-      h("p", { class: "msg-meta" }, h("strong", null, AI_NAME), " ", msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : null, " ", when(msg), debug),
+      h("p", { class: "msg-meta" }, h("strong", null, outside ? msg.actorName : AI_NAME), " ",
+        msg.source === "threshold" ? h("span", { class: "badge" }, "noticed") : outside ? h("span", { class: "badge" }, "proposes") : null, " ", when(msg), outside ? null : debug),
       partsView(store, msg, handlers),
       streaming && !(msg.parts || []).some((p) => p.type === "text" && p.text) ? h("p", { class: "typing" }, h("span", { class: "spinner", "aria-hidden": "true" }), " Thinking…") : null));
 }

@@ -6,7 +6,7 @@
 // textContent (never HTML), the only image source is this app's street-view route,
 // and a button press calls only onFollowUp(text) or onFocus({dayId, stopId}).
 
-import { h, fmtMoney, fmtLongDay, KIND_LABELS } from "../planner/ui.js";
+import { h, fmtMoney, fmtLongDay, KIND_LABELS, markdownText } from "../planner/ui.js";
 import { icon, KIND_ICON } from "../planner/icons.js";
 
 const MAX_ELEMENTS = 60;
@@ -121,7 +121,7 @@ const COMPONENTS = {
             str(p.time) ? h("time", null, p.time) : null,
             str(p.time) && kind ? " · " : null,
             kind ? KIND_LABELS[kind] : null))),
-      str(p.note) ? h("p", { class: "gc-text" }, p.note) : null,
+      str(p.note) ? h("p", { class: "gc-text" }, markdownText(p.note)) : null,
       kids());
   },
 
@@ -147,7 +147,7 @@ const COMPONENTS = {
         h("tbody", null, rows.map((l) => h("tr", null, h("th", { scope: "row" }, l.label),
           h("td", null, money(l.amountMinor, p.currency))))),
         h("tfoot", null, h("tr", null, h("th", { scope: "row" }, "Total"), h("td", null, total)))),
-      str(p.note) ? h("p", { class: "gc-text muted" }, p.note) : null,
+      str(p.note) ? h("p", { class: "gc-text muted" }, markdownText(p.note)) : null,
       kids());
   },
 

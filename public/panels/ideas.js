@@ -1,7 +1,9 @@
 // Ideas for the selected day: places to eat and things to see nearby (Google
 // or OpenStreetMap places ranked in code, no AI cost; OSM's are credited). Each suggestion is added on its own,
 // with its start time and length adjustable and opening hours shown; a 409
-// says why it does not fit.
+// says why it does not fit. Ideas are worked out for the day as it was: once
+// the day changes (one of them was used, or anyone edited it) the unused ones
+// go, and one button looks again.
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, fmtClock, MEALS, MEAL_MINUTES } from "../planner/ui.js";
@@ -21,10 +23,29 @@ export function mountIdeas(el, store) {
 
   eat.addEventListener("click", () => suggestions("eat", eat, meal.value ? { meal: meal.value } : {}));
   explore.addEventListener("click", () => suggestions("explore", explore, {}));
+  let shown = null; // {kind, button, body, dayId, stops}: what the list was worked out for
+
+  const stopsOf = (day) => day.stops.map((x) => `${x.id}@${x.startMinutes}-${x.endMinutes}`).join(",");
+
+  // The day changed under the list: the ideas left were for the day as it was.
+  function outdated() {
+    const day = store.day();
+    if (!shown || !day || day.id !== shown.dayId || stopsOf(day) === shown.stops) return;
+    const again = shown;
+    shown = null;
+    for (const card of results.querySelectorAll(".suggestion:not(.applied)")) card.remove();
+    const title = results.querySelector("h4.ideas-title");
+    if (title) title.remove();
+    results.append(h("div", { class: "ideas-outdated", role: "status" },
+      h("p", { class: "hint" }, "The day has changed, so the other ideas may no longer fit."),
+      h("button", { type: "button", class: "btn btn-sm", onclick: () => suggestions(again.kind, again.button, again.body) },
+        again.kind === "eat" ? "Find places to eat again" : "Explore nearby again")));
+  }
 
   async function suggestions(kind, button, body) {
     const day = store.day();
     if (!day) return;
+    shown = null;
     clear(results).append(progressLine(kind === "eat" ? "Looking for places to eat…" : "Looking around the day's stops…"));
     try {
       const res = await withBusy(button, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/${kind}`, body));
@@ -34,8 +55,9 @@ export function mountIdeas(el, store) {
         results.append(h("p", { class: "muted" }, "Nothing suitable was found near this day's stops."));
         return;
       }
-      results.append(h("h4", null, kind === "eat" ? "Places to eat" : "Nearby ideas"));
+      results.append(h("h4", { class: "ideas-title" }, kind === "eat" ? "Places to eat" : "Nearby ideas"));
       for (const s of list) results.append(suggestionCard(day, s, body.meal));
+      shown = { kind, button, body, dayId: day.id, stops: stopsOf(store.day(day.id) || day) };
       const credit = osmCredit(config);
       if (credit) results.append(credit);
     } catch (err) {
@@ -74,9 +96,9 @@ export function mountIdeas(el, store) {
       if (Number(duration.value) !== s.durationMin) body.durationMin = Number(duration.value);
       try {
         const trip = await post(`${store.base}/drafts/${encodeURIComponent(s.draftId)}/apply`, body);
+        card.classList.add("applied"); // before the new trip: the others go, this one stays
         store.setTrip(trip.trip || trip);
         toast(replaces ? `${p.name} replaces ${replaces.name}` : `Added ${p.name}`, "success");
-        card.classList.add("applied");
         add.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 14 }), replaces ? " Replaced" : " Added"));
       } catch (err) {
         warn.textContent = err.code === "hours" && err.details.latestStart
@@ -100,7 +122,11 @@ export function mountIdeas(el, store) {
   }
 
   const off = store.on((reason) => {
-    if (reason === "day") clear(results); // ideas were for the day shown before
+    if (reason === "day") {
+      shown = null;
+      clear(results); // ideas were for the day shown before
+    }
+    if (reason === "trip") outdated();
   });
   return { destroy: off };
 }

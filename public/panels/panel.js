@@ -1,12 +1,14 @@
-// The one AI panel ("AI help"; a sheet over the page on phones) with three
-// sections: Chat (the group's conversation, where @agent asks the AI), This
-// day (an AI review, ideas for food and sights, Optimize) and Preferences.
-// Sections mount on first use and stay mounted, so a running chat or a
-// draft survives switching. Whether the panel is open on a wide screen is
-// kept per account on the server (GET/PUT /api/users/preferences/agent-panel),
-// so it follows the member to another computer; this browser's last choice
-// only paints the first frame. On phones the panel is a sheet and starts
-// closed.
+// The side panel (a sheet over the page on phones) shows one of two things:
+//   Chat     the group's conversation (where @agent asks the AI)
+//   AI help  This day (an AI review, ideas for food and sights, Optimize)
+//            and Preferences, as tabs
+// The top bar (wide screens) and the bottom tabs (phones) each have a
+// "Chat" and an "AI help" button. Sections mount on first use and stay
+// mounted, so a running chat or a draft survives switching. Whether the
+// panel is open on a wide screen is kept per account on the server
+// (GET/PUT /api/users/preferences/agent-panel), so it follows the member to
+// another computer; this browser's last choice only paints the first frame.
+// On phones the panel is a sheet and starts closed.
 
 import { get, api as request } from "../api.js";
 import { h, clear } from "../planner/ui.js";
@@ -15,11 +17,12 @@ import { mountDayHelp } from "./dayhelp.js";
 import { mountTripPreferences } from "./preferences.js";
 import { icon } from "../planner/icons.js";
 
-const SECTIONS = [
-  ["chat", "Chat", mountAgent],
-  ["day", "This day", mountDayHelp],
-  ["preferences", "Preferences", mountTripPreferences],
-];
+export const MODES = {
+  chat: { title: "Chat", icon: "comment", sections: [["chat", "Chat", mountAgent]] },
+  help: { title: "AI help", icon: "sparkle", sections: [["day", "This day", mountDayHelp], ["preferences", "Preferences", mountTripPreferences]] },
+};
+const SECTIONS = Object.values(MODES).flatMap((m) => m.sections);
+const modeOf = (section) => Object.keys(MODES).find((m) => MODES[m].sections.some(([id]) => id === section));
 const OPEN_KEY = "wayline.panelOpen";
 const TAB_KEY = "wayline.panelTab";
 const OPEN_URL = "/api/users/preferences/agent-panel";
@@ -52,43 +55,43 @@ export function mountPanel(side, store) {
   }
   let active = localStorage.getItem(TAB_KEY) || fallback;
   if (!SECTIONS.some(([id]) => id === active)) active = fallback;
+  let lastHelp = modeOf(active) === "help" ? active : "day"; // the AI help tab to come back to
   const mounted = new Map(); // section id -> {el, view}
 
+  const title = h("h2", { class: "side-title" });
   const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "AI help sections" });
   const body = h("div", { class: "side-body" });
-  const close = h("button", { type: "button", class: "icon-btn side-close", "aria-label": "Close AI help", onclick: () => api.close() }, icon("x"));
-  side.append(
-    h("div", { class: "side-head" }, h("h2", { class: "side-title" }, icon("sparkle", { size: 16 }), " AI help"), close),
-    tablist,
-    body,
-  );
+  const close = h("button", { type: "button", class: "icon-btn side-close", onclick: () => api.close() }, icon("x"));
+  side.append(h("div", { class: "side-head" }, title, close), tablist, body);
 
-  const buttons = SECTIONS.map(([id, label]) => {
+  const helpSections = MODES.help.sections;
+  const buttons = helpSections.map(([id, label]) => {
     const b = h("button", {
       type: "button", role: "tab", id: `tab-${id}`, "aria-controls": `tabpanel-${id}`, class: "tab", "data-tab": id,
       onclick: () => api.select(id),
     }, label);
     b.addEventListener("keydown", (e) => {
-      const i = SECTIONS.findIndex(([t]) => t === id);
-      let next = null;
-      if (e.key === "ArrowRight") next = SECTIONS[(i + 1) % SECTIONS.length][0];
-      if (e.key === "ArrowLeft") next = SECTIONS[(i - 1 + SECTIONS.length) % SECTIONS.length][0];
-      if (e.key === "Home") next = SECTIONS[0][0];
-      if (e.key === "End") next = SECTIONS[SECTIONS.length - 1][0];
-      if (next) {
-        e.preventDefault();
-        api.select(next);
-        document.getElementById(`tab-${next}`).focus();
-      }
+      const i = helpSections.findIndex(([t]) => t === id);
+      const n = helpSections.length;
+      const next = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 }[e.key];
+      if (next === undefined) return;
+      e.preventDefault();
+      api.select(helpSections[next][0]);
+      document.getElementById(`tab-${helpSections[next][0]}`).focus();
     });
     tablist.append(b);
     return b;
   });
 
   function show() {
+    const mode = modeOf(active);
     side.classList.toggle("open", open);
-    side.setAttribute("aria-hidden", String(!open));
+    side.dataset.mode = mode;
+    side.setAttribute("aria-label", MODES[mode].title);
     side.inert = !open;
+    clear(title).append(icon(MODES[mode].icon, { size: 16 }), ` ${MODES[mode].title}`);
+    close.setAttribute("aria-label", `Close ${MODES[mode].title === "Chat" ? "the chat" : "AI help"}`);
+    tablist.hidden = mode !== "help";
     buttons.forEach((b) => {
       const selected = b.dataset.tab === active;
       b.setAttribute("aria-selected", String(selected));
@@ -96,8 +99,10 @@ export function mountPanel(side, store) {
     });
     if (!open) return;
     if (!mounted.has(active)) {
-      const [, , mount] = SECTIONS.find(([id]) => id === active);
-      const el = h("div", { class: "tabpanel", role: "tabpanel", id: `tabpanel-${active}`, "aria-labelledby": `tab-${active}` });
+      const [, label, mount] = SECTIONS.find(([id]) => id === active);
+      const el = mode === "help"
+        ? h("div", { class: "tabpanel", role: "tabpanel", id: `tabpanel-${active}`, "aria-labelledby": `tab-${active}` })
+        : h("div", { class: "tabpanel", role: "region", id: `tabpanel-${active}`, "aria-label": label });
       body.append(el);
       mounted.set(active, { el, view: mount(el, store, api) || {} });
     }
@@ -109,11 +114,16 @@ export function mountPanel(side, store) {
   const api = {
     isOpen: () => open,
     active: () => active,
+    mode: () => modeOf(active),
+    // Open and showing `mode` ("chat" | "help").
+    showing: (mode) => open && modeOf(active) === mode,
     onChange(fn) {
       listeners.add(fn);
     },
     open(section, { save = true } = {}) {
+      if (section === "help") section = lastHelp;
       if (section) active = section;
+      if (modeOf(active) === "help") lastHelp = active;
       const changed = !open;
       open = true;
       localStorage.setItem(TAB_KEY, active);
@@ -132,9 +142,10 @@ export function mountPanel(side, store) {
     closeIfSheet() {
       if (open && isPhone()) api.close();
     },
-    toggle() {
-      if (open) api.close();
-      else api.open();
+    // The Chat and AI help buttons: open that one, or close it when it is what shows.
+    toggle(mode) {
+      if (api.showing(mode)) api.close();
+      else api.open(mode === "chat" ? "chat" : "help");
     },
     select(section) {
       api.open(section);

@@ -1,4 +1,5 @@
-// The account menu in the top bar (who is signed in): change the password,
+// The account menu in the top bar (who is signed in): connected assistants
+// (assistants.js), change the password,
 // sign out, sign out everywhere, delete the account. Password checks answer
 // next to their field; the last two end at sign-in, the deletion with a short
 // notice that survives the redirect (app.signedOut).
@@ -6,20 +7,24 @@
 import { post, del } from "../api.js";
 import { h, openDialog, confirmDialog, handleSubmit, fieldWithError, plainLimit, showError, toast, initials, SKIP_SUBMIT } from "./ui.js";
 import { icon } from "./icons.js";
+import { openAssistants } from "./assistants.js";
 
 export function accountMenu(app) {
   const me = app.session.me;
   const name = me.displayName || me.username;
+  // Named by its own words ("Account: Alice"): on phones the name is only read out.
   const button = h("button", {
     type: "button", class: "account-btn", "aria-expanded": "false", "aria-controls": "account-menu",
-    "aria-label": `Account: ${name}`, title: `Signed in as ${me.username}`,
+    title: `Signed in as ${me.username}`,
   },
   h("span", { class: "avatar", "aria-hidden": "true" }, initials(name)),
+  h("span", { class: "visually-hidden" }, "Account: "),
   h("span", { class: "nav-user-name" }, name),
   icon("chevronDown", { size: 14 }));
   const item = (label, action, extra = "") => h("button", { type: "button", class: `account-item${extra}`, onclick: () => { close(); action(); } }, label);
   const menu = h("div", { id: "account-menu", class: "account-menu", hidden: true },
     h("p", { class: "account-who" }, "Signed in as ", h("strong", null, me.username)),
+    item("Connected assistants", () => openAssistants()),
     item("Change password", () => openChangePassword()),
     item("Sign out", () => app.signOut()),
     item("Sign out everywhere", () => signOutEverywhere(app)),

@@ -6,6 +6,7 @@ import { h, fmtDay, showError, withBusy, openDialog, dialogForm, field, confirmD
 import { patch, reconcile, sig } from "./keyed.js";
 import { icon, weatherIconName } from "./icons.js";
 import { presenceAvatars, presenceKey } from "./presence.js";
+import { exportButtons } from "./exports.js";
 
 export function weatherIcon(w) {
   return icon(weatherIconName(w), { size: 16 });
@@ -34,7 +35,7 @@ export function createRail(rail, store, views) {
       }
     }),
   );
-  rail.append(head, nav, h("h2", { class: "rail-section" }, "Days"), list, add);
+  rail.append(head, nav, exportButtons(store), h("h2", { class: "rail-section" }, "Days"), list, add);
 
   function render() {
     const trip = store.trip;

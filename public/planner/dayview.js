@@ -2,7 +2,7 @@
 // the timeline of stops and legs with review findings inline. Built once and
 // shared by every day; each part is patched only when what it shows changed.
 
-import { h, fmtDay, fmtLongDay, fmtMinutes, fmtClock, osmCredit } from "./ui.js";
+import { h, fmtDay, fmtLongDay, fmtMinutes, fmtClock, osmCredit, renderMarkdown } from "./ui.js";
 import { patch, sig } from "./keyed.js";
 import { findingBox } from "./findings.js";
 import { dayLabel, weatherIcon, openRenameDay, deleteDay } from "./days.js";
@@ -82,7 +82,7 @@ function header(store, day, w) {
       h("p", { class: "day-meta muted" }, meta.join(" · ")),
       weatherChip(store, w)),
     actions,
-    day.note ? h("p", { class: "day-note" }, day.note) : null,
+    day.note ? h("div", { class: "day-note" }, renderMarkdown(day.note)) : null,
   ];
 }
 

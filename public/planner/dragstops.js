@@ -2,7 +2,10 @@
 // which half it is dropped on) or onto a day in the rail (to the end of that
 // day). HTML drag and drop for mice; pointer events for touch and pens (HTML
 // drag and drop does not start from a finger everywhere). Each drop is one
-// move_stop op. The Move dialog stays the keyboard way.
+// move_stop op. The Move dialog stays the keyboard way. While a finger
+// drags, every card shrinks to its name row (a phone's card with findings
+// and notes can be taller than the screen), and holding near the top or
+// bottom of the screen keeps scrolling.
 
 import { h, showError } from "./ui.js";
 import { icon } from "./icons.js";
@@ -30,7 +33,7 @@ export function dragHandle(store, stop, li) {
     begin(store, stop.id, li, true);
     const move = (ev) => {
       mark(targetAt(ev.clientX, ev.clientY));
-      edgeScroll(ev.clientY);
+      if (dragging) dragging.pointer = { x: ev.clientX, y: ev.clientY };
     };
     const done = (ev) => {
       stopListening();
@@ -52,16 +55,27 @@ export function dragHandle(store, stop, li) {
 
 function begin(store, stopId, li, touch) {
   end(); // a drag that never finished
-  dragging = { store, stopId, li, touch, marked: null };
+  dragging = { store, stopId, li, touch, marked: null, pointer: null };
   li.classList.add("dragging");
   document.body.classList.add("dragging-stop");
+  if (touch) {
+    const before = li.getBoundingClientRect().top;
+    document.body.classList.add("dragging-compact");
+    // The whole day in view when it now fits (every place to drop is in reach);
+    // otherwise the dragged stop stays under the finger.
+    const day = li.closest(".timeline").getBoundingClientRect();
+    const area = visibleArea();
+    const fits = day.height <= area.bottom - area.top - 16;
+    scroller().scrollBy(0, fits ? day.top - area.top - 8 : li.getBoundingClientRect().top - before);
+    requestAnimationFrame(edgeScroll);
+  }
 }
 
 function end() {
   if (!dragging) return;
   mark(null);
   dragging.li.classList.remove("dragging");
-  document.body.classList.remove("dragging-stop");
+  document.body.classList.remove("dragging-stop", "dragging-compact");
   dragging = null;
 }
 
@@ -151,12 +165,37 @@ async function drop(target) {
   }
 }
 
-// A finger dragging near the top or bottom edge scrolls the page along.
-function edgeScroll(y) {
-  const edge = 60;
-  const step = y < edge ? -14 : y > window.innerHeight - edge ? 14 : 0;
-  if (!step) return;
+// What scrolls the timeline: the centre column on wide screens, the page on phones.
+function scroller() {
   const main = document.querySelector(".planner-main");
-  if (main && main.scrollHeight > main.clientHeight) main.scrollBy(0, step);
-  window.scrollBy(0, step);
+  return main && main.scrollHeight > main.clientHeight ? main : window;
+}
+
+// The part of the screen the timeline shows in: below the sticky bars (the
+// top bar, and the day strip on phones), above the bottom tabs.
+function visibleArea() {
+  const rect = (selector) => { const el = document.querySelector(selector); return el ? el.getBoundingClientRect() : null; };
+  const bar = rect(".topbar");
+  const strip = rect(".rail");
+  const tabs = rect(".mobile-tabs");
+  const barBottom = bar ? bar.bottom : 0;
+  const top = strip && strip.height < window.innerHeight / 2 && strip.top <= barBottom + 1 ? strip.bottom : barBottom;
+  return { top, bottom: tabs && tabs.height ? tabs.top : window.innerHeight };
+}
+
+// A finger held near the top or bottom of that part scrolls the page along,
+// every frame until it moves away.
+function edgeScroll() {
+  if (!dragging || !dragging.touch) return;
+  const p = dragging.pointer;
+  if (p) {
+    const { top, bottom } = visibleArea();
+    const edge = 56;
+    const step = p.y < top + edge ? -12 : p.y > bottom - edge ? 12 : 0;
+    if (step) {
+      scroller().scrollBy(0, step);
+      mark(targetAt(p.x, p.y));
+    }
+  }
+  requestAnimationFrame(edgeScroll);
 }

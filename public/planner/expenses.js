@@ -76,11 +76,10 @@ function balances(store) {
     const settlements = s.settlements || [];
     box.append(h("div", { class: "card balance-card" },
       h("div", { class: "balance-head" }, h("h3", null, `${cur} balances`), h("span", { class: "muted" }, `Total ${fmtMoney(s.totalMinor, cur)}`)),
-      // A wide table scrolls inside its card, never the page.
-      h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": `${cur} balances table` },
-        h("table", { class: "balance-table" },
-          h("thead", null, h("tr", null, h("th", { scope: "col" }, "Member"), h("th", { scope: "col" }, "Paid"), h("th", { scope: "col" }, "Share"), h("th", { scope: "col" }, "Balance"))),
-          h("tbody", null, rows))),
+      // A table too wide for the screen scrolls inside its card, never the page, and says so.
+      scrollingTable(h("table", { class: "balance-table" },
+        h("thead", null, h("tr", null, h("th", { scope: "col" }, "Member"), h("th", { scope: "col" }, "Paid"), h("th", { scope: "col" }, "Share"), h("th", { scope: "col" }, "Balance"))),
+        h("tbody", null, rows)), `${cur} balances table`),
       h("h4", null, "Who owes whom"),
       settlements.length
         ? h("ul", { class: "settlements" }, settlements.map((p) => h("li", null,
@@ -88,6 +87,21 @@ function balances(store) {
         : h("p", { class: "muted" }, "Everyone is settled up.")));
   }
   return box;
+}
+
+// The table in a box that scrolls sideways when it must; then a line under it
+// says so (and the box's right edge fades), so no column looks cut off.
+function scrollingTable(table, label) {
+  const box = h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": label }, table);
+  const hint = h("p", { class: "hint scroll-hint", hidden: true }, "Scroll sideways for every column.");
+  const wrap = h("div", { class: "table-wrap" }, box, hint);
+  const check = () => {
+    const overflows = box.scrollWidth > box.clientWidth + 1;
+    wrap.classList.toggle("overflows", overflows);
+    hint.hidden = !overflows;
+  };
+  new ResizeObserver(check).observe(box);
+  return wrap;
 }
 
 async function removeExpense(store, e) {

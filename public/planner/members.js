@@ -2,9 +2,10 @@
 // trip's details (title, dates, destination, time zone, currency).
 
 import { get, post, patch, del } from "../api.js";
-import { h, clear, field, select, errorBox, withBusy, handleSubmit, SKIP_SUBMIT, confirmDialog, showError, toast, initials, fmtDate } from "./ui.js";
+import { h, clear, field, select, errorBox, withBusy, handleSubmit, SKIP_SUBMIT, confirmDialog, showError, toast, initials, fmtDate, copyField } from "./ui.js";
 import { patch as patchRegion, reconcile, sig } from "./keyed.js";
 import { CURRENCIES } from "./trips.js";
+import { exportButtons } from "./exports.js";
 
 const ROLE_HELP = {
   owner: "Owner: everything, including invites and roles",
@@ -21,7 +22,10 @@ export function createMembersView(root, store) {
   const list = h("ul", { class: "member-list card", "aria-label": "Members" });
   const invites = inviteBox(store);
   const settings = settingsBox(store);
-  root.append(h("div", { class: "section-page" }, head, h("h3", null, "Members"), list, invites, settings.el));
+  // The calendar and GPX are on the rail too; phones have no rail head, so they are here as well.
+  const take = h("section", { class: "card take-along" }, h("h3", null, "Take the plan with you"),
+    h("p", { class: "muted" }, "Your calendar, or a map app on your phone."), exportButtons(store));
+  root.append(h("div", { class: "section-page" }, head, h("h3", null, "Members"), list, invites, take, settings.el));
   return {
     render() {
       const trip = store.trip;
@@ -76,18 +80,9 @@ function inviteBox(store) {
     try {
       const invite = await post(`${store.base}/invites`, { role: role.value });
       const url = inviteUrl(invite);
-      const input = h("input", { readonly: true, value: url, class: "invite-url", "aria-label": "Invite link", "data-testid": "invite-url" });
-      const copy = h("button", { type: "button", class: "btn" }, "Copy");
-      copy.addEventListener("click", async () => {
-        input.select();
-        try {
-          await navigator.clipboard.writeText(url);
-          toast("Invite link copied", "success");
-        } catch {
-          toast("Select the link and copy it", "info");
-        }
-      });
-      out.append(h("div", { class: "row" }, input, copy),
+      const { row, input } = copyField(url, { label: "Invite link", copied: "Invite link copied",
+        attrs: { class: "invite-url", "data-testid": "invite-url" } });
+      out.append(row,
         h("p", { class: "hint" }, `Anyone with this link can join as ${invite.role}${invite.expiresAt ? ` until ${fmtDate(invite.expiresAt.slice(0, 10))}` : ""}.`));
       input.focus();
       input.select();

@@ -1,6 +1,6 @@
 // The planner screen: the trip rail (days) on the left, the selected view in
-// the centre (a day, expenses, or people), and the AI panel on the right (a
-// sheet on phones). Every region is built once and re-rendered only for the
+// the centre (a day, expenses, or people) under the AI's suggestions tray,
+// and the side panel on the right (Chat, or AI help; a sheet on phones). Every region is built once and re-rendered only for the
 // store events that concern it (see store.js); inside, lists are keyed by id
 // (keyed.js), so what someone is typing survives other members' changes.
 // Other members' changes arrive through sync.js (the live stream, or the poll
@@ -15,51 +15,61 @@ import { createRail } from "./days.js";
 import { createDayView } from "./dayview.js";
 import { createExpensesView } from "./expenses.js";
 import { createMembersView } from "./members.js";
-import { mountPanel, isPhone } from "../panels/panel.js";
-import { mountSuggestionCards } from "../panels/suggestions.js";
+import { mountPanel, isPhone, MODES } from "../panels/panel.js";
+import { mountSuggestionTray } from "../panels/suggestions.js";
+import { trackReading } from "../panels/chatread.js";
 import { icon } from "./icons.js";
+import { showOnPlan } from "../panels/common.js";
 
 const VIEWS = [
   ["plan", "Itinerary", "calendar", createDayView],
   ["expenses", "Expenses", "wallet", createExpensesView],
   ["members", "People", "users", createMembersView],
 ];
-const AI_LABEL = "AI help";
+
+// A Chat or AI help button (top bar, bottom tabs): its label, and for the
+// chat the unread count ("Chat 3", read out as "Chat, 3 unread").
+function panelButtonContent(mode, unread, iconSize) {
+  const count = mode === "chat" && unread ? h("span", { class: "count-badge", "data-testid": "unread-count" }, String(unread)) : null;
+  return [icon(MODES[mode].icon, { size: iconSize }), h("span", { class: "toggle-label" }, MODES[mode].title),
+    count ? " " : null, count, count ? h("span", { class: "visually-hidden" }, " unread") : null];
+}
 
 export function mountPlanner(main, app, tripId, params) {
   const store = createStore(app, tripId);
   const railEl = h("aside", { class: "rail", "aria-label": "Trip and days" });
   const center = h("section", { class: "planner-main" });
-  const side = h("aside", { class: "side", id: "side-panel", "aria-label": AI_LABEL });
+  const side = h("aside", { class: "side", id: "side-panel" });
   const mobileTabs = h("nav", { class: "mobile-tabs", "aria-label": "Planner sections" });
+  const trayHost = h("div", { class: "tray-host" });
+  center.append(trayHost);
   const shell = h("div", { class: "planner" }, railEl, center, side);
   const loading = h("div", { class: "page" }, h("p", { role: "status", class: "muted" }, "Loading the trip…"));
   main.append(loading);
 
   const panel = mountPanel(side, store);
-  const toggle = h(
-    "button",
-    { type: "button", class: "btn btn-ghost sparkle", "aria-controls": "side-panel", "aria-expanded": String(panel.isOpen()), onclick: () => panel.toggle() },
-    icon("sparkle"), h("span", { class: "sparkle-label" }, AI_LABEL),
-  );
+  const toggles = h("div", { class: "panel-toggles" });
   const titleSlot = h("div", { class: "topbar-trip" });
-  clear(app.topbarSlot()).append(titleSlot, toggle);
+  clear(app.topbarSlot()).append(titleSlot, toggles);
   panel.onChange((open) => {
-    toggle.setAttribute("aria-expanded", String(open));
     shell.classList.toggle("panel-open", open);
     document.body.classList.toggle("sheet-open", open && isPhone());
-    renderMobileTabs();
+    renderToggles();
   });
   shell.classList.toggle("panel-open", panel.isOpen());
 
   const rail = createRail(railEl, store, VIEWS);
   const views = new Map(); // view name -> {el, render(reason)}, built on first use
   let shownKey = null; // which view (and day) the centre shows, for its scroll position
-  let cards = null;
+  let tray = null;
+  let reading = null;
   let shownDay; // the day last announced to the others (null: none), undefined before the first
 
   const unsubscribe = store.on((reason) => {
-    if (reason === "agent") return; // the panel and the suggestion cards listen for these
+    if (reason === "agent") {
+      renderToggles(); // the unread count; the panel and the tray listen for themselves
+      return;
+    }
     if (reason === "presence") {
       if (store.trip) rail.render(); // the avatars live on the rail only
       return;
@@ -75,9 +85,12 @@ export function mountPlanner(main, app, tripId, params) {
       loading.remove();
       main.append(shell, mobileTabs);
       store.attachSync(startSync(store, { onGone: tripGone }));
-      cards = mountSuggestionCards(document.body, store, panel);
+      tray = mountSuggestionTray(trayHost, store, panel);
+      reading = trackReading(store, panel);
       store.loadWeather();
       render("trip");
+      // A link to one stop (a calendar event's URL): show it once the day is drawn.
+      if (params && params.get("stop")) showOnPlan(store, null, store.dayId, params.get("stop"));
     })
     .catch((err) => {
       clear(loading).append(
@@ -105,7 +118,7 @@ export function mountPlanner(main, app, tripId, params) {
     showView();
     views.get(store.view).render(reason);
     restoreScroll();
-    renderMobileTabs();
+    renderToggles();
     syncHash();
     announceDay();
   }
@@ -160,9 +173,21 @@ export function mountPlanner(main, app, tripId, params) {
     return store.view === "plan" ? `plan:${store.dayId}` : store.view;
   }
 
-  function renderMobileTabs() {
+  // The Chat and AI help buttons: in the top bar on wide screens, among the
+  // bottom tabs on phones (with the planner's views).
+  function renderToggles() {
+    const unread = store.unread() || 0;
+    const chat = panel.showing("chat");
+    const help = panel.showing("help");
+    const ai = store.app.session.config.aiEnabled;
+    patch(toggles, sig(unread, chat, help, ai), () => [
+      ai ? h("button", { type: "button", class: "btn btn-ghost panel-toggle", "data-mode": "chat", "aria-controls": "side-panel",
+        "aria-expanded": String(chat), onclick: () => panel.toggle("chat") }, panelButtonContent("chat", unread, 18)) : null,
+      h("button", { type: "button", class: "btn btn-ghost panel-toggle sparkle", "data-mode": "help", "aria-controls": "side-panel",
+        "aria-expanded": String(help), onclick: () => panel.toggle("help") }, panelButtonContent("help", 0, 18)),
+    ]);
     const open = panel.isOpen();
-    patch(mobileTabs, sig(store.view, open), () => [
+    patch(mobileTabs, sig(store.view, open, unread, chat, help, ai), () => [
       ...VIEWS.map(([view, label, iconName]) => {
         const active = store.view === view && !open;
         return h("button", {
@@ -170,11 +195,12 @@ export function mountPlanner(main, app, tripId, params) {
           onclick: () => { panel.close(); store.setView(view); },
         }, icon(iconName, { size: 20 }), h("span", null, label));
       }),
-      h("button", {
-        type: "button", class: `mobile-tab${open ? " active" : ""}`, "aria-expanded": String(open), "data-fkey": "ai",
-        "aria-controls": "side-panel", onclick: () => panel.toggle(),
-      }, icon("sparkle", { size: 20 }), h("span", null, AI_LABEL)),
+      ...["chat", "help"].filter((mode) => ai || mode === "help").map((mode) => h("button", {
+        type: "button", class: `mobile-tab${panel.showing(mode) ? " active" : ""}`, "aria-expanded": String(panel.showing(mode)),
+        "data-fkey": mode, "aria-controls": "side-panel", onclick: () => panel.toggle(mode),
+      }, panelButtonContent(mode, unread, 20))),
     ]);
+    mobileTabs.style.setProperty("--tabs", String(mobileTabs.children.length));
   }
 
   // Keep the address bar in step so reloads and shared links open the same day.
@@ -193,7 +219,8 @@ export function mountPlanner(main, app, tripId, params) {
     destroy() {
       unsubscribe();
       store.destroy();
-      if (cards) cards.destroy();
+      if (tray) tray.destroy();
+      if (reading) reading.destroy();
       for (const view of views.values()) if (view.destroy) view.destroy();
       panel.destroy();
       document.body.classList.remove("sheet-open");

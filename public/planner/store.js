@@ -28,6 +28,7 @@ function initialState() {
       unavailable: false,
       error: null,
       latestSeq: 0,
+      readSeq: null, // how far I have read the chat (null: not known yet)
       messages: new Map(), // id -> message (sorted by seq when shown)
       suggestions: new Map(), // id -> suggestion
     },
@@ -302,6 +303,27 @@ export function createStore(app, tripId) {
     markSuggestion(id, status) {
       const s = state.agent.suggestions.get(id);
       if (s) state.agent.suggestions.set(id, { ...s, status });
+    },
+
+    // How far I have read the chat: forward only (another device may answer late).
+    setReadSeq(seq) {
+      if (typeof seq !== "number" || (state.agent.readSeq !== null && seq <= state.agent.readSeq)) return false;
+      state.agent.readSeq = seq;
+      return true;
+    },
+
+    // Chat messages from the others (and the AI) after my read marker; null
+    // while the marker is not known.
+    unread() {
+      const { readSeq } = state.agent;
+      if (readSeq === null) return null;
+      const me = app.session.me && app.session.me.id;
+      let count = 0;
+      for (const m of state.agent.messages.values()) {
+        if (typeof m.seq === "number" && m.seq > readSeq && (m.role === "user" || m.role === "assistant")
+          && m.source !== "stop_comment" && m.source !== "operation" && m.actorUserId !== me) count += 1;
+      }
+      return count;
     },
 
     sortedMessages() {

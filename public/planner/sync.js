@@ -1,6 +1,6 @@
 // Keeps an open planner in step with the other members. Two reads do the
-// work: the agent events (`…/agent/events?after=`: messages and suggestions,
-// when AI is on) and a conditional GET of the trip (ETag: a 304 when nothing
+// work: the agent events (`…/agent/events?after=`: messages and suggestions)
+// and a conditional GET of the trip (ETag: a 304 when nothing
 // changed; it also catches votes and comments, which change the trip without
 // a new version).
 //
@@ -44,11 +44,9 @@ export function startSync(store, { onGone = () => {} } = {}) {
   let tripEtag = null;
   root.dataset.pollMs = String(interval); // visible to tests
 
+  // Read whether or not AI is on: the timeline also holds members' edits and
+  // outside assistants' suggestions (the chat itself says when AI is off).
   async function loadHistory() {
-    if (!config.aiEnabled) {
-      store.setAgentStatus({ unavailable: true });
-      return;
-    }
     try {
       const data = await get(`${store.base}/agent/messages`);
       store.mergeMessages(data.messages);

@@ -171,8 +171,10 @@ function stopFooter(store, stop) {
       }
     });
   };
-  const up = h("button", { type: "button", class: `chip-btn${votes.mine > 0 ? " on" : ""}`, "data-fkey": "up", "aria-pressed": String(votes.mine > 0), "aria-label": `Vote for ${stop.name} (${votes.up})` }, icon("up", { size: 14 }), ` ${votes.up}`);
-  const down = h("button", { type: "button", class: `chip-btn${votes.mine < 0 ? " on" : ""}`, "data-fkey": "down", "aria-pressed": String(votes.mine < 0), "aria-label": `Vote against ${stop.name} (${votes.down})` }, icon("down", { size: 14 }), ` ${votes.down}`);
+  // Named by their own words, the count included: "Vote for Belém, 2 so far".
+  const voteWords = (what, count) => [h("span", { class: "visually-hidden" }, `${what} ${stop.name}, `), String(count), h("span", { class: "visually-hidden" }, " so far")];
+  const up = h("button", { type: "button", class: `chip-btn${votes.mine > 0 ? " on" : ""}`, "data-fkey": "up", "aria-pressed": String(votes.mine > 0) }, icon("up", { size: 14 }), voteWords("Vote for", votes.up));
+  const down = h("button", { type: "button", class: `chip-btn${votes.mine < 0 ? " on" : ""}`, "data-fkey": "down", "aria-pressed": String(votes.mine < 0) }, icon("down", { size: 14 }), voteWords("Vote against", votes.down));
   up.addEventListener("click", () => vote(1, up));
   down.addEventListener("click", () => vote(-1, down));
   const open = store.isThreadOpen(stop.id);

@@ -231,7 +231,7 @@ export function acceptInvite(main, app, token) {
     join.addEventListener("click", () => withBusy(join, async () => {
       try {
         const res = await post(`${url}/accept`, {});
-        await app.navigate(`#/trips/${encodeURIComponent(res.tripId)}`, { replace: true });
+        await app.navigate(app.returnToTrip(res.tripId) || `#/trips/${encodeURIComponent(res.tripId)}`, { replace: true });
         toast(`You joined “${invite.tripTitle}”. Welcome!`, "success", 6000);
       } catch (err) {
         failed(err);

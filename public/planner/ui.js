@@ -182,11 +182,15 @@ export { MEAL_MINUTES } from "../hours.js";
 
 // -- feedback ---------------------------------------------------------------
 
+// Toasts show over everything: while a modal dialog is open they live in it
+// (the top layer), not behind its backdrop (a refused upload says why there).
 function toastHost() {
-  let host = document.getElementById("toasts");
+  const modal = [...document.querySelectorAll("dialog[open]")].filter((d) => d.matches(":modal")).pop();
+  const parent = modal || document.body;
+  let host = modal ? modal.querySelector(":scope > .toasts") : document.getElementById("toasts");
   if (!host) {
-    host = h("div", { id: "toasts", class: "toasts", role: "status", "aria-live": "polite" });
-    document.body.append(host);
+    host = h("div", { class: "toasts", role: "status", "aria-live": "polite", id: modal ? null : "toasts" });
+    parent.append(host);
   }
   return host;
 }
@@ -209,6 +213,24 @@ export function showError(err) {
 export function errorText(err) {
   if (!err) return "Something went wrong.";
   return err.message || String(err);
+}
+
+// A secret or a link shown once, in a read-only field with a Copy button
+// (the clipboard where the browser allows it, else a hint to copy by hand).
+// `attrs` go on the field (a class, a test id).
+export function copyField(value, { label, copied, attrs = {} }) {
+  const input = h("input", { readonly: true, value, "aria-label": label, ...attrs });
+  const copy = h("button", { type: "button", class: "btn" }, "Copy");
+  copy.addEventListener("click", async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(value);
+      toast(copied, "success");
+    } catch {
+      toast("Select the text and copy it", "info");
+    }
+  });
+  return { row: h("div", { class: "row copy-row" }, input, copy), input, copy };
 }
 
 // Shows progress on a button while `work` runs; the label comes back after.
@@ -397,7 +419,8 @@ const UPLOAD_ACCEPT = "image/png,image/jpeg,image/webp,application/pdf,text/plai
 // `onUploaded(media, file)` gets the server's record; a failure is a toast.
 // Returns the hidden <input type=file>, to place next to the button.
 export function attachUpload(button, { url, busyLabel, onUploaded }) {
-  const input = h("input", { type: "file", class: "visually-hidden", accept: UPLOAD_ACCEPT });
+  // Never shown or focused: the button is the control (and names it).
+  const input = h("input", { type: "file", hidden: true, accept: UPLOAD_ACCEPT });
   button.addEventListener("click", () => input.click());
   input.addEventListener("change", () => {
     const file = input.files[0];
@@ -440,6 +463,13 @@ function inline(text) {
   }
   if (last < text.length) out.push(text.slice(last));
   return out;
+}
+
+// A note's words without its Markdown: links and images become their labels
+// (for places that show plain text, such as the AI's cards).
+export function markdownText(text) {
+  return String(text || "").replace(/(!?)\[([^\]]*)\]\(([^)\s]+)\)/g, (_, bang, label, url) => label || (bang ? "attachment" : url))
+    .replace(/\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g, (_, b, i, c) => b || i || c);
 }
 
 export function renderMarkdown(text) {

@@ -323,3 +323,28 @@ def offline(settings, **changes):
     if settings.openai_base_url is None:
         fixes["openai_base_url"] = dead
     return settings.with_(**{**fixes, **changes})
+
+
+def panel_button(page, name: str):
+    """The Chat or AI help button: in the top bar on wide screens, among the bottom tabs on phones."""
+    phone = page.viewport_size["width"] <= 760
+    bar = page.locator(".mobile-tabs") if phone else page.locator(".topbar")
+    return bar.get_by_role("button", name=name)
+
+
+def open_chat(page):
+    """Opens the group chat in the side panel (if it is not what shows); the panel."""
+    panel = page.locator("#side-panel")
+    if not panel.evaluate("(el) => el.classList.contains('open') && el.dataset.mode === 'chat'"):
+        panel_button(page, "Chat").click()
+    panel.locator(".agent-composer").wait_for()
+    return panel
+
+
+def open_ai_help(page, tab: str = "This day"):
+    """Opens AI help on `tab` ("This day" or "Preferences"); the panel."""
+    panel = page.locator("#side-panel")
+    if not panel.evaluate("(el) => el.classList.contains('open') && el.dataset.mode === 'help'"):
+        panel_button(page, "AI help").click()
+    panel.get_by_role("tab", name=tab).click()
+    return panel

@@ -498,8 +498,14 @@ class GoogleStandIn(PathScriptedServer):
         if leg is None:
             return {}  # Google answers an empty object when there is no route
         meters, seconds = leg
+        a, b = (body["origin"]["location"]["latLng"], body["destination"]["location"]["latLng"])
+        corner = (a["latitude"], b["longitude"])   # a bend, so a test can tell the path from a straight line
+        line = {"type": "LineString", "coordinates": [[a["longitude"], a["latitude"]], [corner[1], corner[0]],
+                                                      [b["longitude"], b["latitude"]]]}
+        polyline = ({"geoJsonLinestring": line} if body.get("polylineEncoding") == "GEO_JSON_LINESTRING"
+                    else {"encodedPolyline": "_standin_"})
         route = {"distanceMeters": meters, "duration": f"{seconds}s", "staticDuration": f"{seconds}s",
-                 "polyline": {"encodedPolyline": "_standin_"}}
+                 "polyline": polyline}
         answer = {"routes": [route]}
         return pick(answer, fields) if fields else answer
 

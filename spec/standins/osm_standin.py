@@ -403,6 +403,10 @@ class OSMStandIn(PathScriptedServer):
             route = {"legs": [{"steps": [], "summary": "", "weight": seconds, "duration": seconds,
                                "distance": meters}],
                      "weight_name": "duration", "weight": seconds, "duration": seconds, "distance": meters}
+            if (query.get("overview") or ["simplified"])[0] != "false":
+                if (query.get("geometries") or ["polyline"])[0] != "geojson":
+                    raise osrm_error("InvalidOptions", "This stand-in draws routes as GeoJSON only.")
+                route["geometry"] = drawn_line(points[0], points[1])
             return {"code": "Ok", "routes": [route], "waypoints": [self._waypoint(p) for p in points]}
         if len(points) > TABLE_MAX:
             raise osrm_error("TooBig", "Too many table coordinates")
@@ -485,3 +489,11 @@ def osm_settings(settings, standin: OSMStandIn, **changes):
               "overpass_url": standin.url + OVERPASS_PATH, "osrm_url": standin.url + "/routed-{profile}",
               "contact": "tests@wayline.invalid", **changes}
     return settings.with_(**values)
+
+
+def drawn_line(a: tuple[float, float], b: tuple[float, float]) -> dict:
+    """A route's path as OSRM draws it (GeoJSON, [lon, lat]): the stand-in
+    bends it through a corner, so a test can tell it from a straight line.
+    `a`, `b`: (lat, lng)."""
+    corner = (a[0], b[1])
+    return {"type": "LineString", "coordinates": [[p[1], p[0]] for p in (a, corner, b)]}

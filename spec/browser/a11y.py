@@ -1,0 +1,46 @@
+"""Accessibility checks in the browser tests: axe-core (the npm package in
+spec/js, installed by scripts/test with `npm ci`) run inside the page.
+
+The pages' Content-Security-Policy refuses inline scripts, so axe is not
+added as a <script> tag: its source is evaluated through the DevTools
+protocol (page.evaluate), which the policy does not govern. Every rule axe
+runs by default is on (none is turned off); a test asserts no critical and
+no serious violation."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+AXE = Path(__file__).resolve().parent.parent / "js" / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("critical", "serious")
+
+
+@cache
+def _axe_source() -> str:
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is missing at {AXE}: run `npm ci --prefix spec/js` (scripts/test does).", pytrace=False)
+    return AXE.read_text(encoding="utf-8")
+
+
+def violations(page, *, impacts: tuple[str, ...] = BLOCKING) -> list[dict]:
+    """axe's violations of the page as it is now, of the given impacts:
+    [{id, impact, help, nodes: [selector and summary, …]}]."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.evaluate(_axe_source() + "\n;0")
+    found = page.evaluate("""async (impacts) => {
+        const result = await window.axe.run(document, { resultTypes: ["violations"] });
+        return result.violations.filter((v) => impacts.includes(v.impact)).map((v) => ({
+            id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 6).map((n) => `${n.target.join(" ")}: ${n.failureSummary.replace(/\\s+/g, " ")}`),
+        }));
+    }""", list(impacts))
+    return found
+
+
+def assert_accessible(page, view: str) -> None:
+    found = violations(page)
+    assert not found, f"axe found critical/serious problems on {view}:\n" + "\n".join(
+        f"- {v['impact']} {v['id']} ({v['help']}):\n    " + "\n    ".join(v["nodes"]) for v in found)

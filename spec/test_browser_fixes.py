@@ -1,0 +1,226 @@
+"""The smaller things a group hit (issue 21, item 6), each seen in the page:
+places to eat that no longer fit go once one was used; the balances table
+fits 360 px (and says so when a table must scroll); a refused upload's toast
+shows over the dialog; closing the panel leaves nothing to scroll sideways;
+a note's attachment shows as the image, in a stop, a day note and an AI
+card; a finger drags a stop past tall cards to one far above; and a deep
+link returns to its day after sign-in, after sign-up, and through an invite."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
+                             no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
+                             stop_card)
+from standins.osm_standin import osm_settings
+from test_browser_findings import next_weekday, trip_on
+
+pytestmark = pytest.mark.browser
+
+TINY_PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                         "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+PHONE = {"width": 360, "height": 740}
+LAPTOP = {"width": 1280, "height": 800}
+
+
+def test_places_to_eat_that_no_longer_fit_go_once_one_is_used(settings, osm_standin):
+    with live(offline(osm_settings(settings, osm_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = trip_on(alice, next_weekday(date(2026, 6, 1), {1}), 1)
+        add_stops(alice, trip, {"name": "Rundetaarn", "placeId": "osm:way/26574020", "lat": 55.6814, "lng": 12.5757,
+                                "durationMin": 60})
+        page = open_page(browser, server, viewport=LAPTOP, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        panel = open_ai_help(page)
+        panel.get_by_label("Meal").select_option("lunch")
+        panel.get_by_role("button", name="Find places to eat").click()
+        cards = panel.locator(".suggestion")
+        cards.nth(1).wait_for()
+        used = cards.first.locator("h4").inner_text()
+        cards.first.get_by_role("button", name="Add to day").click()
+        stop_card(page, used).wait_for()
+        # The one used stays, marked; the others were worked out for the day before it.
+        panel.locator(".ideas-outdated").wait_for()
+        assert panel.locator(".suggestion").count() == 1
+        assert panel.locator(".suggestion.applied h4").inner_text() == used
+        shot(page, "ideas-outdated-1280")
+        panel.get_by_role("button", name="Find places to eat again").click()
+        panel.locator(".suggestion:not(.applied)").first.wait_for()
+        assert panel.locator(".ideas-outdated").count() == 0
+        page.errors.check()
+
+
+def test_balances_fit_a_phone_and_a_refused_upload_says_so_over_its_dialog(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice Wonderland-Smithson")
+        bob = api_user(server, "bob", "Carolina Fernández de la Vega")
+        trip = api_trip(alice, bob)
+        t = trip["id"]
+        ids = [alice.user["id"], bob.user["id"]]
+        api_op(alice, t, "add_expense", title="Dinner for everyone", amountMinor=12045, currency="EUR", paidBy=ids[0])
+        api_op(bob, t, "add_expense", title="Sushi", amountMinor=18000, currency="JPY", paidBy=ids[1])
+        page = open_page(browser, server, viewport=PHONE, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{t}?view=expenses")
+        page.locator(".balance-card").nth(1).wait_for()
+        for card in page.locator(".balance-card").all():
+            box = card.locator(".table-scroll")
+            head = card.locator("thead th", has_text="Balance")
+            assert head.bounding_box()["x"] + head.bounding_box()["width"] <= \
+                box.bounding_box()["x"] + box.bounding_box()["width"] + 0.5, "the Balance column is cut off"
+            assert card.locator(".scroll-hint").is_hidden()
+        shot(page, "expenses-balances-360")
+        page.set_viewport_size({"width": 250, "height": 740})   # narrower than any phone: the table must scroll
+        page.locator(".balance-card .scroll-hint").first.wait_for()
+        assert "Scroll sideways" in page.locator(".balance-card .scroll-hint").first.inner_text()
+        page.set_viewport_size(PHONE)
+
+        # A file the server refuses: the toast shows over the dialog, not behind its backdrop.
+        page.goto(f"/#/trips/{t}")
+        page.locator("[data-testid=add-stop]").click()
+        dialog = page.get_by_role("dialog")
+        dialog.locator("input[type=file]").set_input_files(
+            files=[{"name": "run-me.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90\x00" * 64}])
+        toast = dialog.locator(".toast-error")
+        toast.wait_for()
+        box = toast.bounding_box()
+        # Toasts let taps through (pointer-events: none); to ask what is painted on top, let them take hits.
+        assert page.evaluate("""([x, y]) => {
+            for (const el of document.querySelectorAll('.toasts, .toast')) el.style.pointerEvents = 'auto';
+            return Boolean(document.elementFromPoint(x, y).closest('.toast'));
+        }""", [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]), "the toast is under the backdrop"
+        shot(page, "upload-refused-360")
+        page.errors.check()
+
+
+def test_closing_the_panel_leaves_nothing_to_scroll_sideways_and_notes_show_their_images(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        t, day = trip["id"], trip["days"][0]["id"]
+        page = open_page(browser, server, viewport=LAPTOP, session=alice.token)
+        upload = page.request.post(f"/api/trips/{t}/media", multipart={
+            "file": {"name": "tickets.png", "mimeType": "image/png", "buffer": TINY_PNG}},
+            headers={"Cookie": f"wayline_session={alice.token}"})
+        assert upload.status == 201, upload.text()
+        url = upload.json()["data"]["url"]
+        api_op(alice, t, "update_day", dayId=day, note=f"Bring these:\n![tickets.png]({url})")
+        add_stops(alice, trip, {"name": "Castelo de São Jorge", "lat": 38.7139, "lng": -9.1335,
+                                "note": f"Our tickets: ![tickets.png]({url})"})
+        page.goto(f"/#/trips/{t}")
+        page.locator(".day-note img.note-img[alt='tickets.png']").wait_for()
+        page.locator(".stop .md img.note-img[alt='tickets.png']").wait_for()
+        assert "![" not in page.locator(".day-view").inner_text()
+
+        open_ai_help(page)
+        page.locator("#side-panel").get_by_role("button", name="Close AI help").click()
+        page.wait_for_function("() => !document.querySelector('#side-panel').classList.contains('open')")
+        page.mouse.wheel(400, 0)                                  # try to scroll sideways
+        assert no_sideways_scroll(page) == 0
+        assert page.evaluate("() => document.scrollingElement.scrollLeft") == 0
+        page.errors.check()
+
+
+def test_a_finger_drags_a_stop_past_tall_cards_to_one_far_above(settings):
+    long_note = "Meet at the entrance. " * 30
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        stops = [{"name": f"Stop {n}", "lat": 38.71 + n / 1000, "lng": -9.14, "durationMin": 60, "note": long_note}
+                 for n in range(1, 5)]
+        add_stops(alice, trip, *stops)
+        page = open_page(browser, server, viewport=PHONE, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        last = stop_card(page, "Stop 4")
+        last.wait_for()
+        assert last.bounding_box()["height"] > 300                 # a phone's card with a long note is tall
+        last.locator(".drag-handle").scroll_into_view_if_needed()
+        # A finger goes down on the last stop's handle: the cards shrink to their names and the
+        # whole day comes into view, so the first stop is where the finger can reach it.
+        reach = page.evaluate("""() => {
+            const stop = (name) => [...document.querySelectorAll('.timeline .stop')]
+                .find((s) => s.querySelector('.stop-name').textContent === name);
+            const handle = stop('Stop 4').querySelector('.drag-handle');
+            const h = handle.getBoundingClientRect();
+            const at = (x, y) => ({ pointerId: 7, pointerType: 'touch', isPrimary: true, bubbles: true,
+                                    cancelable: true, clientX: x, clientY: y });
+            handle.dispatchEvent(new PointerEvent('pointerdown', at(h.x + 4, h.y + 4)));
+            const first = stop('Stop 1').getBoundingClientRect();
+            const bars = document.querySelector('.rail').getBoundingClientRect().bottom;
+            const tabs = document.querySelector('.mobile-tabs').getBoundingClientRect().top;
+            return { top: first.top, bottom: first.bottom, bars, tabs, x: first.x + first.width / 2 };
+        }""")
+        assert reach["top"] >= reach["bars"] and reach["top"] + 12 <= reach["tabs"], reach
+        shot(page, "drag-compact-360")
+        page.evaluate("""([x, y]) => {
+            const at = { pointerId: 7, pointerType: 'touch', isPrimary: true, bubbles: true, cancelable: true,
+                         clientX: x, clientY: y };
+            window.dispatchEvent(new PointerEvent('pointermove', at));
+            window.dispatchEvent(new PointerEvent('pointerup', at));
+        }""", [reach["x"], reach["top"] + 6])
+        page.get_by_text("Moved “Stop 4”").wait_for()
+        assert names_on_screen(page) == ["Stop 4", "Stop 1", "Stop 2", "Stop 3"]
+        page.errors.check()
+
+
+def test_a_deep_link_returns_to_its_day_after_sign_in_sign_up_and_an_invite(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice, days=3)
+        t, day3 = trip["id"], trip["days"][2]["id"]
+        link = f"/#/trips/{t}?day={day3}"
+
+        page = open_page(browser, server, viewport=PHONE, phone=True)
+        page.goto(link)
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        page.get_by_label("Username").fill("alice")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.locator(f".day-view[data-day-id='{day3}']").wait_for()
+        assert page.url.endswith(link)
+        page.context.close()
+
+        # Sign-up keeps it too (here: the preferences page, which any new account may open).
+        page = open_page(browser, server, viewport=LAPTOP)
+        page.goto("/#/preferences")
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        page.get_by_role("link", name="Create an account").click()
+        page.get_by_label("Username").fill("carol")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Create account").click()
+        page.get_by_role("heading", name="Your defaults").wait_for()
+        page.context.close()
+
+        # Bob has a link to day 3 and an invite: after signing up and joining, he is on day 3.
+        invite = api(alice, "POST", f"/api/trips/{t}/invites", {"role": "editor"})["token"]
+        page = open_page(browser, server, viewport=PHONE, phone=True)
+        page.goto(link)
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        page.goto(f"/#/invite/{invite}")
+        page.get_by_text("Sign in or create an account to join").wait_for()
+        page.get_by_role("link", name="Create an account").click()
+        page.get_by_label("Username").fill("bob")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Create account").click()
+        page.get_by_role("button", name="Join the trip").click()
+        page.locator(f".day-view[data-day-id='{day3}']").wait_for()
+        shot(page, "deep-link-after-invite-360")
+        page.errors.check()
+
+
+def test_the_chat_and_ai_help_open_from_their_own_buttons(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        page = open_page(browser, server, viewport=PHONE, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".day-view").wait_for()
+        # Without AI on this server the group chat is not there; AI help says what is off.
+        assert page.locator(".mobile-tabs").get_by_role("button", name="Chat").count() == 0
+        panel_button(page, "AI help").click()
+        page.locator("#side-panel.open").wait_for()
+        assert page.locator("#side-panel").get_attribute("aria-label") == "AI help"
+        page.locator("#side-panel").get_by_role("button", name="Close AI help").click()
+        page.errors.check()

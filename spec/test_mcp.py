@@ -1,0 +1,259 @@
+"""The MCP server (issue 24, item 3), driven the way an assistant drives it:
+the official `mcp` client SDK over streamable HTTP against the real app on a
+loopback port. Members act through the HTTP API next to it."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import ExitStack, contextmanager
+
+import httpx
+import pytest
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from app.web.application import create_app
+from helpers import LiveServer, mcp_session
+from standins.openai_standin import ai_settings
+
+PLACE = {"lat": 38.6916, "lng": -9.2160}
+
+
+@contextmanager
+def world(settings, **overrides):
+    """The app on a loopback port; the members' HTTP clients close with it."""
+    with LiveServer(create_app(settings, **overrides)) as server, ExitStack() as clients:
+        server.clients = clients
+        yield server
+
+
+def member(server, name: str) -> httpx.Client:
+    client = server.clients.enter_context(httpx.Client(base_url=server.url, timeout=30))
+    r = client.post("/api/auth/signup", json={"username": name, "password": "correct horse"})
+    assert r.status_code == 201, r.text
+    return client
+
+
+def data(r: httpx.Response):
+    assert r.status_code < 300, r.text
+    return r.json()["data"]
+
+
+def invite(owner: httpx.Client, guest: httpx.Client, trip_id: str, role: str) -> None:
+    token = data(owner.post(f"/api/trips/{trip_id}/invites", json={"role": role}))["token"]
+    data(guest.post(f"/api/invites/{token}/accept", json={}))
+
+
+def connect(client: httpx.Client, name: str, scope: str, trip_id: str | None = None) -> dict:
+    return data(client.post("/api/users/me/assistants", json={"name": name, "scope": scope, "tripId": trip_id}))
+
+
+def mcp(server, token: str, work):
+    return mcp_session(server.url, token, work)
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+def test_an_assistant_reads_and_proposes_and_nothing_changes_until_a_member_approves(settings):
+    with world(settings) as server:
+        alice, bob = member(server, "alice"), member(server, "bob")
+        trip = data(alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2027-05-03", "days": 2,
+                                                   "timezone": "Europe/Lisbon", "currency": "EUR"}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        data(alice.post(f"/api/trips/{t}/ops/insert_stop", json={"dayId": day, "name": "Belém Tower", **PLACE}))
+        invite(alice, bob, t, "editor")
+        version = data(alice.get(f"/api/trips/{t}"))["version"]
+        made = connect(alice, "Claude", "propose", t)
+        assert made["token"].startswith("wl_pat_") and made["mcpUrl"] == f"{server.url}/mcp"
+
+        async def session_work(session: ClientSession):
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            got = await session.call_tool("get_trip", {"tripId": t})
+            proposed = await session.call_tool("insert_stop", {"tripId": t, "dayId": day, "name": "Jerónimos",
+                                                               "lat": 38.6979, "lng": -9.2068, "kind": "sight"})
+            bad = await session.call_tool("insert_stop", {"tripId": t, "dayId": "no-such-day", "name": "X"})
+            followed = await session.call_tool(
+                "get_suggestion", {"tripId": t, "suggestionId": proposed.structured_content["suggestionId"]})
+            return listed, got, proposed, bad, followed
+
+        listed, got, proposed, bad, followed = mcp(server, made["token"], session_work)
+        # Read tools are annotated read-only; write tools come from TRIP_OPS (agent ops only), none read-only.
+        assert {"list_trips", "get_trip", "review_day", "shortest_order", "search_places", "recent_timeline",
+                "get_suggestion", "propose_fix", "insert_stop", "update_stop", "move_stop"} <= set(listed)
+        assert "delete_day" not in listed and "set_trip_preferences" not in listed
+        assert listed["get_trip"].annotations.read_only_hint is True
+        assert listed["insert_stop"].annotations.read_only_hint is False
+        schema = listed["insert_stop"].input_schema   # the op's own schema, plus the trip
+        assert {"tripId", "dayId", "name"} <= set(schema["required"]) and "afterStopId" in schema["properties"]
+        # Reading: the trip as the agent sees it.
+        assert not got.is_error
+        assert got.structured_content["title"] == "Lisbon"
+        assert [s["name"] for s in got.structured_content["days"][0]["stops"]] == ["Belém Tower"]
+        # Proposing files a pending suggestion with the review's verdict, and changes nothing.
+        assert not proposed.is_error, text(proposed)
+        filed = proposed.structured_content
+        assert filed["status"] == "pending" and filed["review"]["status"] in ("ok", "warning", "problem")
+        assert bad.is_error and text(bad) == "No day no-such-day in this trip"   # refused at once, in words
+        assert followed.structured_content["status"] == "pending"
+        assert followed.structured_content["proposedAs"] == "Claude via alice"
+        now = data(alice.get(f"/api/trips/{t}"))
+        assert now["version"] == version and [s["name"] for s in now["days"][0]["stops"]] == ["Belém Tower"]
+
+        # The group sees it like the agent's suggestions, attributed to the assistant and the member.
+        events = data(bob.get(f"/api/trips/{t}/agent/events?after=0"))
+        (suggestion,) = events["suggestions"]
+        assert suggestion["id"] == filed["suggestionId"] and suggestion["proposedAs"] == "Claude via alice"
+        assert suggestion["patch"]["op"] == "insert_stop"
+        line = next(m for m in events["messages"] if m["source"] == "assistant")
+        assert line["actorName"] == "Claude via alice"
+        assert line["actorUserId"] == data(alice.get("/api/auth/me"))["user"]["id"]
+        # Meanwhile alice edits something else: an assistant's proposal still applies to the trip as it is
+        # (the agent's own would be stale), and bob approves it in the API, attributed to bob.
+        data(alice.post(f"/api/trips/{t}/ops/update_day", json={"dayId": day, "title": "Belém"}))
+        applied = data(bob.post(f"/api/trips/{t}/agent/suggestions/{suggestion['id']}/approve",
+                                json={"approved": True}))
+        assert [s["name"] for s in applied["days"][0]["stops"]] == ["Belém Tower", "Jerónimos"]
+        assert applied["version"] == version + 2 and applied["days"][0]["title"] == "Belém"
+        edit = [m for m in data(bob.get(f"/api/trips/{t}/agent/events?after=0"))["messages"]
+                if m["source"] == "operation"][-1]
+        assert edit["actorName"] == "bob" and edit["parts"][1]["data"]["via"] == "suggestion"
+
+        async def follow(session):
+            return await session.call_tool("get_suggestion", {"tripId": t, "suggestionId": suggestion["id"]})
+
+        assert mcp(server, made["token"], follow).structured_content["status"] == "applied"
+
+        # A proposal that no longer applies (its stop was removed) is stale when someone approves it.
+        tower = applied["days"][0]["stops"][0]["id"]
+
+        async def rename(session):
+            return await session.call_tool("update_stop", {"tripId": t, "stopId": tower, "name": "Torre"})
+
+        renamed = mcp(server, made["token"], rename).structured_content["suggestionId"]
+        data(alice.post(f"/api/trips/{t}/ops/delete_stop", json={"stopId": tower}))
+        late = bob.post(f"/api/trips/{t}/agent/suggestions/{renamed}/approve", json={"approved": True})
+        assert late.status_code == 409 and late.json()["error"]["code"] == "stale"
+
+
+def test_a_viewers_token_cannot_propose_a_read_token_is_read_only_and_a_revoked_token_is_refused(settings):
+    with world(settings) as server:
+        alice, vic = member(server, "alice"), member(server, "vic")
+        t = data(alice.post("/api/trips", json={"title": "Porto", "startDate": "2027-06-01", "days": 1}))["id"]
+        invite(alice, vic, t, "viewer")
+        vics = connect(vic, "ChatGPT", "propose")            # all of vic's trips
+        reader = connect(alice, "Claude", "read", t)
+
+        async def try_propose(session):
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            trips = await session.call_tool("list_trips", {})
+            proposed = await session.call_tool("add_day", {"tripId": t, "title": "Extra"})
+            return tools, trips, proposed
+
+        tools, trips, proposed = mcp(server, vics["token"], try_propose)
+        assert "add_day" in tools   # offered for the scope; refused for the role
+        assert [x["id"] for x in trips.structured_content["trips"]] == [t]
+        assert trips.structured_content["trips"][0]["canPropose"] is False
+        assert proposed.is_error and "viewer" in text(proposed) and "cannot propose" in text(proposed)
+
+        async def read_only(session):
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            unknown = await session.call_tool("add_day", {"tripId": t})
+            return tools, unknown
+
+        tools, unknown = mcp(server, reader["token"], read_only)
+        assert "add_day" not in tools and "get_trip" in tools
+        assert unknown.is_error and "no tool called" in text(unknown)
+        assert data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"] == []
+        assert len(data(alice.get(f"/api/trips/{t}"))["days"]) == 1
+
+        # Revoked: refused at the door (401), and the client says so.
+        listed = data(alice.get("/api/users/me/assistants"))["tokens"]
+        assert [x["name"] for x in listed] == ["Claude"] and listed[0]["lastUsedAt"] is not None
+        assert "token" not in listed[0]
+        data(alice.delete(f"/api/users/me/assistants/{reader['id']}"))
+        with pytest.raises(ExceptionGroup) as refused_session:
+            mcp(server, reader["token"], read_only)
+        assert refused_session.group_contains(MCPError, match="error response", depth=2)
+        refused = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {reader['token']}"})
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_token"
+        # The ops endpoint's body limit holds at the door.
+        big = httpx.post(f"{server.url}/mcp", content=b"x" * (200 * 1024), headers={
+            "Authorization": f"Bearer {vics['token']}", "Content-Type": "application/json"})
+        assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+        # An all-trips token ends with the account.
+        data(vic.request("DELETE", "/api/users/me", json={"password": "correct horse"}))
+        gone = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {vics['token']}"})
+        assert gone.status_code == 401
+
+
+def test_review_fixes_are_proposals_reads_stay_bounded_and_a_token_ends_with_the_membership(settings):
+    with world(settings, mcp_calls_per_minute=8) as server:
+        alice, bob = member(server, "alice"), member(server, "bob")
+        trip = data(alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2027-05-03", "days": 1,
+                                                   "timezone": "Europe/Lisbon"}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        for name, at, lat, lng in (("Castle", "10:00", 38.7139, -9.1335), ("Tiles museum", "10:30", 38.7247, -9.1135)):
+            data(alice.post(f"/api/trips/{t}/ops/insert_stop", json={"dayId": day, "name": name, "setTime": at,
+                                                                      "durationMin": 90, "lat": lat, "lng": lng}))
+        invite(alice, bob, t, "editor")
+        bobs = connect(bob, "Claude", "propose", t)
+        version = data(alice.get(f"/api/trips/{t}"))["version"]
+
+        async def work(session):
+            review = (await session.call_tool("review_day", {"tripId": t, "dayId": day})).structured_content
+            fix = next(f for finding in review["findings"] for f in finding["fixes"])
+            proposed = await session.call_tool("propose_fix", {"tripId": t, "dayId": day, "fixId": fix["id"]})
+            stale_fix = await session.call_tool("propose_fix", {"tripId": t, "dayId": day, "fixId": "x_nope"})
+            lines = await session.call_tool("recent_timeline", {"tripId": t, "limit": 5})
+            order = await session.call_tool("shortest_order", {"tripId": t, "dayId": day})
+            search = await session.call_tool("search_places", {"tripId": t, "query": "pastéis"})
+            calls = [await session.call_tool("list_trips", {}) for _ in range(3)]   # the 9th call in a minute
+            return review, fix, proposed, stale_fix, lines, order, search, calls
+
+        review, fix, proposed, stale_fix, lines, order, search, calls = mcp(server, bobs["token"], work)
+        assert review["status"] == "problem" and fix["op"] in ("update_stop", "move_stop", "update_day")
+        assert not proposed.is_error, text(proposed)
+        assert stale_fix.is_error and "not in the day's review any more" in text(stale_fix)
+        assert lines.structured_content["lines"][-1]["who"] == "Claude via bob"
+        last = lines.structured_content["lines"][-1]["text"]
+        assert last.startswith("Claude via bob proposes a change for a member to approve: ")
+        # Both stops have set times: nothing to reorder, said in words (a tool error, not a crash).
+        assert order.is_error and "nothing to reorder" in text(order)
+        # Place search answers in plain words when OpenStreetMap cannot be reached.
+        assert search.is_error and "Traceback" not in text(search) and "OpenStreetMap" in text(search)
+        assert [c.is_error for c in calls] == [False, False, True]
+        assert text(calls[-1]).startswith("Too many requests from this assistant: wait ")
+        # Nothing changed until alice approves the fix.
+        assert data(alice.get(f"/api/trips/{t}"))["version"] == version
+        sid = proposed.structured_content["suggestionId"]
+        assert data(alice.post(f"/api/trips/{t}/agent/suggestions/{sid}/approve",
+                               json={"approved": True}))["version"] == version + 1
+
+        # Bob leaves: his one-trip token ends with the membership.
+        me = data(bob.get("/api/auth/me"))["user"]["id"]
+        data(bob.delete(f"/api/trips/{t}/members/{me}"))
+        assert data(bob.get("/api/users/me/assistants"))["tokens"] == []
+        refused = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": f"Bearer {bobs['token']}"})
+        assert refused.status_code == 401
+
+
+def test_an_assistant_uses_no_ai_budget_even_where_ai_is_on(settings, openai_standin):
+    on = ai_settings(settings, openai_standin)
+    with world(on) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Porto", "startDate": "2027-06-01", "days": 1}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        token = connect(alice, "Claude", "propose", t)["token"]
+
+        async def work(session):
+            await session.call_tool("get_trip", {"tripId": t})
+            await session.call_tool("review_day", {"tripId": t, "dayId": day})
+            return await session.call_tool("insert_stop", {"tripId": t, "dayId": day, "name": "Ribeira"})
+
+        sid = mcp(server, token, work).structured_content["suggestionId"]
+        data(alice.post(f"/api/trips/{t}/agent/suggestions/{sid}/approve", json={"approved": True}))
+    assert openai_standin.requests == []
+    with sqlite3.connect(on.db_path) as db:
+        assert db.execute("SELECT COUNT(*) FROM ai_usage").fetchone()[0] == 0
