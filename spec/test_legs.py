@@ -47,12 +47,12 @@ async def google_svc(tmp_path, standin):
     db = await Database.open(settings.db_path)
     try:
         async with httpx.AsyncClient(timeout=5) as http:
-            yield SimpleNamespace(places=Google(settings, http, db))
+            yield Google(settings, http, db)
     finally:
         await db.close()
 
 
-NO_GOOGLE = SimpleNamespace(places=None)
+NO_GOOGLE = None
 
 # -- mode rules (no Google) -------------------------------------------------------
 

@@ -34,11 +34,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from ..ids import new_id
+from ..ai import require_ai
 from ..errors import AppError, Conflict, NotFound
-from ..core import Services
+from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
-from ..trips.apply import OpEvent, apply_ops
+from ..trips.apply import apply_ops
+from ..trips.events import OpEvent
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import material_risks
 from . import timeline
@@ -176,14 +178,14 @@ class Evaluator:
     records the edit; a tracked background task waits out the debounce and
     evaluates everything since the first edit of the burst at once."""
 
-    def __init__(self, svc: Services):
+    def __init__(self, svc: AgentDeps):
         self.svc = svc
         self._bursts: dict[str, _Burst] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property
     def debounce_s(self) -> float:
-        return float(self.svc.agent_debounce_s)
+        return float(self.svc.agent_timing.debounce_s)
 
     def __call__(self, event: OpEvent) -> None:
         if event.source in AGENT_SOURCES or self.svc.ai is None:
@@ -224,9 +226,9 @@ class Evaluator:
         # too would raise its risks twice.
         svc, after = self.svc, burst.after
         # The facts the review route sees: every stop's place (the cache), the weather.
-        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()],
+        places, weather = await asyncio.gather(stop_places(svc.places, [*burst.before.all_stops(), *after.all_stops()],
                                                            trip_country(after)),
-                                               trip_weather(svc, after))
+                                               trip_weather(svc.weather, after))
         # Pure CPU (review simulates its fixes): off the event loop.
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
         if not risks:
@@ -243,7 +245,7 @@ class Evaluator:
         payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
              "fixes": [f for f in r.get("fixes", []) if f.get("op") in PATCH_OPS]} for r in risks]}
-        decision = await self.svc.ai.structured(
+        decision = await require_ai(self.svc.ai).structured(
             feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
             schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
             input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
@@ -290,7 +292,7 @@ class Evaluator:
 # -- approve and dismiss ---------------------------------------------------------
 
 
-async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
+async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
     """The suggestion's row and the trip's current version, read together (one
     snapshot: another approval commits either before both or after both)."""
     row = await svc.db.fetchone(
@@ -301,14 +303,14 @@ async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
     return row
 
 
-async def _mark(svc: Services, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
+async def _mark(svc: AgentDeps, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
     async with svc.db.write() as tx:
         tx.touch(trip_id, "suggestions")
         await tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
                          (status, iso(now_dt(svc)), suggestion_id, only_from))
 
 
-async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
+async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
     """Hide the suggestion for this member only; the shared record is untouched.
     The trip's open pages are told (a `suggestion` event), so the member's
     other devices drop the card too; everyone else's read finds it unchanged."""
@@ -321,7 +323,7 @@ async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str,
     return {"dismissed": True}
 
 
-async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user_id: str):
+async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str):
     """Apply a pending suggestion's patch as `user_id` (edit rights already
     checked by the route); returns `Applied`. 409s per the seed's rules."""
     row = await _suggestion(svc, trip_id, suggestion_id)
@@ -353,7 +355,7 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
             raise Conflict("Another member already applied this suggestion", code="not_pending")
 
     try:
-        applied = await apply_ops(svc, trip_id, user_id, [(patch["op"], patch["args"])],
+        applied = await apply_ops(svc.trips, trip_id, user_id, [(patch["op"], patch["args"])],
                                   base_version=None if proposal else row["trip_version"], source="suggestion",
                                   claim=claim)
     except Conflict as exc:

@@ -14,12 +14,14 @@ Fix: a set time inside the window (that fits the place's hours, if known).
 
 from __future__ import annotations
 
+import functools
 from datetime import date as Date
 
 from ..hours.rules import buffer_for, first_start
 from ..meals import MEALS
-from .issues import DayFacts, Elsewhere, Issue, quote
+from ..trips.model import Stop
 from ..trips.schedule import clock_label, date_label, to_hhmm
+from .issues import DayFacts, Elsewhere, Issue, PlaceBook, quote
 
 SET_TIME_STEP = 15     # offered set times are round quarter hours when they can be
 MOVE_SLACK_MIN = 45    # how far a move's rough start may be from one that fits, to be worth simulating
@@ -39,6 +41,7 @@ def closed(facts: DayFacts) -> list[Issue]:
         if facts.book.fits(stop, date, slot.start) is not False:
             continue   # fits, or no hours (never a finding)
         check = facts.book.check(stop, date, slot.start)
+        assert check is not None   # the place has data: fits() was not None
         meal = stop.kind == "food"
         usual = "" if check.status == "confirmed" else "usual "
         if check.closes_at is None and check.latest_start is None and not _open_at_all(facts, stop, slot.start):
@@ -61,12 +64,20 @@ def closed(facts: DayFacts) -> list[Issue]:
                                      {"stopId": stop.id, "setTime": to_hhmm(best)}))
         # Within the day: only where its hours could allow it (each try is a full simulation).
         issue.movers = [(stop.id, facts.positions_where(
-            stop, lambda start, stop=stop: facts.book.fits_around(stop, date, start, MOVE_SLACK_MIN)))]
+            stop, functools.partial(_fits_around, facts.book, stop, date)))]
         issue.elsewhere = [Elsewhere(stop.id, other_days_nearest_first(facts))]
     return issues
 
 
-def _open_at_all(facts: DayFacts, stop, minutes: int) -> bool:
+def _fits_around(book: PlaceBook, stop: Stop, date: str, start: int) -> bool:
+    return book.fits_around(stop, date, start, MOVE_SLACK_MIN)
+
+
+def _near_window(lo: int, hi: int, start: int) -> bool:
+    return lo - MOVE_SLACK_MIN <= start <= hi + MOVE_SLACK_MIN
+
+
+def _open_at_all(facts: DayFacts, stop: Stop, minutes: int) -> bool:
     """Whether the place opens at any time on the date the stop falls on."""
     day = Date.fromisoformat(facts.date).toordinal() + minutes // (24 * 60)
     hours = facts.book.hours(stop, Date.fromordinal(day))
@@ -87,17 +98,18 @@ def meal_time(facts: DayFacts) -> list[Issue]:
         issues.append(issue)
         if facts.keys_only:
             continue
-        start = max(lo, slot.earliest) if slot.earliest <= hi else lo
+        earliest = max(lo, slot.earliest) if slot.earliest <= hi else lo
         hours = facts.book.hours(stop, Date.fromisoformat(facts.date))
+        start: int | None = earliest
         if hours is not None:   # a time the place's hours allow; no hours: the window alone
-            start = first_start(hours, start, stop.duration_min, buffer_for(stop.kind == "food"),
+            start = first_start(hours, earliest, stop.duration_min, buffer_for(stop.kind == "food"),
                                 step=SET_TIME_STEP, last=hi)
-        elif start % SET_TIME_STEP:
-            start = min(start + SET_TIME_STEP - start % SET_TIME_STEP, hi)
+        elif earliest % SET_TIME_STEP:
+            start = min(earliest + SET_TIME_STEP - earliest % SET_TIME_STEP, hi)
         if start is not None:
             issue.candidates.append((f"Set {quote(stop.name)} to {to_hhmm(start)}", "update_stop",
                                      {"stopId": stop.id, "setTime": to_hhmm(start)}))
         if not stop.set_time:
             issue.movers = [(stop.id, facts.positions_where(
-                stop, lambda start, lo=lo, hi=hi: lo - MOVE_SLACK_MIN <= start <= hi + MOVE_SLACK_MIN))]
+                stop, functools.partial(_near_window, lo, hi)))]
     return issues

@@ -11,15 +11,18 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import date as Date
+from typing import Any, Protocol
 from collections.abc import Iterable
 
-from ..core import Services
 from ..errors import NotFound, Unavailable
 from ..hours.countries import country_of_timezone
 from ..legs import Leg
-from ..providers.maps import in_country
-from ..trips.model import Day, Trip
+from ..providers.maps import PlacesProvider, in_country
+from ..providers.weather import Weather
+from ..trips.dto import TripCache
+from ..trips.model import Day, Stop, Trip
 from .findings import ReviewResult, day_fingerprint, review_day
+from .issues import Json
 
 log = logging.getLogger("wayline.planner")
 WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
@@ -32,13 +35,13 @@ class DayContext:
     trip: Trip
     day: Day
     legs: list[Leg]
-    places: dict[str, dict] | None           # the trip's stops' place JSON (None: no places provider)
-    weather: dict[str, dict] | None = None   # date -> app.providers.weather day (None: unknown)
+    places: dict[str, Json] | None           # the trip's stops' place JSON (None: no places provider)
+    weather: dict[str, Json] | None = None   # date -> app.providers.weather day (None: unknown)
     trip_legs: dict[str, list[Leg]] | None = None   # every day's shown legs
 
     @property
     def date(self) -> str:
-        return self.trip.day_date(self.day)
+        return self.trip.dated(self.day)
 
     def review(self) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
@@ -48,7 +51,15 @@ class DayContext:
         return day_fingerprint(self.trip, self.day)
 
 
-async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bool = True,
+class FactSources(Protocol):
+    """Where the day's facts come from (the app's core has all three)."""
+
+    trip_cache: TripCache
+    places: PlacesProvider
+    weather: Weather
+
+
+async def load_day(sources: FactSources, trip_id: str, day_id: str, *, review_facts: bool = True,
                    fixes: bool = True) -> DayContext:
     """The day with its shown legs and, for the review (`review_facts`), the
     trip's weather and the places of every stop of the trip (a fix may move a
@@ -56,13 +67,13 @@ async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bo
     computed (`fixes=False`: a preview; with OpenStreetMap a place not in the
     cache is one Nominatim request a second). Membership is the caller's to
     check first."""
-    entry = await svc.trip_cache.entry(trip_id)
+    entry = await sources.trip_cache.entry(trip_id)
     day = entry.trip.day(day_id)
     places = weather = None
     if review_facts:
         stops = entry.trip.all_stops() if fixes else day.stops
-        places, weather = await asyncio.gather(stop_places(svc, stops, trip_country(entry.trip)),
-                                               trip_weather(svc, entry.trip))
+        places, weather = await asyncio.gather(stop_places(sources.places, stops, trip_country(entry.trip)),
+                                               trip_weather(sources.weather, entry.trip))
     return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
 
 
@@ -70,34 +81,32 @@ def trip_country(trip: Trip) -> str | None:
     return country_of_timezone(trip.timezone)
 
 
-async def stop_places(svc: Services, stops: Iterable, country: str | None = None) -> dict[str, dict] | None:
+async def stop_places(places: PlacesProvider, stops: Iterable[Stop],
+                      country: str | None = None) -> dict[str, dict[str, Any]]:
     """The place JSON of every stop that has a place (cached by the provider);
     a place the provider cannot answer for is left out, so its hours stay
-    unknown. None without a places provider. `country`: the trip's, for an
-    OpenStreetMap place's public holidays."""
-    if svc.places is None:
-        return None
+    unknown. `country`: the trip's, for an OpenStreetMap place's public holidays."""
     ids = sorted({s.place_id for s in stops if s.place_id})
-    answers = await asyncio.gather(*(svc.places.place(pid) for pid in ids), return_exceptions=True)
-    places = {}
+    answers = await asyncio.gather(*(places.place(pid) for pid in ids), return_exceptions=True)
+    found: dict[str, dict[str, Any]] = {}
     for pid, answer in zip(ids, answers):
         if isinstance(answer, (Unavailable, NotFound)):
             continue
         if isinstance(answer, BaseException):
             raise answer
-        places[pid] = in_country(answer["raw"], country)
-    return places
+        found[pid] = in_country(answer["raw"], country)
+    return found
 
 
-async def trip_weather(svc: Services, trip: Trip) -> dict[str, dict] | None:
+async def trip_weather(weather: Weather, trip: Trip) -> dict[str, dict[str, Any]] | None:
     """The trip's weather by date (forecast, or typical beyond it; cached by
     app.providers.weather), or None when it is unknown: no destination, no weather
     service, or the service is down or slow (the weather rule is then silent:
     a review never waits long for the weather)."""
-    if svc.weather is None or trip.dest_lat is None or trip.dest_lng is None or not trip.days:
+    if trip.dest_lat is None or trip.dest_lng is None or not trip.days:
         return None
     try:
-        days = await asyncio.wait_for(svc.weather.days(trip.dest_lat, trip.dest_lng,
+        days = await asyncio.wait_for(weather.days(trip.dest_lat, trip.dest_lng,
                                                        Date.fromisoformat(trip.start_date), len(trip.days)),
                                       WEATHER_WAIT_S)
     except (TimeoutError, Unavailable):

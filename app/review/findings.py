@@ -23,7 +23,7 @@ from ..legs import Leg, by_pair, legs_for
 from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
 from .fixes import FixSearch
-from .issues import Issue, PlaceBook, issue_key, quote as _q
+from .issues import Candidate, Issue, Json, Key, PlaceBook, issue_key, quote as _q
 from .rules import detect
 
 MAX_CROSSINGS = 3                         # a path crossing itself more often needs Optimize, not a list
@@ -36,9 +36,9 @@ class Fix:
     id: str
     label: str
     op: str
-    args: dict
+    args: Json
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"id": self.id, "label": self.label, "op": self.op, "args": self.args}
 
 
@@ -53,7 +53,7 @@ class Finding:
     day_id: str | None = None
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> Key:
         return issue_key(self.kind, self.stop_ids, self.day_id)
 
     @property
@@ -61,7 +61,7 @@ class Finding:
         """A risk the trip agent may speak up about (observations never are)."""
         return self.kind in MATERIAL_KINDS and self.severity != "info"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
                 "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
 
@@ -71,7 +71,7 @@ class ReviewResult:
     status: str               # "ok" | "warning" | "problem"
     findings: tuple[Finding, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"status": self.status, "findings": [f.to_json() for f in self.findings]}
 
 
@@ -81,14 +81,14 @@ def _hash(*parts: Any) -> str:
 
 
 
-def _finding(trip: Trip, day: Day, issue: Issue, fixes: list[tuple[str, str, dict]]) -> Finding:
+def _finding(trip: Trip, day: Day, issue: Issue, fixes: list[Candidate]) -> Finding:
     fid = "f_" + _hash(trip.id, day.id, issue.kind, sorted(issue.stop_ids))
     built = tuple(Fix("x_" + _hash(fid, op, args), label, op, args) for label, op, args in fixes)
     return Finding(fid, issue.kind, issue.severity, issue.message, issue.stop_ids, built, day.id)
 
 
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
-               places: dict[str, dict] | None = None, *, weather: dict[str, dict] | None = None,
+               places: dict[str, Json] | None = None, *, weather: dict[str, Json] | None = None,
                trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
                book: PlaceBook | None = None) -> ReviewResult:
     """The day's findings, worst first within the day's order of rules. Pure.
@@ -123,8 +123,8 @@ def day_fingerprint(trip: Trip, day: Day) -> str:
 
 
 def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg]] | None = None,
-                   legs_after: dict[str, list[Leg]] | None = None, places: dict[str, dict] | None = None,
-                   weather: dict[str, dict] | None = None) -> list[Finding]:
+                   legs_after: dict[str, list[Leg]] | None = None, places: dict[str, Json] | None = None,
+                   weather: dict[str, Json] | None = None) -> list[Finding]:
     """Material findings present after an edit that were not present before:
     new impossible timing, overlaps, stops their opening hours rule out,
     outdoor stops on a day the forecast says is wet, duplicates, backtracking,
@@ -139,7 +139,7 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
     old_days = {d.id: d for d in before.days}
     changed = [d for d in after.days
                if d.id not in old_days or day_fingerprint(after, d) != day_fingerprint(before, old_days[d.id])]
-    old_keys: set[tuple] = set()
+    old_keys: set[Key] = set()
     old_crossings: dict[str, int] = {}
     for d in changed:
         if d.id in old_days:
@@ -149,11 +149,11 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
             old_crossings[d.id] = sum(f.kind == "backtracking" for f in found)
     risks: list[Finding] = []
     for d in changed:
-        found = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
-                           trip_legs=legs_after, book=book).findings
+        now = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
+                         trip_legs=legs_after, book=book).findings
         # A stop added on an existing crossing renames it; only more crossings are new.
-        more_crossings = sum(f.kind == "backtracking" for f in found) > old_crossings.get(d.id, 0)
-        risks += [f for f in found if f.material and f.key not in old_keys
+        more_crossings = sum(f.kind == "backtracking" for f in now) > old_crossings.get(d.id, 0)
+        risks += [f for f in now if f.material and f.key not in old_keys
                   and (f.kind != "backtracking" or more_crossings)]
     return risks + _budget_risks(before, after)
 

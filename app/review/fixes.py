@@ -12,13 +12,13 @@ a swap to another day). So every fix applies through `apply_ops` and helps.
 from __future__ import annotations
 
 from ..errors import AppError
-from ..legs import Leg, by_pair, haversine_m, legs_for
+from ..legs import Leg, by_pair, legs_for
 from ..preferences import TripPreferences
-from ..trips.model import DAY_START, Day, Trip
+from ..trips.model import DAY_START, Day, Stop, Trip
 from ..trips.ops import simulate
-from ..trips.schedule import day_schedule, to_minutes
+from ..trips.schedule import Slot, day_schedule, to_minutes
 from .clock_rules import MOVE_SLACK_MIN
-from .issues import Elsewhere, Issue, PlaceBook, has_point, quote as _q
+from .issues import Candidate, Elsewhere, Issue, Json, Key, Legs, PlaceBook, has_point, meters_between, quote as _q
 from .rules import detect
 from .weather_rule import indoor_visits
 
@@ -32,25 +32,26 @@ class FixSearch:
     every day the op changes (the reviewed day, and the other day of a move
     or a swap)."""
 
-    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, book: PlaceBook,
-                 weather: dict | None, trip_legs: dict[str, list[Leg]], original: set[tuple]):
+    def __init__(self, trip: Trip, day: Day, known: Legs, prefs: TripPreferences, book: PlaceBook,
+                 weather: dict[str, Json] | None, trip_legs: dict[str, list[Leg]], original: set[Key]):
         self.trip, self.day_id, self.known, self.prefs = trip, day.id, known, prefs
         self.book, self.weather, self.trip_legs = book, weather, trip_legs
         self.original = original
         self.budget = MAX_SIMULATIONS
-        self._before: dict[str, set[tuple]] = {}   # other day id -> its keys as the trip is
-        self._left: dict[str, set[tuple] | None] = {}   # stop id -> this day's keys without it
+        self._before: dict[str, set[Key]] = {}   # other day id -> its keys as the trip is
+        self._left: dict[str, set[Key] | None] = {}   # stop id -> this day's keys without it
 
-    def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> dict:
+    def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> Legs:
         known = {} if estimate_all else self.known if day.id == self.day_id else by_pair(
             self.trip_legs.get(day.id, []))
         return legs_for(day, known, prefs)
 
-    def _keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False) -> tuple[set, dict]:
+    def _keys(self, trip: Trip, day: Day, prefs: TripPreferences,
+              estimate_all: bool = False) -> tuple[set[Key], Legs]:
         legs = self._legs(day, prefs, estimate_all)
         return {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}, legs
 
-    def _other_day(self, op: str, args: dict) -> str | None:
+    def _other_day(self, op: str, args: Json) -> str | None:
         """The other day an op changes besides the reviewed one."""
         if op == "move_stop":
             target = args.get("toDayId")
@@ -61,15 +62,15 @@ class FixSearch:
             return None
         return target if target != self.day_id else None
 
-    def _slots(self, day: Day) -> list:
+    def _slots(self, day: Day) -> list[Slot]:
         return day_schedule(day, self._legs(day, self.prefs, False))
 
-    def keys_before(self, day_id: str) -> set[tuple]:
+    def keys_before(self, day_id: str) -> set[Key]:
         if day_id not in self._before:
             self._before[day_id] = self._keys(self.trip, self.trip.day(day_id), self.prefs)[0]
         return self._before[day_id]
 
-    def _apply(self, op: str, args: dict) -> Trip | None:
+    def _apply(self, op: str, args: Json) -> Trip | None:
         """The trip after the op, on a copy-on-write edit (it copies only what
         the op touches; the reviewed trip may be the one readers share); None
         if it cannot apply (or the budget is spent)."""
@@ -81,7 +82,7 @@ class FixSearch:
         except AppError:
             return None
 
-    def outcome(self, op: str, args: dict) -> tuple[set[tuple], float, bool] | None:
+    def outcome(self, op: str, args: Json) -> tuple[set[Key], float, bool] | None:
         """(keys on the reviewed day after the op, its path length, whether
         the other day it changes gained no finding); None if it cannot apply."""
         other = self._other_day(op, args)
@@ -94,7 +95,7 @@ class FixSearch:
         other_fine = other is None or self._keys(trip, trip.day(other), prefs)[0] <= self.keys_before(other)
         return keys, sum(leg.distance_m for leg in legs.values()), other_fine
 
-    def _without(self, stop_id: str) -> set[tuple] | None:
+    def _without(self, stop_id: str) -> set[Key] | None:
         """The reviewed day's keys once `stop_id` has left it: the same for
         every move of that stop to another day, so computed once."""
         if stop_id not in self._left:
@@ -102,7 +103,7 @@ class FixSearch:
             self._left[stop_id] = None if trip is None else self._keys(trip, trip.day(self.day_id), self.prefs)[0]
         return self._left[stop_id]
 
-    def fixes_for(self, issue: Issue) -> list[tuple[str, str, dict]]:
+    def fixes_for(self, issue: Issue) -> list[Candidate]:
         """The issue's fixes that verifiably help, as (label, op, args): its
         candidates, the best move within the day, moves and swaps to other days."""
         fixes = [c for c in issue.candidates if self.helps(issue, c[1], c[2])[0]]
@@ -113,12 +114,12 @@ class FixSearch:
             fixes += self.elsewhere(issue, plan)
         return fixes
 
-    def helps(self, issue: Issue, op: str, args: dict) -> tuple[bool, float]:
+    def helps(self, issue: Issue, op: str, args: Json) -> tuple[bool, float]:
         allowed = self.original - {issue.key}
         if issue.kind == "pace":
             allowed.add(issue.key)   # one stop at a time is progress; the finding may stay
 
-        def fine(keys: set[tuple]) -> bool:
+        def fine(keys: set[Key]) -> bool:
             return (issue.kind == "pace" or issue.key not in keys) and keys <= allowed
 
         other = self._other_day(op, args)
@@ -135,7 +136,7 @@ class FixSearch:
         keys, length, other_fine = result
         return other_fine and fine(keys), length
 
-    def best_move(self, issue: Issue, day: Day) -> tuple[str, str, dict] | None:
+    def best_move(self, issue: Issue, day: Day) -> Candidate | None:
         best = None
         ids = [s.id for s in day.stops]
         for stop_id, positions in issue.movers:
@@ -155,7 +156,7 @@ class FixSearch:
         where = f"before {_q(rest[position].name)}" if position < len(rest) else f"after {_q(rest[-1].name)}"
         return f"Move {_q(name)} {where}", "move_stop", {"stopId": stop_id, "toDayId": day.id, "position": position}
 
-    def elsewhere(self, issue: Issue, plan: Elsewhere) -> list[tuple[str, str, dict]]:
+    def elsewhere(self, issue: Issue, plan: Elsewhere) -> list[Candidate]:
         """A move to the first listed day where the stop verifiably fits, and
         (with `plan.swap`) a swap with an indoor visit of the first listed day
         where one verifiably helps."""
@@ -165,9 +166,9 @@ class FixSearch:
             found.append(next((fix for day_id in plan.day_ids if (fix := self._swap_on(issue, stop, day_id))), None))
         return [fix for fix in found if fix is not None]
 
-    def _move_to(self, issue: Issue, stop, day_id: str) -> tuple[str, str, dict] | None:
+    def _move_to(self, issue: Issue, stop: Stop, day_id: str) -> Candidate | None:
         target = self.trip.day(day_id)
-        date, slots = self.trip.day_date(target), self._slots(target)
+        date, slots = self.trip.dated(target), self._slots(target)
         # Where its hours could allow it (roughly: after the stop it would follow), cheapest detour first.
         plausible = [p for p in _cheapest_positions(target, stop) if self.book.fits_around(
             stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
@@ -177,7 +178,7 @@ class FixSearch:
                 return f"Move {_q(stop.name)} to {_day_name(target)}", "move_stop", args
         return None
 
-    def _swap_on(self, issue: Issue, stop, day_id: str) -> tuple[str, str, dict] | None:
+    def _swap_on(self, issue: Issue, stop: Stop, day_id: str) -> Candidate | None:
         target = self.trip.day(day_id)
         for other in indoor_visits(target, self.book)[:SWAPS_PER_DAY]:
             args = {"stopId": stop.id, "otherStopId": other.id}
@@ -194,7 +195,7 @@ def _day_name(day: Day) -> str:
     return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
 
 
-def _cheapest_positions(day: Day, stop) -> list[int]:
+def _cheapest_positions(day: Day, stop: Stop) -> list[int]:
     """Positions in `day` ordered by the straight-line detour of putting
     `stop` there (the end of the day first when nothing has coordinates)."""
     n = len(day.stops)
@@ -207,9 +208,9 @@ def _cheapest_positions(day: Day, stop) -> list[int]:
         cost = 0.0
         for a, b in ((before, stop), (stop, after)):
             if a is not None and b is not None and has_point(a) and has_point(b):
-                cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
+                cost += meters_between(a, b)
         if before is not None and after is not None and has_point(before) and has_point(after):
-            cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
+            cost -= meters_between(before, after)
         return cost
 
     return sorted(range(n + 1), key=lambda p: (detour(p), -p))

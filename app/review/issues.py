@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date as Date
-from collections.abc import Iterable
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from ..hours.rules import DayHours, HoursCheck, buffer_for, first_start, fit, hours_on, on_date
+from ..legs import Leg, haversine_m
 from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import Slot
@@ -19,15 +21,27 @@ NOT_VISITS = ("stay", "transit")          # a hotel or a transfer is not a visit
 _UNSET = object()
 
 
-def has_point(s) -> bool:
+Json = dict[str, Any]              # a place's or a day's JSON, a fix's op args
+Key = tuple[Any, ...]              # what an issue is about: kind and stops (or day)
+Candidate = tuple[str, str, Json]  # a fix to try: (label, op, args)
+Legs = dict[tuple[str, str], Leg]  # (from stop id, to stop id) -> leg
+
+
+def has_point(s: Stop) -> bool:
     return s.lat is not None and s.lng is not None
+
+
+def meters_between(a: Stop, b: Stop) -> float:
+    """Straight-line metres between two stops that both have a point."""
+    assert a.lat is not None and a.lng is not None and b.lat is not None and b.lng is not None
+    return haversine_m(a.lat, a.lng, b.lat, b.lng)
 
 
 def quote(name: str) -> str:
     return f"“{name}”"
 
 
-def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> tuple:
+def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> Key:
     # The pace finding is about the day, not about which stops happen to be last.
     return (kind, day_id) if kind == "pace" else (kind, tuple(sorted(stop_ids)))
 
@@ -51,13 +65,13 @@ class Issue:
     severity: str             # "problem" | "warning" | "info" (an observation, never material)
     message: str
     stop_ids: tuple[str, ...]
-    candidates: list[tuple[str, str, dict]] = field(default_factory=list)  # (label, op, args)
+    candidates: list[Candidate] = field(default_factory=list)  # (label, op, args)
     # Stops worth trying at other positions of the day: (stop id, the positions to try).
-    movers: list[tuple[str, range]] = field(default_factory=list)
+    movers: list[tuple[str, Sequence[int]]] = field(default_factory=list)
     elsewhere: list[Elsewhere] = field(default_factory=list)
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> Key:
         return issue_key(self.kind, self.stop_ids, None)
 
 
@@ -66,13 +80,13 @@ class PlaceBook:
     computed once per review: fix simulations ask about the same places again
     and again."""
 
-    def __init__(self, places: dict[str, dict] | None):
+    def __init__(self, places: dict[str, Json] | None):
         self.places = places or {}
         self._memo: dict[tuple[str, Date, bool], DayHours | None] = {}
         self._outdoor: dict[str, bool] = {}
         self._dates: dict[tuple[str, int], tuple[Date, int]] = {}
 
-    def raw(self, stop: Stop) -> dict | None:
+    def raw(self, stop: Stop) -> Json | None:
         return self.places.get(stop.place_id) if stop.place_id else None
 
     def outdoor(self, stop: Stop) -> bool:
@@ -85,12 +99,11 @@ class PlaceBook:
     def hours(self, stop: Stop, day: Date) -> DayHours | None:
         """The stop's place's hours seen from `day` (meal rule for food stops)."""
         meal = stop.kind == "food"
-        key = (stop.place_id, day, meal)
-        found = self._memo.get(key, _UNSET)
-        if found is _UNSET:
+        key = (stop.place_id or "", day, meal)
+        if key not in self._memo:
             raw = self.raw(stop)
-            found = self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
-        return found  # type: ignore[return-value]
+            self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
+        return self._memo[key]
 
     def check(self, stop: Stop, date: str, minutes: int) -> HoursCheck | None:
         """The stop's rule at `minutes` after `date`'s midnight; None without place data."""
@@ -135,19 +148,19 @@ class DayFacts:
     trip: Trip
     day: Day
     slots: list[Slot]
-    legs: dict                              # (from id, to id) -> Leg
+    legs: Legs
     prefs: TripPreferences
     book: PlaceBook
-    weather: dict[str, dict] | None         # date -> app.providers.weather day (forecast or typical)
+    weather: dict[str, Json] | None         # date -> app.providers.weather day (forecast or typical)
     # A fix simulation only compares which findings there are: rules may skip
     # preparing fixes (their candidates, movers and other days).
     keys_only: bool = False
 
     @property
     def date(self) -> str:
-        return self.trip.day_date(self.day)
+        return self.trip.dated(self.day)
 
-    def positions_where(self, stop: Stop, start_ok, most: int = 4) -> list[int]:
+    def positions_where(self, stop: Stop, start_ok: Callable[[int], bool], most: int = 4) -> list[int]:
         """Positions in the day worth simulating for moving `stop` (at most
         `most`, the nearest first: the smallest change to the day): those
         where its start, roughly (the end of the stop it would follow, less its

@@ -12,7 +12,7 @@ from ..preferences import PACE_STOPS, TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import clock_label, day_schedule
 from .clock_rules import closed, meal_time
-from .issues import NOT_VISITS, DayFacts, Issue, PlaceBook, quote as _q
+from .issues import NOT_VISITS, DayFacts, Issue, Json, Legs, PlaceBook, quote as _q
 from .path_rules import backtracking, duplicates
 from .weather_rule import weather as weather_rule
 
@@ -40,7 +40,9 @@ def timing(facts: DayFacts) -> list[Issue]:
             issue.candidates.append((f"Shorten {_q(prev.name)} to {prev.duration_min - late} min", "update_stop",
                                      {"stopId": prev.id, "durationMin": prev.duration_min - late}))
         # Earlier for the set-time stop, or the previous free stop after it.
-        issue.movers = [(stop.id, range(0, i))] + ([(prev.id, range(i, len(day.stops)))] if not prev.set_time else [])
+        issue.movers = [(stop.id, range(0, i))]
+        if not prev.set_time:
+            issue.movers.append((prev.id, range(i, len(day.stops))))
         issues.append(issue)
     return issues
 
@@ -91,8 +93,8 @@ def pace(facts: DayFacts) -> list[Issue]:
 RULES = (timing, closed, meal_time, weather_rule, leg_rules, pace, duplicates, backtracking)
 
 
-def detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: PlaceBook,
-            weather: dict | None, keys_only: bool = False) -> list[Issue]:
+def detect(trip: Trip, day: Day, legs: Legs, prefs: TripPreferences, book: PlaceBook,
+           weather: dict[str, Json] | None, keys_only: bool = False) -> list[Issue]:
     """Every issue (uncapped, so fix verification compares like with like)."""
     facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
     return [issue for rule in RULES for issue in rule(facts)]

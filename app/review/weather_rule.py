@@ -13,14 +13,15 @@ typical values ("typical, not forecast"): there it is at most an observation
 
 from __future__ import annotations
 
-from .issues import NOT_VISITS, DayFacts, Elsewhere, Issue, quote
+from ..trips.model import Day, Stop
+from .issues import NOT_VISITS, DayFacts, Elsewhere, Issue, Json, PlaceBook, quote
 
 RAIN_PROBABILITY = 70        # % or more
 RAIN_MM = 5.0                # or this much rain in the day
 STORM_CODES = frozenset({95, 96, 99})
 SNOW_CODES = frozenset({71, 73, 75, 77, 85, 86})
 
-def wet_reason(day: dict | None) -> str | None:
+def wet_reason(day: Json | None) -> str | None:
     """Why rain is likely that day ("an 80 % chance of rain"), or None."""
     if not isinstance(day, dict):
         return None
@@ -46,7 +47,7 @@ def driest_days(facts: DayFacts) -> tuple[str, ...]:
     weather, here = facts.weather or {}, facts.day.position
     ranked = []
     for day in facts.trip.days:
-        w = weather.get(facts.trip.day_date(day))
+        w = weather.get(facts.trip.day_date(day) or "")
         if day.id == facts.day.id or not w or wet_reason(w) is not None:
             continue
         ranked.append(((w.get("precipitationProbability") or 0, w.get("precipitationMm") or 0.0,
@@ -57,7 +58,7 @@ def driest_days(facts: DayFacts) -> tuple[str, ...]:
 def weather(facts: DayFacts) -> list[Issue]:
     day_weather = (facts.weather or {}).get(facts.date)
     reason = wet_reason(day_weather)
-    if reason is None:
+    if day_weather is None or reason is None:
         return []
     forecast = day_weather.get("source") == "forecast"
     targets = driest_days(facts) if forecast and not facts.keys_only else ()
@@ -76,7 +77,7 @@ def weather(facts: DayFacts) -> list[Issue]:
     return issues
 
 
-def indoor_visits(day, book) -> list:
+def indoor_visits(day: Day, book: PlaceBook) -> list[Stop]:
     """Stops of a day that could take an outdoor visit's place: visits whose
     place is known and not outdoor, without a set time, not a meal."""
     return [s for s in day.stops if s.kind not in NOT_VISITS and s.kind != "food" and not s.set_time
