@@ -101,7 +101,7 @@ def test_the_forecast_turning_wet_is_noticed_once(settings, openai_standin, goog
         sent = json.loads(body["input"])
         assert sent["edit"] == NO_EDIT
         [risk] = sent["newRisks"]
-        assert risk["kind"] == "weather" and "70 % chance of rain" in risk["message"]
+        assert risk["kind"] == "weather" and "70% chance of rain" in risk["message"]
         [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
         assert suggestion["patch"]["op"] == "move_stop"
         assert suggestion["patch"]["args"]["toDayId"] == trip["days"][1]["id"]

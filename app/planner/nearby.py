@@ -13,7 +13,7 @@ from typing import Any
 from .. import legs as legs_mod
 from ..errors import Invalid
 from ..hours.rules import CLOSING_BUFFER_MIN, check_at, first_start, hours_on
-from ..meals import MEAL_MINUTES, MEALS
+from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS
 from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from ..core import Services
@@ -23,7 +23,7 @@ from ..providers.maps import in_country, require_places
 from ..review.facts import DayContext, trip_country
 from ..trips.ops import simulate
 from .drafts import new_refs, store_draft
-from .candidates import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
+from .candidates import (MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
                          score, usable)
 
 NO_HOURS_NOTE = "No opening hours are listed for this place; check before you go."

@@ -31,16 +31,17 @@ from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours.rules import check_at
-from ..meals import MEAL_MINUTES, meal_for
+from ..meals import FOOD_NOTE, MEAL_MINUTES, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
 from ..core import Services, require_ai
 from ..review.facts import DayContext, trip_country
 from ..trips.ops import simulate
 from .drafts import new_refs, preview_draft, store_draft
-from .shortest import SAVING_WORTH_MIN, day_stops, order_edits, solve, summary_of
+from ..review.ordering import day_stops, order_edits
+from .shortest import SAVING_WORTH_MIN, solve, summary_of
 from .shortest_order import EXACT_LIMIT, free_count
-from .candidates import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, score, usable
+from .candidates import centre, cuisine_types, interest_types, is_food, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..trips.model import Day
 from ..trips.schedule import clock_label, day_schedule
