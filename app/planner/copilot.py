@@ -25,7 +25,7 @@ from ..ai_schema import with_choices
 from ..core import Services, require_ai
 from ..ids import utcnow
 from ..legs import by_pair
-from ..review.facts import DayContext
+from ..review.facts import DayContext, full_review
 from ..review.findings import ReviewResult
 from ..trips.schedule import clock_label, day_schedule
 
@@ -102,7 +102,7 @@ def cache_key(facts: dict, ask: CopilotQuestion) -> str:
 
 async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: CopilotQuestion) -> dict:
     require_ai(svc)
-    review = ctx.review()
+    review = await full_review(svc, ctx)
     facts = day_facts(ctx, review)
     key = cache_key(facts, ask)
     cached = await svc.db.fetchval("SELECT answer_json FROM copilot_cache WHERE key = ?", (key,))

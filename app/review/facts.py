@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from ..core import Services
 from ..errors import NotFound, Unavailable
 from ..hours.countries import country_of_timezone
-from ..legs import Leg
+from ..legs import Leg, haversine_m
+from ..meals import MEALS
+from ..planner.candidates import is_food, usable
 from ..providers.maps import in_country
 from ..trips.model import Day, Trip
 from .findings import ReviewResult, day_fingerprint, review_day
@@ -40,12 +42,48 @@ class DayContext:
     def date(self) -> str:
         return self.trip.day_date(self.day)
 
-    def review(self) -> ReviewResult:
+    def review(self, alternatives: dict[str, list[dict]] | None = None) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
-                          trip_legs=self.trip_legs)
+                          trip_legs=self.trip_legs, alternatives=alternatives)
 
     def fingerprint(self) -> str:
         return day_fingerprint(self.trip, self.day)
+
+
+async def full_review(svc: Services, ctx: DayContext) -> ReviewResult:
+    """The day's review as the page and the copilot see it: when a meal's
+    place is ruled out and nothing else clears it, places nearby serving the
+    same meal (the provider's search, cached) are looked up and the fix
+    search may offer one of them instead."""
+    result = ctx.review()
+    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and not f.fixes and f.severity != "info"
+             for sid in f.stop_ids}
+    meals = [s for s in ctx.day.stops if s.id in stuck and s.kind == "food" and s.meal in MEALS and s.lat is not None]
+    if not meals or svc.places is None:
+        return result
+    found = await asyncio.gather(*(meal_alternatives(svc, ctx, stop) for stop in meals))
+    alternatives = {stop.id: alts for stop, alts in zip(meals, found) if alts}
+    return ctx.review(alternatives) if alternatives else result
+
+
+REPLACEABLE = ("closed", "meal_time")
+ALTERNATIVES = 5                 # places tried for a meal, the nearest first
+ALTERNATIVE_RADIUS_M = 1500
+
+
+async def meal_alternatives(svc: Services, ctx: DayContext, stop) -> list[dict]:
+    """Open places nearby that serve the stop's meal (not already on the day),
+    nearest first, as review_day's `alternatives` take them."""
+    try:
+        found = await svc.places.search_nearby(stop.lat, stop.lng, radius_m=ALTERNATIVE_RADIUS_M,
+                                               types=list(MEALS[stop.meal].place_types))
+    except Unavailable:
+        return []
+    country = trip_country(ctx.trip)
+    usable_places = [p for p in found if usable(p, ctx.day) and is_food(p)]
+    usable_places.sort(key=lambda p: (haversine_m(stop.lat, stop.lng, p["lat"], p["lng"]), p["placeId"]))
+    return [{"placeId": p["placeId"], "name": p["name"], "lat": p["lat"], "lng": p["lng"],
+             "address": p.get("address"), "raw": in_country(p["raw"], country)} for p in usable_places[:ALTERNATIVES]]
 
 
 async def load_day(svc: Services, trip_id: str, day_id: str, *, review_facts: bool = True,

@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from .. import preferences
 from ..planner.copilot import CopilotQuestion, ask_copilot
-from ..review.facts import load_day
+from ..review.facts import full_review, load_day
 from ..planner.drafts import apply_draft
 from ..planner.optimize import optimize_day
 from ..planner.shortest import shortest_draft
@@ -45,8 +45,9 @@ def _ids(request: Request) -> tuple[str, str]:
 async def review(request: Request):
     trip_id, day_id = _ids(request)
     await member(request, trip_id)
-    ctx = await load_day(services(request), trip_id, day_id)
-    return ok(ctx.review().to_json())
+    svc = services(request)
+    ctx = await load_day(svc, trip_id, day_id)
+    return ok((await full_review(svc, ctx)).to_json())
 
 
 @describe(body=CopilotQuestion, summary="Ask the copilot about the day; it recommends only computed fixes")
