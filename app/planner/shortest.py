@@ -146,6 +146,9 @@ async def shortest_preview(svc: Services, ctx: DayContext) -> dict:
     require_order(result, ctx.day)
     edits = order_edits(ctx.day, list(result.order))
     draft = await preview_draft(svc, ctx, edits, summary_of(result, matrix))
+    if draft["preview"]["added"]:   # never offered with a new finding (an order can still cross itself)
+        raise Conflict(f"The shortest order would bring a new problem: {draft['preview']['added'][0]['message']} "
+                       "Nothing was changed.", code="no_order")
     draft["travel"].update(optimalMin=draft["travel"]["afterMin"], exact=result.exact,
                            estimated=matrix.estimated, freeStops=sum(1 for s in ctx.day.stops if not s.set_time),
                            exactLimit=EXACT_LIMIT)

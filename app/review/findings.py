@@ -172,6 +172,23 @@ def _no_hours(raw: dict | None, date: str | None) -> bool:
     return raw is None or date is None or hours_on(raw, date, meal=False) is None
 
 
+def added_findings(before: Trip, after: Trip, day_id: str, *, legs_before: Iterable[Leg], legs_after: Iterable[Leg],
+                   places: dict[str, dict] | None = None, weather: dict[str, dict] | None = None) -> list[Finding]:
+    """The warnings and problems a change adds to one day (observations
+    aside): what a planner suggestion or draft must never bring. The same
+    rules as the review, on the legs each side shows."""
+    book = PlaceBook(places)
+    old_day = next(d for d in before.days if d.id == day_id)
+    new_day = next(d for d in after.days if d.id == day_id)
+    old = [f for f in review_day(before, old_day, legs_before, before.prefs, weather=weather, with_fixes=False,
+                                 book=book).findings if f.severity != "info"]
+    new = review_day(after, new_day, legs_after, after.prefs, weather=weather, with_fixes=False, book=book).findings
+    old_keys = {f.key for f in old}
+    crossings = sum(f.count for f in old if f.kind == "backtracking")
+    return [f for f in new if f.severity != "info" and (
+        f.key not in old_keys or (f.kind == "backtracking" and f.count > crossings))]
+
+
 def _status(findings: Iterable[Finding]) -> str:
     severities = {f.severity for f in findings}
     return "problem" if "problem" in severities else "warning" if "warning" in severities else "ok"

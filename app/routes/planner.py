@@ -67,7 +67,8 @@ async def _suggestions(request: Request, *, explore: bool):
     if explore:
         await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id, review_facts=False)
+    # The day's places and weather: every suggestion is checked by the review first.
+    ctx = await load_day(svc, trip_id, day_id, fixes=False)
     prefs = await preferences.effective(svc.db, user["id"], trip_id)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 
