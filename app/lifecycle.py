@@ -77,10 +77,11 @@ async def start(svc: Services) -> None:
     # and a periodic pass notices risks that come without an edit (the forecast).
     if svc.ai is not None:
         from .agent.proactive import Evaluator
+        from .agent.suggestions import Resolver
         from .agent.watch import Watch
 
         evaluator = Evaluator(svc)
-        svc.op_listeners.append(evaluator)
+        svc.op_listeners += [evaluator, Resolver(svc)]
         svc.watch = Watch(svc, evaluator)
         if svc.agent_watch_interval_s > 0:
             svc.background.spawn(svc.watch.run(), name="agent-watch", forever=True)

@@ -79,6 +79,8 @@ class Finding:
     def to_json(self) -> dict:
         out = {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
                "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
+        if self.day_id is not None:
+            out["dayId"] = self.day_id
         if self.no_fix_reason and not self.fixes:
             out["noFixReason"] = self.no_fix_reason
         return out

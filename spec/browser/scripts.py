@@ -56,7 +56,7 @@ def quiet_responder(request) -> Reply:
         return _json({"addressed": False})
     if name == "intervention_decision":
         return _json({"shouldNotify": False, "severity": "low", "confidence": 0.1, "reason": "Nothing material.",
-                      "suggestion": "", "pendingPatch": None, "expiresInMinutes": 60})
+                      "suggestion": "", "pendingPatch": None, "expiresInMinutes": 60, "fixId": None})
     if name == "copilot_answer":
         return _json({"answer": "The day looks fine.", "recommendedFixIds": []})
     return Reply(output=[message_item("Noted.")])
@@ -79,7 +79,7 @@ def proposing_responder(request) -> Reply:
         return _json({"shouldNotify": bool(fixes), "severity": "high", "confidence": 0.92,
                       "reason": risk.get("message", "Two stops overlap."),
                       "suggestion": "Move the second stop so the times work.",
-                      "pendingPatch": {"op": fixes[0]["op"], "args": fixes[0]["args"]} if fixes else None,
+                      "pendingPatch": None, "fixId": fixes[0]["id"] if fixes else None,
                       "expiresInMinutes": 60})
     return quiet_responder(request)
 
