@@ -19,12 +19,17 @@ strategies are tried cheapest first; each verifies at most a few of its
 candidates and gives at most one fix; the search stops once three fixes are
 found and no untried strategy could be cheaper. A budget of simulations
 bounds a pathological day.
+
+A leg between two stops that were never next to each other is estimated
+(app.legs); once applied, the routing provider times it. So when the day's
+legs come from a provider, a simulated day with such legs is checked with
+them 30% faster and 40% slower too, and a fix must hold in every case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import AppError
 from ..legs import Leg, by_pair, legs_for
@@ -38,6 +43,7 @@ from .starts import Ranges, start_ranges
 
 MAX_SIMULATIONS = 200       # bounds the fix search on a pathological day
 MAX_FIXES = 3               # per finding
+ESTIMATE_RANGE = (0.7, 1.4)  # how much faster or slower the provider may time a leg than our estimate
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,9 @@ class FixSearch:
         self.budget = MAX_SIMULATIONS
         self.memo = _Memo()
         self.slots = day_schedule(day, legs_for(day, known, prefs))
+        # The shown legs come from a routing provider: a new pair will be timed by it too, not as estimated.
+        self.routed = any(leg.source != "estimate" for legs in trip_legs.values() for leg in legs) or any(
+            leg.source != "estimate" for leg in known.values())
         self._shared: dict[str, object] = {}    # what several findings' remedies compute once (the day's best order)
 
     # -- facts ---------------------------------------------------------------------
@@ -146,8 +155,15 @@ class FixSearch:
         found = self.memo.keys.get(content)
         if found is None:
             legs = self.legs(day, prefs, estimate_all)
-            found = self.memo.keys[content] = {
-                i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+            found = {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+            known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
+            guessed = {pair for pair, leg in legs.items() if pair not in known} if self.routed else ()
+            for factor in ESTIMATE_RANGE if guessed else ():
+                # A leg the provider has not timed yet is an estimate: the fix must hold however it turns out.
+                scaled = {pair: replace(leg, duration_s=round(leg.duration_s * factor)) if pair in guessed else leg
+                          for pair, leg in legs.items()}
+                found |= {i.key for i in detect(trip, day, scaled, prefs, self.book, self.weather, keys_only=True)}
+            self.memo.keys[content] = found
         return found
 
     def keys_before(self, day_id: str) -> set[tuple]:

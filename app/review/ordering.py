@@ -42,12 +42,15 @@ def order_edits(day: Day, target: list[str]) -> list[tuple[str, dict]]:
     return edits
 
 
-def best_order(day: Day, date: str, known: dict, prefs: TripPreferences, book: PlaceBook) -> list[str] | None:
+def best_order(day: Day, date: str, known: dict, prefs: TripPreferences, book: PlaceBook,
+               loose: frozenset[str] = frozenset()) -> list[str] | None:
     """The order of the day with the least travel that fits every set time,
-    opening period and meal window, on the legs the review times a day with
-    (the shown ones, new pairs estimated); None when no order fits or the
-    day has more free stops than the exact search takes."""
-    stops = day_stops(day, date, book)
+    opening period and meal window (but those of the `loose` stops, which do
+    not fit anywhere now), on the legs the review times a day with (the
+    shown ones, new pairs estimated); None when no order fits or the day has
+    more free stops than the exact search takes."""
+    stops = [s if s.id not in loose else DayStop(s.id, s.duration_min, s.set_start, None, s.kind)
+             for s in day_stops(day, date, book)]
     if len(stops) < 2 or free_count(stops) > EXACT_LIMIT:
         return None
     travel: dict[tuple[str, str], int | None] = {}

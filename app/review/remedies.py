@@ -54,6 +54,7 @@ W_PREFS = 3         # another travel mode allowed on the trip
 W_REPLACE = 5       # another place for the meal
 
 POSITIONS_PER_DAY = 4       # cheapest insertion points tried on another day
+MAX_SETTLED = 3             # set times a fix may add for the stops it shifts
 SWAPS_PER_DAY = 4           # indoor visits tried for a swap on another day
 GENERIC_REASON = "Every change Wayline tried would cause a new problem elsewhere in the plan."
 BUDGET_REASON = "This day is too busy for Wayline to try every change; fix the other findings first."
@@ -147,6 +148,33 @@ def _where(day: Day, stop_id: str, position: int) -> str:
     return f"before {_q(rest[position].name)}" if position < len(rest) else f"after {_q(rest[-1].name)}"
 
 
+def _settled(search: FixSearch, edits: tuple, day_id: str) -> tuple[tuple, list[str]]:
+    """`edits`, plus a set time for each stop of `day_id` that fitted its
+    hours and meal before them and no longer does after them (stops moving
+    away shift the rest: a lunch may now start before the kitchen opens),
+    at the nearest start that fits; with the words for what was added."""
+    was_misfit = {key[1][0] for key in search.original if key[0] in ("closed", "meal_time")}
+    added = []
+    for _ in range(MAX_SETTLED):
+        trip = search.simulate(edits)
+        if trip is None:
+            break
+        day, slots = search.timed(trip, day_id)
+        date = trip.day_date(day)
+        k = next((k for k, s in enumerate(day.stops) if not s.set_time and s.id not in was_misfit
+                  and not fits_ranges(search.ranges(s, date), slots[k].start)), None)
+        if k is None:
+            break
+        stop = day.stops[k]
+        options = start_options(_until(search.ranges(stop, date), latest_start(day, slots, k)), slots[k].earliest,
+                                slots[k].start, most=1)
+        if not options:
+            break
+        edits += (_set_time(stop.id, options[0]),)
+        added.append(f"{_q(stop.name)} to {clock_label(options[0])}")
+    return edits, added
+
+
 # -- strategies --------------------------------------------------------------------
 
 
@@ -238,7 +266,15 @@ def other_days(search: FixSearch, stop: Stop, day_ids: tuple[str, ...]) -> Itera
                              f"Move {_q(stop.name)} to {_day_name(search.trip, target)}", W_OTHER_DAY,
                              search.slot(stop.id).start)
             if fix is not None:
-                yield fix
+                yield _with_settled(search, fix)
+
+
+def _with_settled(search: FixSearch, fix: Candidate) -> Candidate:
+    """The fix, plus set times for the reviewed day's stops it shifts out of their hours."""
+    edits, added = _settled(search, fix.edits, search.day_id)
+    if not added:
+        return fix
+    return Candidate(f"{fix.label}, and set {' and '.join(added)}", edits, fix.cost + W_TIME * len(added), fix.shift)
 
 
 def swaps_elsewhere(search: FixSearch, stop: Stop, day_ids: tuple[str, ...]) -> Iterator[Candidate]:
@@ -252,8 +288,9 @@ def swaps_elsewhere(search: FixSearch, stop: Stop, day_ids: tuple[str, ...]) -> 
 def reordered(search: FixSearch, label: str) -> Iterator[Candidate]:
     """The day in the exact shortest order that fits every set time, opening
     period and meal (Shortest order's search, on the review's legs)."""
+    misfits = frozenset(key[1][0] for key in search.original if key[0] in ("closed", "meal_time"))
     order = search.shared("order", lambda: best_order(search.day, search.date, search.known, search.prefs,
-                                                      search.book))
+                                                      search.book, misfits))
     edits = order_edits(search.day, order) if order else []
     if edits:
         yield Candidate(f"{label} ({len(edits)} {'stop moves' if len(edits) == 1 else 'stops move'})",
@@ -389,7 +426,7 @@ def _spread(search: FixSearch, chosen: list[Stop], limit: int) -> Candidate | No
         said.append(f"{_q(stop.name)} to {_day_name(search.trip, target)}" +
                     (f" at {clock_label(at)}" if at is not None else ""))
     text = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
-    return Candidate(f"Move {text}", edits, W_OTHER_DAY * len(chosen))
+    return _with_settled(search, Candidate(f"Move {text}", edits, W_OTHER_DAY * len(chosen)))
 
 
 def _detours(day: Day) -> dict[str, float]:
