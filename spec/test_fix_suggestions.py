@@ -85,7 +85,8 @@ def test_a_suggestion_fixed_by_hand_resolves_itself(settings, openai_standin, go
         [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
         calls = openai_standin.request_count
         # A member fixes it another way: the walk loses its late time, dinner is back at 18:xx.
-        assert op(client, trip["id"], "update_stop", stopId=trip["ids"]["Harbour walk"], setTime=None).status_code == 200
+        walk = trip["ids"]["Harbour walk"]
+        assert op(client, trip["id"], "update_stop", stopId=walk, setTime=None).status_code == 200
         eventually(lambda: status_of(settings, suggestion["id"]) == "resolved")
         assert events(client, trip["id"])["suggestions"] == [], "its card leaves every page"
         r = approve(client, trip, suggestion["id"])

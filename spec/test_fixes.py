@@ -141,7 +141,8 @@ def test_eight_visits_on_a_normal_day_go_to_the_emptiest_days_in_one_change(app,
     parts = json.loads(parts)
     # One line in the timeline says what the fix did; each edit's data rides along.
     assert name == "move_stop+move_stop" and parts[0]["type"] == "text"
-    assert parts[0]["text"].startswith("Moved “Sight 6” to Day 3") and " and moved “Sight 7” to Day 2" in parts[0]["text"]
+    text = parts[0]["text"]
+    assert text.startswith("Moved “Sight 6” to Day 3") and " and moved “Sight 7” to Day 2" in text
     assert [p["data"]["op"] for p in parts[1:]] == ["move_stop", "move_stop"]
 
 
