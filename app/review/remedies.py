@@ -339,9 +339,9 @@ def _clock(search: FixSearch, issue: Issue) -> list[Strategy]:
            Strategy(W_MOVE, lambda: moves_within(search, stop)),
            Strategy(W_MOVE, lambda: reordered(search, "Reorder the day around its set times"), tries=1,
                     last_resort=True)]
+    out.append(Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=6))
     if closed:
-        out += [Strategy(W_SHORTEN, lambda: shorter_visit(search, stop), tries=1),
-                Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=6)]
+        out.append(Strategy(W_SHORTEN, lambda: shorter_visit(search, stop), tries=1))
     if stop.kind == "food" and stop.meal in MEALS and search.alternatives.get(stop.id):
         out.append(Strategy(W_REPLACE, lambda: replacements(search, stop), last_resort=True))
     return out
@@ -513,14 +513,17 @@ def untangle(day: Day) -> list[str] | None:
     for _ in range(len(stops) ** 2):
         located = [s for s in stops if has_point(s)]
         xy = _project(located)
-        crossing = next(((i, j) for i in range(len(located) - 1) for j in range(i + 2, len(located) - 1)
-                         if _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1])), None)
-        if crossing is None:
+        crossings = [(i, j) for i in range(len(located) - 1) for j in range(i + 2, len(located) - 1)
+                     if _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1])]
+        if not crossings:
             return [s.id for s in stops]
-        i, j = crossing
-        lo, hi = stops.index(located[i + 1]), stops.index(located[j])
-        if any(s.set_time or s.kind == "stay" for s in stops[lo:hi + 1]):
+        # The first crossing whose stretch in between can turn around (no set time, no hotel in it).
+        stretch = next(((lo, hi) for i, j in crossings
+                        for lo, hi in [(stops.index(located[i + 1]), stops.index(located[j]))]
+                        if not any(s.set_time or s.kind == "stay" for s in stops[lo:hi + 1])), None)
+        if stretch is None:
             return None
+        lo, hi = stretch
         stops[lo:hi + 1] = reversed(stops[lo:hi + 1])
     return None
 
