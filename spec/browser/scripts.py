@@ -34,14 +34,16 @@ def _user_facts(body: dict) -> dict:
 
 
 def plan_day_answer(body: dict) -> dict:
-    """A valid plan: the free stops reversed, plus the first candidate after the last stop."""
+    """A valid plan: the free stops reversed, plus the first candidate after
+    the last stop of that new order (the end of the day, when places are open)."""
     facts = _user_facts(body)
     free = facts.get("freeStopIds", [])
     stops = facts.get("stops", [])
     candidates = facts.get("candidates", [])
     additions = []
     if candidates and stops:
-        additions = [{"placeId": candidates[0]["placeId"], "afterStopId": stops[-1]["id"]}]
+        last = free[0] if stops[-1]["id"] in free else stops[-1]["id"]   # reversed: the first free stop ends the day
+        additions = [{"placeId": candidates[0]["placeId"], "afterStopId": last}]
     return {"order": list(reversed(free)), "additions": additions,
             "summary": "Reversed the visits to save walking and added a well-rated place at the end."}
 
