@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ..errors import AppError
-from ..legs import Leg, by_pair, legs_for
+from ..legs import Leg, by_pair, estimate_leg, legs_for
 from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.ops import simulate
 from ..trips.schedule import Slot, day_schedule
 from .issues import Issue, PlaceBook
-from .rules import detect
+from .rules import CLOCK_RULES, detect
 from .starts import Ranges, start_ranges
 
 MAX_SIMULATIONS = 200       # bounds the fix search on a pathological day
@@ -81,6 +81,7 @@ class SearchResult:
 class _Memo:
     keys: dict = field(default_factory=dict)     # a day's content -> its finding keys
     ranges: dict = field(default_factory=dict)   # (stop content, date) -> start ranges
+    estimates: dict = field(default_factory=dict)   # (pair, coordinates, travel choices) -> estimated leg
 
 
 class FixSearch:
@@ -124,8 +125,22 @@ class FixSearch:
         return self.memo.ranges[key]
 
     def legs(self, day: Day, prefs: TripPreferences | None = None, estimate_all: bool = False) -> dict:
+        """The day's consecutive legs as legs_for gives them (known ones reused,
+        new pairs estimated); an estimate is made once per pair and travel choices."""
+        prefs = prefs or self.prefs
         known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
-        return legs_for(day, known, prefs or self.prefs)
+        out = {}
+        for a, b in zip(day.stops, day.stops[1:]):
+            if a.lat is None or a.lng is None or b.lat is None or b.lng is None:
+                continue
+            leg = known.get((a.id, b.id))
+            if leg is None:
+                key = (a.id, b.id, a.lat, a.lng, b.lat, b.lng, id(prefs))
+                leg = self.memo.estimates.get(key)
+                if leg is None:
+                    leg = self.memo.estimates[key] = estimate_leg(a, b, prefs)
+            out[(a.id, b.id)] = leg
+        return out
 
     def timed(self, trip: Trip, day_id: str) -> tuple[Day, list[Slot]]:
         """A (simulated) day and its schedule."""
@@ -146,46 +161,55 @@ class FixSearch:
         except AppError:
             return None
 
-    def day_keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False) -> set[tuple]:
+    def day_keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False, *,
+                 robust: bool = False) -> set[tuple]:
         """The finding keys of a (simulated) day; the same content gives the
-        same keys, so a day reached by several candidates is checked once."""
-        content = (day.id, day.position, day.start_time, id(prefs), estimate_all,
+        same keys, so a day reached by several candidates is checked once.
+        `robust`: also with its new legs faster and slower (module doc)."""
+        content = (day.id, day.position, day.start_time, id(prefs), estimate_all, robust,
                    tuple((s.id, s.kind, s.name, s.place_id, s.lat, s.lng, s.set_time, s.duration_min, s.meal)
                          for s in day.stops))
         found = self.memo.keys.get(content)
-        if found is None:
-            legs = self.legs(day, prefs, estimate_all)
+        if found is not None:
+            return found
+        legs = self.legs(day, prefs, estimate_all)
+        if not robust:
             found = {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+        else:
+            found = set(self.day_keys(trip, day, prefs, estimate_all))
             known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
             guessed = {pair for pair, leg in legs.items() if pair not in known} if self.routed else ()
             for factor in ESTIMATE_RANGE if guessed else ():
                 # A leg the provider has not timed yet is an estimate: the fix must hold however it turns out.
                 scaled = {pair: replace(leg, duration_s=round(leg.duration_s * factor)) if pair in guessed else leg
                           for pair, leg in legs.items()}
-                found |= {i.key for i in detect(trip, day, scaled, prefs, self.book, self.weather, keys_only=True)}
-            self.memo.keys[content] = found
+                found |= {i.key for i in detect(trip, day, scaled, prefs, self.book, self.weather, keys_only=True,
+                                                rules=CLOCK_RULES)}
+        self.memo.keys[content] = found
         return found
 
     def keys_before(self, day_id: str) -> set[tuple]:
         return self.day_keys(self.trip, day_of(self.trip, day_id), self.prefs)
 
     def verify(self, issue: Issue, edits: tuple[tuple[str, dict], ...]) -> bool:
-        """Whether the edits clear the issue and add no finding on any day they change."""
+        """Whether the edits clear the issue and add no finding on any day they
+        change: on the legs as estimated first (most candidates fail there),
+        then with the new legs faster and slower."""
         trip = self.simulate(edits)
         if trip is None:
             return False
         prefs_changed = trip.prefs is not self.trip.prefs
         before = {d.id: d for d in self.trip.days}
+        touched = [d for d in trip.days
+                   if d.id == self.day_id or prefs_changed or d is not before.get(d.id)]   # the days the edits reached
+        if any(d.id != self.day_id and d.id not in before for d in touched):
+            return False
         allowed = self.original - {issue.key}
-        for day in trip.days:
-            if day.id != self.day_id and not prefs_changed and day is before.get(day.id):
-                continue   # a day the edits did not reach
-            keys = self.day_keys(trip, day, trip.prefs, prefs_changed)
-            if day.id == self.day_id:
-                if not keys <= allowed:
+        for robust in (False, True):
+            for day in touched:
+                keys = self.day_keys(trip, day, trip.prefs, prefs_changed, robust=robust)
+                if not keys <= (allowed if day.id == self.day_id else self.keys_before(day.id)):
                     return False
-            elif day.id not in before or not keys <= self.keys_before(day.id):
-                return False
         return True
 
     # -- the search ----------------------------------------------------------------

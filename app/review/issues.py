@@ -31,10 +31,16 @@ def quote(name: str) -> str:
 DAY_WIDE = ("pace", "backtracking")   # one finding per day: the problem is the day's, whichever stops show it
 
 
+SAME_PROBLEM = {"overlap": "late", "unreachable": "late"}   # a set time not met, whichever way it is missed
+
+
 def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> tuple:
     # The pace and the path are about the day, not about which stops happen
-    # to be last or to cross.
-    return (kind, day_id) if kind in DAY_WIDE else (kind, tuple(sorted(stop_ids)))
+    # to be last or to cross; a set time missed is one problem whether the
+    # stop before overruns it or the trip from there does.
+    if kind in DAY_WIDE:
+        return kind, day_id
+    return SAME_PROBLEM.get(kind, kind), tuple(sorted(stop_ids))
 
 
 @dataclass

@@ -64,7 +64,7 @@ def best_order(day: Day, date: str, known: dict, prefs: TripPreferences, book: P
             leg = known.get((a.id, b.id)) or estimate_leg(a, b, prefs)
             travel[(a.id, b.id)] = leg.duration_s
     try:
-        result = shortest_order(stops, travel, to_minutes(day.start_time or DAY_START))
+        result = shortest_order(stops, travel, to_minutes(day.start_time or DAY_START), explain=False)
     except ValueError:
         return None
     return list(result.order) if result.feasible else None
