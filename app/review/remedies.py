@@ -410,7 +410,7 @@ def _spread(search: FixSearch, chosen: list[Stop], limit: int) -> Candidate | No
     load = {d.id: sum(s.kind not in NOT_VISITS for s in d.stops) for d in trip.days}
     here = search.day.position
     edits: tuple = ()
-    said = []
+    said: dict[str, list[str]] = {}   # day name -> the stops moved there, in order
     for stop in chosen:
         room = [d for d in trip.days if d.id != search.day_id and load[d.id] < limit]
         if not room:
@@ -423,10 +423,14 @@ def _spread(search: FixSearch, chosen: list[Stop], limit: int) -> Candidate | No
             return None
         edits, at, trip = placed
         load[target.id] += 1
-        said.append(f"{_q(stop.name)} to {_day_name(search.trip, target)}" +
-                    (f" at {clock_label(at)}" if at is not None else ""))
-    text = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+        said.setdefault(_day_name(search.trip, target), []).append(
+            _q(stop.name) + (f" (at {clock_label(at)})" if at is not None else ""))
+    text = _and([f"{_and(names)} to {day}" for day, names in said.items()])
     return _with_settled(search, Candidate(f"Move {text}", edits, W_OTHER_DAY * len(chosen)))
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _detours(day: Day) -> dict[str, float]:
