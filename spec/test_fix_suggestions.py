@@ -41,6 +41,15 @@ def walk_at_nine(client, trip: dict) -> None:
     assert op(client, trip["id"], "update_stop", stopId=trip["ids"]["Harbour walk"], setTime="21:00").status_code == 200
 
 
+def late_dinner(client, google_standin, days: int = 2) -> tuple[dict, dict]:
+    """Alice's trip, the walk moved to 21:00, and the suggestion the agent made of it."""
+    signup(client, "alice")
+    trip = dinner_trip(client, google_standin, days)
+    walk_at_nine(client, trip)
+    [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+    return trip, suggestion
+
+
 def review(client, trip: dict, day: int = 0) -> dict:
     return client.get(f"/api/trips/{trip['id']}/days/{trip['days'][day]['id']}/review").json()["data"]
 
@@ -57,10 +66,7 @@ def status_of(settings, suggestion_id: str) -> str:
 def test_the_closing_dinner_becomes_a_one_click_suggestion(settings, openai_standin, google_standin):
     openai_standin.responder = pick_first_fix
     with agent_client(google_settings(settings, google_standin), openai_standin) as client:
-        signup(client, "alice")
-        trip = dinner_trip(client, google_standin)
-        walk_at_nine(client, trip)
-        [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        trip, suggestion = late_dinner(client, google_standin)
         sent = json.loads(openai_standin.requests[0].body["input"])
         [risk] = sent["newRisks"]
         assert risk["kind"] == "closed" and "Manfreds" in risk["message"] and risk["fixes"]
@@ -79,10 +85,7 @@ def test_the_closing_dinner_becomes_a_one_click_suggestion(settings, openai_stan
 def test_a_suggestion_fixed_by_hand_resolves_itself(settings, openai_standin, google_standin):
     openai_standin.responder = pick_first_fix
     with agent_client(google_settings(settings, google_standin), openai_standin) as client:
-        signup(client, "alice")
-        trip = dinner_trip(client, google_standin)
-        walk_at_nine(client, trip)
-        [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        trip, suggestion = late_dinner(client, google_standin)
         calls = openai_standin.request_count
         # A member fixes it another way: the walk loses its late time, dinner is back at 18:xx.
         walk = trip["ids"]["Harbour walk"]
@@ -97,10 +100,7 @@ def test_a_suggestion_fixed_by_hand_resolves_itself(settings, openai_standin, go
 def test_a_suggestion_whose_stop_is_deleted_resolves_itself(settings, openai_standin, google_standin):
     openai_standin.responder = pick_first_fix
     with agent_client(google_settings(settings, google_standin), openai_standin) as client:
-        signup(client, "alice")
-        trip = dinner_trip(client, google_standin)
-        walk_at_nine(client, trip)
-        [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        trip, suggestion = late_dinner(client, google_standin)
         assert op(client, trip["id"], "delete_stop", stopId=trip["ids"]["Manfreds"]).status_code == 200
         eventually(lambda: status_of(settings, suggestion["id"]) == "resolved")
         assert events(client, trip["id"])["suggestions"] == []
@@ -126,10 +126,7 @@ def test_a_real_conflict_is_stale_and_the_agent_looks_at_the_day_again(settings,
     moving_responder.used = False
     openai_standin.responder = moving_responder
     with agent_client(google_settings(settings, google_standin), openai_standin) as client:
-        signup(client, "alice")
-        trip = dinner_trip(client, google_standin, days=2)
-        walk_at_nine(client, trip)
-        [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        trip, suggestion = late_dinner(client, google_standin)
         assert suggestion["patch"]["edits"][0]["args"]["toDayId"] == trip["days"][1]["id"]
         # The day it would move dinner to is deleted: the problem is still there, the patch cannot apply.
         assert op(client, trip["id"], "delete_day", dayId=trip["days"][1]["id"]).status_code == 200

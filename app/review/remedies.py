@@ -435,21 +435,20 @@ def _and(words: list[str]) -> str:
 
 def _detours(day: Day) -> dict[str, float]:
     """How much shorter the straight-line path gets without each stop."""
-    out = {}
     stops = day.stops
-    for i, s in enumerate(stops):
-        a = stops[i - 1] if i > 0 else None
-        b = stops[i + 1] if i + 1 < len(stops) else None
-        if not has_point(s):
-            continue
-        cost = 0.0
-        for x, y in ((a, s), (s, b)):
-            if x is not None and y is not None and has_point(x) and has_point(y):
-                cost += haversine_m(x.lat, x.lng, y.lat, y.lng)
+    return {s.id: _detour(stops[i - 1] if i > 0 else None, s, stops[i + 1] if i + 1 < len(stops) else None)
+            for i, s in enumerate(stops) if has_point(s)}
+
+
+def _detour(before: Stop | None, stop: Stop, after: Stop | None) -> float:
+    """The straight-line metres `stop` adds between `before` and `after` (either may be missing)."""
+    cost = 0.0
+    for a, b in ((before, stop), (stop, after)):
         if a is not None and b is not None and has_point(a) and has_point(b):
-            cost -= haversine_m(a.lat, a.lng, b.lat, b.lng)
-        out[s.id] = cost
-    return out
+            cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
+    if before is not None and after is not None and has_point(before) and has_point(after):
+        cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
+    return cost
 
 
 def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
@@ -604,14 +603,7 @@ def cheapest_positions(day: Day, stop: Stop) -> list[int]:
         return list(range(n, -1, -1))
 
     def detour(position: int) -> float:
-        before = day.stops[position - 1] if position > 0 else None
-        after = day.stops[position] if position < n else None
-        cost = 0.0
-        for a, b in ((before, stop), (stop, after)):
-            if a is not None and b is not None and has_point(a) and has_point(b):
-                cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
-        if before is not None and after is not None and has_point(before) and has_point(after):
-            cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
-        return cost
+        return _detour(day.stops[position - 1] if position > 0 else None, stop,
+                       day.stops[position] if position < n else None)
 
     return sorted(range(n + 1), key=lambda p: (detour(p), -p))
