@@ -7,7 +7,7 @@ same rules as the agent's evaluation (`material_risks`, with the trip's
 places and weather) say what new problem the change would bring, and that
 verdict goes with it. It is filed as a pending suggestion in the trip's
 timeline, attributed "Claude via Alice", and members approve or deny it with
-the agent's suggestion routes (app/agent/proactive.py applies it through
+the agent's suggestion routes (app/agent/suggestions.py applies it through
 apply_ops as the approving member). The trip is not touched here.
 """
 
