@@ -26,7 +26,8 @@ from ..trips.model import Day, Trip
 from ..trips.schedule import date_label
 from .fixes import FixSearch, SearchResult
 from .issues import DAY_WIDE, NOT_VISITS, Issue, PlaceBook, issue_key, quote as _q
-from .remedies import no_fix_reason, strategies_for
+from .remedies import strategies_for
+from .why_not import no_fix_reason
 from .rules import detect
 
 MATERIAL_KINDS = {"unreachable", "overlap", "closed", "weather", "duplicate", "backtracking", "avoided_mode",
