@@ -90,7 +90,7 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
             raise Conflict(STALE, code="stale")
         if place_raw is not None:
             args = edits[0][1]
-            # A set time is on the day's own clock; a computed start may run past midnight.
+            # A set time is on the day plan's clock ("24:30" is 00:30 the next morning), in minutes like a start.
             start = (to_minutes(args["setTime"]) if args.get("setTime")
                      else preview.get("startMinutes", to_minutes(preview["startTime"])))
             check = check_at(place_raw, trip.day_date(day), start, args["durationMin"], meal=True)

@@ -16,7 +16,7 @@ from ..planner.optimize import optimize_day
 from ..planner.shortest import shortest_draft
 from ..planner.nearby import suggest
 from ..trips.dto import trip_json
-from ..fields import HHMM
+from ..fields import ServiceTime
 from ..trips.ops import Meal
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
@@ -33,7 +33,7 @@ class NoOptions(BaseModel):
 
 class ApplyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    startTime: HHMM | None = None
+    startTime: ServiceTime | None = None   # a set time on the day plan's clock: "24:30" is 00:30 the next morning
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60, strict=True)
 
 
