@@ -308,3 +308,32 @@ def test_an_optimize_draft_that_breaks_a_set_time_is_repaired(settings, google_s
         r = env.post(f"/api/trips/{t['id']}/drafts/{draft['id']}/apply", json={})
         assert r.status_code == 200, r.text
         assert problems(env, day) <= before, "applied, the day has nothing new to check"
+
+
+def test_a_meal_nothing_else_can_fix_is_offered_at_an_open_place_nearby(settings, google_standin):
+    """A one-day trip on a Sunday with lunch at a tasca closed on Sundays: no
+    time, no other day, no order helps. The review looks for places nearby
+    that serve lunch (one search) and offers one that is open, as one change
+    (the new place in the old one's slot)."""
+    with make_client(google_settings(settings, google_standin)) as client:
+        signup(client)
+        trip = new_trip(client, days=1, startDate="2026-12-13")   # a Sunday
+        day = trip["days"][0]["id"]
+        assert op(client, trip["id"], "insert_stop", dayId=day, name="Castelo", lat=38.7139, lng=-9.1335,
+                  durationMin=150).status_code == 200
+        assert op(client, trip["id"], "insert_stop", dayId=day, name="Tasca da Esquina", kind="food", meal="lunch",
+                  placeId="ChIJ_tasca_esquina", lat=38.7131, lng=-9.1601, durationMin=60).status_code == 200
+        searches = google_standin.calls["/v1/places:searchNearby"]
+        result = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+        finding = next(f for f in result["findings"] if f["kind"] == "closed")
+        assert google_standin.calls["/v1/places:searchNearby"] == searches + 1, "looked up only because stuck"
+        fix = finding["fixes"][0]
+        assert fix["label"].startswith("Replace “Tasca da Esquina” with “"), fix["label"]
+        assert [e["op"] for e in fix["edits"]] == ["insert_stop", "delete_stop"]
+        assert fix["edits"][0]["args"]["meal"] == "lunch" and "allergies" in fix["edits"][0]["args"]["note"]
+        r = client.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"]})
+        assert r.status_code == 200, r.text
+        stops = r.json()["data"]["trip"]["days"][0]["stops"]
+        assert [s["name"] for s in stops][0] == "Castelo" and "Tasca da Esquina" not in [s["name"] for s in stops]
+        after = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+        assert [f["kind"] for f in after["findings"]] == [], after
