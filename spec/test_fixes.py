@@ -337,3 +337,18 @@ def test_a_meal_nothing_else_can_fix_is_offered_at_an_open_place_nearby(settings
         assert [s["name"] for s in stops][0] == "Castelo" and "Tasca da Esquina" not in [s["name"] for s in stops]
         after = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
         assert [f["kind"] for f in after["findings"]] == [], after
+
+
+def test_a_patch_reads_in_both_forms_and_nothing_else():
+    from app.errors import Invalid
+    from app.trips.edits import as_patch, patch_edits
+
+    two = [("move_stop", {"stopId": "s", "toDayId": "d2", "position": 0}), ("update_stop", {"stopId": "s",
+                                                                                         "setTime": "10:00"})]
+    assert patch_edits(as_patch(two, label="Move it")) == two
+    assert as_patch(two[:1]) == {"edits": [{"op": "move_stop", "args": two[0][1]}], "op": "move_stop",
+                                 "args": two[0][1]}
+    assert patch_edits({"op": "update_stop", "args": {"stopId": "s"}}) == [("update_stop", {"stopId": "s"})]
+    for bad in ({}, {"edits": []}, {"edits": "x"}, [], {"edits": [{"op": "x", "args": {}, "more": 1}]}):
+        with pytest.raises(Invalid):
+            patch_edits(bad)

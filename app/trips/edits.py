@@ -45,14 +45,12 @@ def patch_edits(patch: Any) -> list[tuple[str, dict]]:
         data = [{"op": patch["op"], "args": patch.get("args") or {}}]
     else:
         raise Invalid("patch: must be {edits: [{op, args}, ...]} or {op, args}", field="patch")
+    if not isinstance(data, list) or not data:
+        raise Invalid("patch: edits must list at least one {op, args}", field="patch")
     try:
-        return as_pairs([Edit.model_validate(e) for e in data]) if isinstance(data, list) and data else _empty()
+        return as_pairs([Edit.model_validate(e) for e in data])
     except ValidationError as exc:
         raise validation_error(exc) from None
-
-
-def _empty() -> list[tuple[str, dict]]:
-    raise Invalid("patch: edits must list at least one {op, args}", field="patch")
 
 
 def as_patch(edits: list[tuple[str, dict]], **extra: Any) -> dict:
