@@ -8,11 +8,13 @@ set times (some past midnight), paces and avoided modes. Each trip is built
 through HTTP; each fix is applied to a fresh copy of it (built the same way)
 and the whole trip is reviewed again. Legs come from the OSRM stand-in, whose
 speeds are not the review's estimates: a fix must hold on the legs the trip
-will really show."""
+will really show. Derandomized, 15 examples (WAYLINE_FIX_EXAMPLES for a
+deeper run), each fix of the first three applied."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -123,10 +125,12 @@ def app(settings, osm_standin):
         yield client
 
 
-MAX_FIXES_PER_EXAMPLE = 4    # each fix needs its own copy of the trip: bounded work per example
+MAX_FIXES_PER_EXAMPLE = 3    # each fix needs its own copy of the trip: bounded work per example
+EXAMPLES = int(os.environ.get("WAYLINE_FIX_EXAMPLES", "15"))   # raise it for a deeper run
 
 
-@hsettings(max_examples=25, deadline=None, derandomize=True,
+@pytest.mark.timeout(900)   # about a minute alone; the whole suite's load can triple it
+@hsettings(max_examples=EXAMPLES, deadline=None, derandomize=True,
            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                   HealthCheck.data_too_large])
 @given(spec=trips())
