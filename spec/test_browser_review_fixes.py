@@ -19,6 +19,7 @@ CPH = {"name": "Copenhagen", "lat": 55.6761, "lng": 12.5683}
 NATIONALMUSEET = {"name": "Nationalmuseet", "placeId": "osm:way/26156811", "lat": 55.6748, "lng": 12.5749,
                   "durationMin": 60}                   # Tu-Su 10:00-17:00: closed on Mondays
 MONDAY = "2026-06-01"
+REVIEW_MS = 45_000   # the review arrives after the day; the whole suite's load can make that slow
 
 
 def trip_on(client, days: int, title: str = "Copenhagen") -> dict:
@@ -37,7 +38,7 @@ def test_a_two_edit_fix_is_one_button_and_one_change(settings, osm_standin):
         page = open_page(browser, server, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
         finding = stop_card(page, "Nationalmuseet").locator(".finding[data-kind=closed]")
-        finding.wait_for()
+        finding.wait_for(timeout=REVIEW_MS)
         button = finding.locator(".btn-fix")
         assert button.all_inner_texts() == ["Move “Nationalmuseet” to Day 2 (Tue 2 Jun) at 10:00"]
         shot(page, "review-fix-two-edits-1280")
@@ -47,7 +48,8 @@ def test_a_two_edit_fix_is_one_button_and_one_change(settings, osm_standin):
         page.set_viewport_size({"width": 1280, "height": 800})
         version = api(alice, "GET", f"/api/trips/{trip['id']}")["version"]
         button.click()
-        page.get_by_text("Moved “Nationalmuseet” to Day 2 and set “Nationalmuseet” to 10:00").first.wait_for()
+        page.get_by_text("Moved “Nationalmuseet” to Day 2 and set “Nationalmuseet” to 10:00").first.wait_for(
+            timeout=REVIEW_MS)
         assert api(alice, "GET", f"/api/trips/{trip['id']}")["version"] == version + 1, "one change"
         page.locator(".day-btn").nth(1).click()
         stop_card(page, "Nationalmuseet").wait_for()
@@ -55,7 +57,7 @@ def test_a_two_edit_fix_is_one_button_and_one_change(settings, osm_standin):
         # Nothing wrong on Tuesday, but the weather could not be read (offline): the day does not pass for
         # checked, it says what is missing.
         status = page.locator("[data-testid=review-status]", has_text="not everything could be checked")
-        status.wait_for()
+        status.wait_for(timeout=REVIEW_MS)
         assert page.locator("[data-testid=not-checked] li").all_inner_texts() == [
             "Weather not checked for Tue 2 Jun: the forecast could not be read."]
         shot(page, "review-not-checked-1280")
@@ -63,7 +65,7 @@ def test_a_two_edit_fix_is_one_button_and_one_change(settings, osm_standin):
         # One day only: no fix, and the reason in words a person reads.
         page.goto(f"/#/trips/{lonely['id']}")
         finding = stop_card(page, "Nationalmuseet").locator(".finding[data-kind=closed]")
-        finding.locator(".no-fix").wait_for()
+        finding.locator(".no-fix").wait_for(timeout=REVIEW_MS)
         assert finding.locator(".no-fix").inner_text() == "No day of this trip has it open."
         assert finding.locator(".btn-fix").count() == 0
         shot(page, "review-fix-none-1280")
