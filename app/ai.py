@@ -49,13 +49,13 @@ import re
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 
 from pydantic import BaseModel, ValidationError
 
 from .ai_schema import strict_schema
 from .aiusage import AIUsage, UsageGuard
-from .errors import AppError
+from .errors import AppError, Unavailable
 from .settings import Settings
 from .telemetry import Span, Telemetry
 
@@ -378,7 +378,7 @@ class AI:
         failure: AIError | None = None
         try:
             async with asyncio.timeout(self.timeout_s):
-                response = await self._client.responses.create(
+                response = await self._client.responses.create(  # type: ignore[call-overload]  # text: a dict
                     model=self.model, instructions=instructions, input=input,
                     max_output_tokens=guard.max_output_tokens, store=False, text=text_format,
                 )
@@ -400,7 +400,7 @@ class AI:
 
     async def stream(self, *, feature: str, user_id: str | None, trip_id: str | None, instructions: str,
                      input: list | str, tools: list[dict], max_output_tokens: int, turn_id: str | None = None,
-                     reasoning: bool = False) -> AsyncIterator[StreamEvent]:
+                     reasoning: bool = False) -> AsyncGenerator[StreamEvent, None]:
         """One guarded, streamed model round with function tools, as normalized events.
 
         Iterate it inside `contextlib.aclosing(...)`, so a consumer that stops
@@ -444,6 +444,7 @@ class AI:
                                 terminal = event  # _stream_round always ends with exactly one
                                 break
                             yield event
+                    assert terminal is not None   # _stream_round always ends with a terminal event
                     _settle(guard, terminal)
                     error = guard.failure
                 finally:
@@ -453,10 +454,11 @@ class AI:
             raise
         finally:
             span.end(error)
+        assert terminal is not None
         yield terminal
 
     async def _stream_round(self, instructions: str, input: list | str, tools: list[dict],
-                            max_output_tokens: int, summary: str | None) -> AsyncIterator[StreamEvent]:
+                            max_output_tokens: int, summary: str | None) -> AsyncGenerator[StreamEvent, None]:
         """The provider side of `stream` (unguarded: only `stream` calls it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
@@ -590,3 +592,12 @@ def _completed(response: Any, calls: list[FunctionCall]) -> Completed:
         output_items=tuple(items),
         response_id=_response_id(response),
     )
+
+
+def require_ai(ai: AI | None) -> AI:
+    """The gateway, or a 503 that says AI is off (no OPENAI_API_KEY): what a
+    feature that needs the model checks first."""
+    if ai is None:
+        raise Unavailable("AI features are off: this server has no OpenAI API key (OPENAI_API_KEY). "
+                          "Everything else works.", code="ai_unavailable")
+    return ai

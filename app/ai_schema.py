@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from typing import Any
+from typing import Any, TypeVar
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ _UNSUPPORTED = {"default", "examples", "minLength", "maxLength", "uniqueItems", 
                 "maxProperties", "propertyNames", "patternProperties", "unevaluatedProperties",
                 "contains", "discriminator"}
 
+M = TypeVar("M", bound=BaseModel)
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema in the form `strict: true` requires.
@@ -74,7 +75,7 @@ def _strict(node: Any, defs: dict, path: str) -> Any:
 EMPTY_ITEMS = {"type": "null"}   # the items of a list that can only be []
 
 
-def with_choices(model: type[BaseModel], choices: Mapping[str, Sequence[str]]) -> type[BaseModel]:
+def with_choices(model: type[M], choices: Mapping[str, Sequence[str]]) -> type[M]:
     """`model` with string fields narrowed, in its JSON schema, to the ids a
     call was given, so the provider is told which ids exist.
 

@@ -325,6 +325,7 @@ class AIUsage:
             "COALESCE(SUM(reserved_output_tokens), 0) FROM ai_usage WHERE day = ?", (now.strftime("%Y-%m-%d"),))
         running = await self.db.fetchval(
             "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (iso(now),))
+        assert row is not None   # an aggregate always has its one row
         return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
                 "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
                 "reservedOutputTokens": row[4]}

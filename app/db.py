@@ -60,7 +60,7 @@ TRIP_TABLES = frozenset({"trips", "days", "stops", "expenses", "trip_preferences
                          "votes", "agent_messages", "agent_suggestions"})
 _WRITE_SQL = re.compile(r"^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)"
                         r"\s+[\"`\[]?(\w+)", re.IGNORECASE)
-ChangeListener = Callable[[str, frozenset], None]
+ChangeListener = Callable[[str, frozenset[str]], None]
 T = TypeVar("T")
 
 
@@ -72,14 +72,14 @@ def _trip_table_written(sql: str) -> str | None:
     return table if table in TRIP_TABLES else None
 
 
-def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+def _submit(conn: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     """Queue `fn(raw sqlite3 connection, *args)` on the connection's own
     thread, now; the thread runs its queue in order. aiosqlite has no public
     call for this: it is what its `_execute` does (the one place we reach
     inside aiosqlite)."""
     if not conn._running or conn._connection is None:   # as _execute checks: closing or closed
         raise ValueError("the connection is closed")
-    future = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
     conn._tx.put_nowait((future, lambda: fn(conn._conn, *args)))
     return future
 
@@ -197,9 +197,11 @@ class _Queued:
 
     __slots__ = ("work", "outcome", "changes", "result", "error")
 
-    def __init__(self, work: Callable[[SyncTransaction], Any], outcome: asyncio.Future):
+    def __init__(self, work: Callable[[SyncTransaction], Any], outcome: asyncio.Future[Any]):
         self.work, self.outcome = work, outcome
-        self.changes, self.result, self.error = Changes(), None, None
+        self.changes = Changes()
+        self.result: Any = None
+        self.error: BaseException | None = None
 
     def run(self, db: Database, raw: sqlite3.Connection) -> None:
         """The work inside the open transaction, from a fresh start."""
@@ -227,7 +229,7 @@ class Database:
         self._written: set[str] = set()   # tables of TRIP_TABLES the open transaction wrote
         self._queued: list[_Queued] = []   # queued transactions the writer has not taken yet
         self._runner_queued = False        # a _run_queued is on its way on the writer's thread
-        self._handing: set[asyncio.Task] = set()
+        self._handing: set[asyncio.Task[None]] = set()
         self._queued_lock = threading.Lock()
         self.on_change: list[ChangeListener] = []
 
@@ -363,7 +365,7 @@ class Database:
                 _rollback_now(raw)
                 item.error = exc
 
-    def _finish_queued(self, items: list[_Queued], done: asyncio.Future) -> None:
+    def _finish_queued(self, items: list[_Queued], done: asyncio.Future[None]) -> None:
         """On the loop, as soon as the thread answers (a callback, not a task,
         so it runs whether or not the callers still wait): in commit order,
         each committed transaction's after-commit steps, then its caller."""
@@ -397,7 +399,7 @@ class Database:
         transaction; returns rowcount."""
         async with self.write() as tx:
             cursor = await tx.execute(sql, tuple(params))
-            return cursor.rowcount
+            return int(cursor.rowcount)
 
     # -- reads --------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from collections.abc import Iterable, Sequence
 
 from .errors import Unavailable
@@ -84,7 +84,19 @@ def estimate(from_id: str, to_id: str, a: tuple[float, float], b: tuple[float, f
     return Leg(from_id, to_id, mode, int(round(seconds)), int(round(distance)), "estimate")
 
 
-async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
+class RouteProvider(Protocol):
+    """What legs need from the places provider (app/providers/maps.py)."""
+
+    name: str
+
+    async def route(self, origin: tuple[float, float], destination: tuple[float, float],
+                    mode: str) -> Any: ...
+
+    def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
+                        mode: str) -> tuple[bool, Any]: ...
+
+
+async def day_legs(provider: RouteProvider | None, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
     """Legs between consecutive stops (objects with .id, .lat, .lng) that both
     have coordinates. The mode comes from `choose_mode` on the straight-line
     distance; the duration is the places provider's (cached: Google or OSM)
@@ -93,7 +105,6 @@ async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> li
     pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    provider = getattr(svc, "places", None)
     legs = await _measure(provider, pairs, modes)
     again = _long_walks(legs, prefs)
     if again:
@@ -104,16 +115,17 @@ async def day_legs(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> li
     return legs
 
 
-def day_legs_now(svc: Any, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg] | None:
+def day_legs_now(provider: RouteProvider | None, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg] | None:
     """`day_legs` without waiting, when it needs nothing outside memory
     (estimates, or the provider's routes all in its route cache); else None.
     Building a TripDto asks this for every day: no coroutine per leg."""
     pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    provider = getattr(svc, "places", None)
     legs = _measure_now(provider, pairs, modes)
-    again = _long_walks(legs, prefs) if legs is not None else []
+    if legs is None:
+        return None
+    again = _long_walks(legs, prefs)
     if again:
         redone = _measure_now(provider, [pairs[i] for i in again],
                               [choose_mode(legs[i].distance_m, prefs) for i in again])
@@ -140,7 +152,7 @@ def _has_point(stop: Any) -> bool:
     return getattr(stop, "lat", None) is not None and getattr(stop, "lng", None) is not None
 
 
-async def _measure(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
+async def _measure(provider: RouteProvider | None, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg]:
     if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
     answers = await asyncio.gather(
@@ -161,7 +173,7 @@ async def _measure(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]
     return legs
 
 
-def _measure_now(provider: Any, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
+def _measure_now(provider: RouteProvider | None, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
     if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
     legs = []

@@ -1,104 +1,144 @@
-"""Opening and closing the outside world (HTTP client, Google, weather, AI)
-for one app. Called from the lifespan in app/web/application.py."""
+"""The composition root: builds one app's core at start-up (the trips in
+memory, their views, the timeline heads, live streams, the providers, AI)
+and closes it at shutdown. Called from the lifespan in app/web/application.py.
+
+Tests replace parts or turn knobs through `create_app(settings, **overrides)`
+(`OVERRIDES` names what may be given); an unknown name is a TypeError.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from .core import Services
-from .agent.timeline import Heads
-from .live.hub import LiveHub
+from .agent.deps import AgentTiming
+from .agent.proactive import Evaluator
+from .agent.suggestions import Resolver
+from .agent.watch import Watch
+from .aiusage import AIUsage
+from .assistants.door import Assistants
+from .auth import LastUse, SessionCache, SignInLimiter
+from .background import BackgroundWork
+from .core import Core
+from .db import Database
+from .filestore import open_filestore
+from .live.hub import LiveHub, LiveLimits
+from .providers.google import Google
+from .providers.maps import open_provider
 from .providers.outbound import OutboundClient
+from .providers.weather import Weather
+from .settings import Settings
+from .telemetry import from_settings
 from .trips.dto import TripCache
+from .trips.heads import Heads
 from .trips.state import TripStates
 
+# Parts a test may inject instead of the configured ones.
+PARTS = frozenset({"clock", "telemetry", "aiusage", "ai", "google", "places", "weather", "street_view", "sessions",
+                   "limiter", "files", "last_use"})
+# Knobs a test may turn: override name -> (group, field).
+KNOBS = {"agent_debounce_s": ("agent_timing", "debounce_s"),
+         "agent_watch_interval_s": ("agent_timing", "watch_interval_s"),
+         "live_keepalive_s": ("live_limits", "keepalive_s"),
+         "live_max_per_user": ("live_limits", "max_per_user"),
+         "live_max_streams": ("live_limits", "max_streams"),
+         "mcp_calls_per_minute": ("assistants", "calls_per_minute")}
+OVERRIDES = PARTS | set(KNOBS)
 
-async def start(svc: Services) -> None:
+
+def check_overrides(overrides: dict[str, Any]) -> None:
+    unknown = sorted(set(overrides) - OVERRIDES)
+    if unknown:
+        raise TypeError(f"create_app: the core has no part named {unknown[0]!r}")
+
+
+async def start(settings: Settings, db: Database, secret: str, overrides: dict[str, Any]) -> Core:
+    check_overrides(overrides)
+    knobs: dict[str, dict[str, Any]] = {"agent_timing": {}, "live_limits": {}, "assistants": {}}
+    for name, (group, knob) in KNOBS.items():
+        if name in overrides:
+            knobs[group][knob] = overrides[name]
+    clock = overrides.get("clock") or time.time
     # One shared client with short timeouts for the providers (made on first use).
-    svc.http = OutboundClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
-    # Caches follow the database's after-commit change signal.
-    svc.trips = TripStates(svc.db, svc.settings.trip_cache_mb * 1024 * 1024)
-    svc.trip_cache = TripCache(svc)
-    svc.heads = Heads()
-    svc.live = LiveHub(svc)  # after the heads: it reads them fresh for the change it announces
-    svc.db.on_change += [svc.trips.changed, svc.heads.changed, svc.live.changed]
+    http = OutboundClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
     # Google only with a server key; places and routes from the configured
     # provider (Google, or OpenStreetMap with no key); weather always
-    # (Open-Meteo needs no key). All read the clock through svc so a test's
-    # injected clock applies; tests may inject any of them.
-    from .providers.google import Google
-    from .providers.maps import open_provider
-    from .providers.weather import Weather
-
-    def clock() -> float:
-        return (svc.clock or time.time)()
-
-    if svc.google is None and svc.settings.google_maps_api_key:
-        svc.google = Google(svc.settings, svc.http, svc.db, clock=clock)
-    if svc.places is None:
-        svc.places = open_provider(svc.settings, svc.http, svc.db, clock, svc.google)
-    if svc.street_view is None and svc.settings.google_maps_api_key:
+    # (Open-Meteo needs no key). All read the core's clock.
+    google = overrides.get("google")
+    if google is None and settings.google_maps_api_key:
+        google = Google(settings, http, db, clock=clock)
+    places = overrides.get("places") or open_provider(settings, http, db, clock, google)
+    street_view = overrides.get("street_view")
+    if street_view is None and settings.google_maps_api_key:
         from .providers.streetview import StreetView
 
         # The Street View Static API takes the key in the query string, and
         # httpx logs every request URL at INFO: keep that logger to warnings.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        cache = Path(svc.settings.db_path).parent / "street-view"
-        svc.street_view = StreetView(svc.settings, svc.http, cache, svc.secret)
-    if svc.weather is None:
-        svc.weather = Weather(svc.settings, svc.http, svc.db, clock=clock)
+        street_view = StreetView(settings, http, Path(settings.db_path).parent / "street-view", secret)
     # OpenTelemetry spans only when an endpoint is configured (tests may inject one).
-    if not svc.telemetry.enabled:
-        from .telemetry import from_settings
-
-        svc.telemetry = from_settings(svc.settings)
-    # The MCP server for outside assistants (app/assistants/): started on the first /mcp request.
-    from .assistants.door import Assistants
-
-    svc.assistants = Assistants(svc)
-    # AI: usage limits always (admin page, refusals); the client, which owns
+    telemetry = overrides.get("telemetry")
+    if telemetry is None or not telemetry.enabled:
+        telemetry = from_settings(settings)
+    # Caches follow the database's after-commit change signal: the trips in
+    # memory first, then the heads, then the live hub (it reads the heads
+    # fresh for the change it announces).
+    trips = TripStates(db, settings.trip_cache_mb * 1024 * 1024)
+    trip_cache = TripCache(trips, places)
+    heads = Heads(db)
+    live_limits = LiveLimits(**knobs["live_limits"])
+    live = LiveHub(db, trip_cache, heads, live_limits)
+    db.on_change += [trips.changed, heads.changed, live.changed]
+    # AI: usage limits always (admin page, refusals); the gateway, which owns
     # every call's guard, only with a key (and only then is `openai` imported).
-    # Tests may inject either through create_app(settings, ai=..., aiusage=...).
-    from .aiusage import AIUsage
-
-    if svc.aiusage is None:
-        svc.aiusage = AIUsage(svc.db, svc.settings, clock=svc.clock)
+    aiusage = overrides.get("aiusage") or AIUsage(db, settings, clock=clock)
     # This process owns the file: a call still running from an earlier boot is dead.
-    await svc.aiusage.abandon_earlier_boots()
-    if svc.ai is None and svc.settings.ai_enabled:
+    await aiusage.abandon_earlier_boots()
+    ai = overrides.get("ai")
+    if ai is None and settings.ai_enabled:
         from .ai import AI
 
-        svc.ai = AI(svc.settings, svc.aiusage, svc.telemetry)
+        ai = AI(settings, aiusage, telemetry)
+    background = BackgroundWork()
+    core = Core(settings=settings, db=db, secret=secret, clock=clock, background=background,
+                files=overrides.get("files") or open_filestore(settings),
+                telemetry=telemetry, http=http, trips=trips, trip_cache=trip_cache, heads=heads, live=live,
+                aiusage=aiusage, places=places, weather=overrides.get("weather") or Weather(settings, http, db,
+                                                                                             clock=clock),
+                agent_timing=replace(AgentTiming(), **knobs["agent_timing"]), live_limits=live_limits,
+                ai=ai, google=google, street_view=street_view,
+                sessions=overrides.get("sessions") or SessionCache(),
+                limiter=overrides.get("limiter") or SignInLimiter(),
+                last_use=overrides.get("last_use") or LastUse(),
+                # The MCP server for outside assistants: started on the first /mcp request.
+                assistants=Assistants(background, **knobs["assistants"]))
     # The trip agent evaluates members' edits (debounced, in the background),
     # and a periodic pass notices risks that come without an edit (the forecast).
-    if svc.ai is not None:
-        from .agent.proactive import Evaluator
-        from .agent.suggestions import Resolver
-        from .agent.watch import Watch
-
-        evaluator = Evaluator(svc)
-        svc.op_listeners += [evaluator, Resolver(svc)]
-        svc.watch = Watch(svc, evaluator)
-        if svc.agent_watch_interval_s > 0:
-            svc.background.spawn(svc.watch.run(), name="agent-watch", forever=True)
+    if ai is not None:
+        evaluator = Evaluator(core)
+        trips.op_listeners += [evaluator, Resolver(core)]
+        core.watch = Watch(core, evaluator)
+        if core.agent_timing.watch_interval_s > 0:
+            core.background.spawn(core.watch.run(), name="agent-watch", forever=True)
+    return core
 
 
-def begin_shutdown(svc: Services) -> None:
-    """Shutdown starts (app/web/uvicorn_server.py calls this before uvicorn waits for open
-    responses): live streams end now, or the server would wait on them forever."""
-    if svc.live is not None:
-        svc.live.end_all()
+def begin_shutdown(core: Core) -> None:
+    """Shutdown starts (app/web/uvicorn_server.py calls this before uvicorn
+    waits for open responses): live streams end now, or the server would
+    wait on them forever."""
+    core.live.end_all()
 
 
-async def stop(svc: Services) -> None:
-    if svc.live is not None:
-        await svc.live.close()
-    if svc.ai is not None and hasattr(svc.ai, "close"):
-        await svc.ai.close()
-    if svc.http is not None:
-        await svc.http.aclose()
-    svc.telemetry.shutdown()
+async def stop(core: Core) -> None:
+    await core.background.drain()
+    await core.live.close()
+    if core.ai is not None:
+        await core.ai.close()
+    await core.http.aclose()
+    core.telemetry.shutdown()

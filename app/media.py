@@ -165,7 +165,7 @@ async def find_upload(db: Database, files: FileStore, trip_id: str, name: str) -
     key = stored_key(trip_id, name)
     row = key and await db.fetchone(
         "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
-    if not row:
+    if not row or key is None:
         raise NotFound("No such file")
     try:
         stored = await files.open(key)

@@ -293,10 +293,10 @@ def test_an_evaluation_judges_its_own_edits_not_the_ones_after_it(settings, open
     openai_standin.responder = pick_first_fix
     with agent_client(settings, openai_standin) as client:
         svc = client.app.state.services
-        [evaluator] = [listener for listener in svc.op_listeners if isinstance(listener, Evaluator)]
-        svc.op_listeners.remove(evaluator)   # the test drives it by hand
+        [evaluator] = [listener for listener in svc.trips.op_listeners if isinstance(listener, Evaluator)]
+        svc.trips.op_listeners.remove(evaluator)   # the test drives it by hand
         seen: list = []
-        svc.op_listeners.append(seen.append)
+        svc.trips.op_listeners.append(seen.append)
         signup(client, "alice")
         trip = new_trip(client)
         make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])

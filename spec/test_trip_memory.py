@@ -42,9 +42,9 @@ def from_scratch(client, trip_id, user_id) -> bytes:
         fresh = read_state(conn, trip_id)
 
     async def every_days_legs() -> dict:   # from the provider (on the app's loop), none reused
-        return {d.id: await legs.day_legs(svc, d.stops, fresh.trip.prefs) for d in fresh.trip.days}
+        return {d.id: await legs.day_legs(svc.places, d.stops, fresh.trip.prefs) for d in fresh.trip.days}
 
-    view = build_view(svc, fresh, fresh.trip, None, client.portal.call(every_days_legs))
+    view = build_view(svc.places, fresh, fresh.trip, None, client.portal.call(every_days_legs))
     return member_bytes(view, user_id, fresh.role_of(user_id))
 
 
@@ -154,9 +154,9 @@ def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, mo
     async def chain():
         release = threading.Event()
         blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
-        first = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
+        first = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "insert_stop",
                                                {"dayId": day, "name": "Boom"}))
-        second = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "insert_stop",
+        second = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "insert_stop",
                                                 {"dayId": day, "name": "After"}))
         state = svc.trips.cached(trip["id"])
         while not (state.head and [s.name for s in state.head.days[0].stops] == ["Boom", "After"]):
@@ -186,11 +186,11 @@ def test_a_claimed_batch_that_fails_midway_leaves_nothing_for_the_next_op(client
         release = threading.Event()
         blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: the ops queue up
         failing = asyncio.ensure_future(apply_ops(
-            svc, trip["id"], owner["id"],
+            svc.trips, trip["id"], owner["id"],
             [("update_trip", {"title": "Half made"}), ("update_day", {"dayId": "no-such-day", "title": "x"})],
             claim=lambda tx: None))
         await asyncio.sleep(0.01)
-        after = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "update_day",
+        after = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "update_day",
                                                {"dayId": day, "title": "Old town"}))
         await asyncio.sleep(0.01)
         release.set()
@@ -226,7 +226,7 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
             return asyncio.ensure_future(later())
 
         svc.db.queue = held
-        task = asyncio.ensure_future(apply_op(svc, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
+        task = asyncio.ensure_future(apply_op(svc.trips, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
         await waiting.wait()                       # bob's op passed validation as a member
         svc.db.queue = real
         await members.remove_member(svc.db, trip["id"], owner["id"], "owner", bob["id"])
@@ -302,7 +302,7 @@ def test_a_trip_let_go_while_its_op_ran_is_read_again(tmp_path):
             removal = asyncio.ensure_future(members.remove_member(svc.db, trip["id"], owner["id"], "owner",
                                                                   bob["id"]))
             await asyncio.sleep(0.01)
-            edit = asyncio.ensure_future(apply_op(svc, trip["id"], owner["id"], "update_trip", {"title": "New"}))
+            edit = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "update_trip", {"title": "New"}))
             await asyncio.sleep(0.01)
             await svc.trips.get(other["id"])      # a budget of 0: the op's trip is let go
             release.set()

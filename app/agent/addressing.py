@@ -133,7 +133,8 @@ def _named_member(low: str, names: list[tuple[str, str]]) -> str | None:
     if (shown := _name_at(low, at, names)) is not None:
         return shown
     # Ends with one, after a comma: "…, Bob?".
-    body = low[:VOCATIVE_END.search(low).start()]
+    end = VOCATIVE_END.search(low)
+    body = low[:end.start()] if end is not None else low
     comma = max(body.rfind(","), body.rfind("，"))
     if comma != -1:
         last = body[comma + 1:].strip().removeprefix("@")

@@ -18,6 +18,8 @@ member message it answers as its turn id (and so do its model calls).
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import logging
 from contextlib import aclosing
@@ -25,11 +27,14 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from ..ai import require_ai
 from ..errors import AppError
-from ..core import Services
+from .deps import AgentDeps
 from ..social import insert_comment
 from ..trips.model import Trip
-from . import addressing, files, grounding, timeline, tools
+from .. import media_for_model as files
+from ..read_tools import READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
+from . import addressing, grounding, timeline
 from .chat import instructions_for
 
 log = logging.getLogger("wayline.agent")
@@ -62,7 +67,7 @@ class IsAddressed(BaseModel):
 # -- plain messages --------------------------------------------------------------
 
 
-async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts: list[dict], *,
+async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, parts: list[dict], *,
                        group_only: bool = False) -> tuple[bool, dict]:
     """Append a member's plain message and decide who it is for
     (addressing.py): the group (nothing more happens, no model call), the
@@ -92,7 +97,7 @@ async def post_message(svc: Services, trip_id: str, user: dict, text: str, parts
     return decision.to == "agent", row
 
 
-async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: grounding.Request) -> None:
+async def _street_view_reply(svc: AgentDeps, trip_id: str, row: dict, request: grounding.Request) -> None:
     try:
         parts = await grounding.answer(svc, trip_id, request)
         await timeline.append_message(svc, trip_id, role="assistant", parts=parts, source=row["source"],
@@ -101,7 +106,7 @@ async def _street_view_reply(svc: Services, trip_id: str, row: dict, request: gr
         log.exception("street view reply to %s failed", row["id"])
 
 
-async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, decision: addressing.Decision) -> None:
+async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, decision: addressing.Decision) -> None:
     try:
         if decision.to == "ask" and not await _ask_addressed(svc, trip_id, user, row):
             return
@@ -117,27 +122,27 @@ async def _maybe_reply(svc: Services, trip_id: str, user: dict, row: dict, decis
         log.exception("ambient reply failed")
 
 
-async def _ask_addressed(svc: Services, trip_id: str, user: dict, row: dict) -> bool:
+async def _ask_addressed(svc: AgentDeps, trip_id: str, user: dict, row: dict) -> bool:
     recent = await svc.db.fetchall(
         "SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? "
         "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 8", (trip_id, row["seq"]))
     lines = [{"from": "assistant" if r["role"] == "assistant" else (r["actor_name"] or "member"),
               "text": timeline.text_of(json.loads(r["parts_json"]))[:500]} for r in reversed(recent)]
-    answer = await svc.ai.structured(
+    answer = await require_ai(svc.ai).structured(
         feature="agent_ambient", user_id=user["id"], trip_id=trip_id, name="is_addressed", schema=IsAddressed,
         instructions=ADDRESSED_INSTRUCTIONS, input=json.dumps({"messages": lines}, ensure_ascii=False),
         max_output_tokens=ADDRESSED_MAX_OUTPUT_TOKENS, turn_id=row["id"])
     return answer.addressed
 
 
-async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
+async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: str | None = None) -> list[dict]:
     """The conversation so far as model input (the newest message's files inline)."""
     where = "source = 'stop_comment' AND stop_id = ?" if stop_id else "source NOT IN ('operation', 'stop_comment')"
     params = (trip_id, up_to_seq, stop_id) if stop_id else (trip_id, up_to_seq)
     rows = await svc.db.fetchall(
         f"SELECT role, actor_name, parts_json FROM agent_messages WHERE trip_id = ? AND seq <= ? AND {where} "
         f"ORDER BY seq DESC LIMIT {HISTORY}", params)
-    items = []
+    items: list[dict[str, Any]] = []
     for i, r in enumerate(reversed(rows)):
         parts = json.loads(r["parts_json"])
         text = timeline.text_of(parts)[:4000]
@@ -145,31 +150,32 @@ async def _recent_items(svc: Services, trip_id: str, up_to_seq: int, stop_id: st
             if text:
                 items.append({"role": "assistant", "content": text})
             continue
-        content = [{"type": "input_text", "text": f"{r['actor_name'] or 'member'}: {text}"}] if text else []
+        said = f"{r['actor_name'] or 'member'}: {text}"
+        content: list[dict[str, Any]] = [{"type": "input_text", "text": said}] if text else []
         if i == len(rows) - 1:
             for part in parts:
                 if part.get("type") == "file":
                     try:
-                        upload = await files.resolve(svc, trip_id, part.get("url"))
+                        upload = await files.resolve(svc.db, trip_id, part.get("url"))
                     except AppError:
                         continue
-                    content.append(await files.model_content(svc, upload))
+                    content.append(await files.model_content(svc.files, upload))
         if content:
             items.append({"role": "user", "content": content})
     return items
 
 
-async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
+async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
                           turn_id: str | None = None) -> str:
     """A reply with read tools only, one guarded model round (agent_ambient) per step."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
     instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
-    specs = tools.read_tool_specs()
+    specs = read_tool_specs()
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
         calls = []
-        async with aclosing(svc.ai.stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
+        async with aclosing(require_ai(svc.ai).stream(feature="agent_ambient", user_id=user["id"], trip_id=trip.id,
                                           instructions=instructions, input=items, tools=specs,
                                           max_output_tokens=AMBIENT_MAX_OUTPUT_TOKENS, turn_id=turn_id)) as events:
             async for event in events:
@@ -184,10 +190,10 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
         if not calls:
             break
         for call in calls:
-            if call.name in tools.READ_TOOLS:
-                result = await tools.run_read_tool(svc, trip, call.name, call.arguments)
+            if call.name in READ_TOOLS:
+                result = await run_read_tool(ToolContext(svc, trip), call.name, call.arguments)
             else:
-                result = tools.ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
+                result = ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
             items += [call.as_input_item(), {"type": "function_call_output", "call_id": call.call_id,
                                              "output": result.for_model()}] + result.model_items
     return "\n\n".join(texts).strip()
@@ -196,7 +202,7 @@ async def read_only_reply(svc: Services, trip: Trip, user: dict, items: list[dic
 # -- stop comments -------------------------------------------------------------------
 
 
-async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict, body: str) -> None:
+async def on_stop_comment(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, body: str) -> None:
     """Called by the comments route after a member's comment is saved. With
     `@agent` in it (and AI on) the mention joins the timeline as a
     stop_comment row and the reply is produced in the background."""
@@ -208,7 +214,7 @@ async def on_stop_comment(svc: Services, trip_id: str, stop_id: str, user: dict,
     svc.background.spawn(_reply_on_stop(svc, trip_id, stop_id, user, row), name=f"agent-stop-{stop_id}")
 
 
-async def _reply_on_stop(svc: Services, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
+async def _reply_on_stop(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
     try:
         street_view = grounding.parse(timeline.text_of(json.loads(row["parts_json"])))
         if street_view is not None:

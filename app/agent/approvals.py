@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ids import utcnow
-from ..core import Services
+from .deps import AgentDeps
 
 PREFIX = "apv_"
 
@@ -45,7 +45,7 @@ def approval_id(secret: str, trip_id: str, turn_id: str, tool_call_id: str, tool
     return PREFIX + digest
 
 
-async def issue(svc: Services, trip_id: str, turn_id: str, tool_call_id: str, tool_name: str, tool_input: dict,
+async def issue(svc: AgentDeps, trip_id: str, turn_id: str, tool_call_id: str, tool_name: str, tool_input: dict,
                 user_id: str) -> str:
     """Sign and record an approval request; returns its approvalId."""
     aid = approval_id(svc.secret, trip_id, turn_id, tool_call_id, tool_name, tool_input)
@@ -69,8 +69,12 @@ class Response:
     approval_id: str = ""
 
 
-def signature_ok(svc: Services, trip_id: str, turn_id: str, part: dict) -> bool:
-    approval = part.get("approval") if isinstance(part.get("approval"), dict) else {}
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def signature_ok(svc: AgentDeps, trip_id: str, turn_id: str, part: dict) -> bool:
+    approval = _object(part.get("approval"))
     claimed = approval.get("id")
     if not isinstance(claimed, str) or not claimed.startswith(PREFIX):
         return False
@@ -79,13 +83,13 @@ def signature_ok(svc: Services, trip_id: str, turn_id: str, part: dict) -> bool:
     return hmac.compare_digest(expected.encode(), claimed.encode())
 
 
-async def redeem(svc: Services, trip_id: str, turn_id: str, part: dict, user_id: str) -> Response:
+async def redeem(svc: AgentDeps, trip_id: str, turn_id: str, part: dict, user_id: str) -> Response:
     """Verify one responded tool part and spend its approval (see module doc)."""
-    approval = part.get("approval") if isinstance(part.get("approval"), dict) else {}
+    approval = _object(part.get("approval"))
     approved = approval.get("approved") is True
     reason = approval.get("reason") if isinstance(approval.get("reason"), str) else None
     name, call_id = str(part.get("type"))[5:], str(part.get("toolCallId"))
-    tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
+    tool_input = _object(part.get("input"))
     if not signature_ok(svc, trip_id, turn_id, part):
         return Response(call_id, name, tool_input, False, reason,
                         error="This approval could not be verified, so nothing was changed.")
@@ -100,7 +104,7 @@ async def redeem(svc: Services, trip_id: str, turn_id: str, part: dict, user_id:
     return Response(call_id, name, json.loads(stored), approved, reason, approval_id=approval["id"])
 
 
-async def settle(svc: Services, approval_ids: list[str], status: str) -> None:
+async def settle(svc: AgentDeps, approval_ids: list[str], status: str) -> None:
     """After the apply: 'applied' or 'failed' (bookkeeping for the audit trail)."""
     if approval_ids:
         async with svc.db.write() as conn:

@@ -52,14 +52,10 @@ KEY = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 ELEMENT_KEYS = frozenset({"type", "props", "children"})
 
 
-def _text(limit: int, description: str | None = None) -> Any:
-    return Annotated[str, Field(min_length=1, max_length=limit, description=description)]
-
-
-Label = _text(40, "at most 40 characters")
-Title = _text(80, "at most 80 characters")
-Line = _text(160, "at most 160 characters")
-Note = _text(300, "at most 300 characters")
+Label = Annotated[str, Field(min_length=1, max_length=40, description="at most 40 characters")]
+Title = Annotated[str, Field(min_length=1, max_length=80, description="at most 80 characters")]
+Line = Annotated[str, Field(min_length=1, max_length=160, description="at most 160 characters")]
+Note = Annotated[str, Field(min_length=1, max_length=300, description="at most 300 characters")]
 RefId = Annotated[str, Field(min_length=1, max_length=64, description="an id from the trip context")]
 Time = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="HH:MM")]
 IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
@@ -85,7 +81,8 @@ class TripPlanCardProps(Props):
 
 
 class TextProps(Props):
-    text: _text(1000, "plain text, at most 1000 characters; no Markdown")
+    text: Annotated[str, Field(min_length=1, max_length=1000,
+                               description="plain text, at most 1000 characters; no Markdown")]
     variant: Literal["body", "muted", "heading"] = "body"
 
 
@@ -97,7 +94,7 @@ class BadgeProps(Props):
 class AlertProps(Props):
     tone: Literal["info", "warning", "danger"] = "info"
     title: Title | None = None
-    text: _text(400, "at most 400 characters")
+    text: Annotated[str, Field(min_length=1, max_length=400, description="at most 400 characters")]
 
 
 class DaySummaryProps(Props):
@@ -110,7 +107,7 @@ class DaySummaryProps(Props):
 
 class StopSummaryProps(Props):
     stopId: RefId
-    name: _text(120, "at most 120 characters")
+    name: Annotated[str, Field(min_length=1, max_length=120, description="at most 120 characters")]
     time: Time | None = None
     kind: Kind | None = None
     note: Note | None = None
@@ -148,7 +145,8 @@ class BudgetEstimateProps(Props):
 
 class FollowUpAction(Props):
     kind: Literal["followUp"]
-    text: _text(500, "the message sent to the agent for the member; at most 500 characters")
+    text: Annotated[str, Field(min_length=1, max_length=500,
+                               description="the message sent to the agent for the member; at most 500 characters")]
 
 
 class FocusAction(Props):
@@ -170,9 +168,9 @@ STREET_VIEW_TAIL = r"/street-view/[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}(\?[A-Za-z0-
 
 class StreetViewImageProps(Props):
     imageUrl: str = Field(max_length=600, description="same-origin /api/trips/<tripId>/street-view/... path")
-    placeName: _text(120)
-    copyright: _text(120) = "© Google"
-    date: _text(20) | None = None
+    placeName: Annotated[str, Field(min_length=1, max_length=120)]
+    copyright: Annotated[str, Field(min_length=1, max_length=120)] = "© Google"
+    date: Annotated[str, Field(min_length=1, max_length=20)] | None = None
 
 
 @dataclass(frozen=True)
@@ -346,7 +344,7 @@ def _reference_problem(props: Props, trip: Trip | None) -> str | None:
     """Why an element's ids do not name this trip's days, stops or images (None: they do, or it has none)."""
     if isinstance(props, DaySummaryProps):
         day = _day(trip, props.dayId)
-        if day is None:
+        if trip is None or day is None:
             return "the day is not one of this trip's days"
         if props.date is not None and props.date != trip.day_date(day):
             return f"the day's date is {trip.day_date(day)}, not {props.date}"

@@ -39,8 +39,9 @@ class ElementBase(Props):
 
 def _element_model(name: str) -> type[ElementBase]:
     component = CATALOG[name]
+    kind: Any = Literal[name]   # models built at run time, one per component of the catalog
     return create_model(f"{name}Element", __base__=ElementBase, __doc__=component.description,
-                        type=(Literal[name], ...), props=(component.props, ...))
+                        type=(kind, ...), props=(component.props, ...))
 
 
 @cache
@@ -48,7 +49,7 @@ def show_card_model() -> type[Props]:
     """The tool's arguments as a model: one element variant per component,
     told apart by `type` (a union built from the catalog). Built on first use:
     pydantic takes about 20 ms for it, which a server without AI never spends."""
-    element = Annotated[reduce(operator.or_, (_element_model(name) for name in MODEL_COMPONENTS)),
+    element: Any = Annotated[reduce(operator.or_, (_element_model(name) for name in MODEL_COMPONENTS)),
                         Field(discriminator="type")]
 
     class ShowCard(Props):
@@ -113,7 +114,8 @@ def parse_card_call(arguments: str | dict) -> CardCall:
     value = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
     if not isinstance(value, dict):
         raise ValueError("showCard arguments must be a JSON object")
-    items = value.get("elements") if isinstance(value.get("elements"), list) else []
+    elements, removed = value.get("elements"), value.get("remove")
+    items = elements if isinstance(elements, list) else []
     flat: dict[str, dict] = {}
     dropped: list[str] = []
     for item in items[:MAX_ELEMENTS + 1]:  # one over, so the sanitizer sees the spec is too big
@@ -125,7 +127,7 @@ def parse_card_call(arguments: str | dict) -> CardCall:
         else:
             flat[key] = {k: v for k, v in item.items() if k != "key"}
     refine, root = value.get("refine"), value.get("root")
-    remove = value.get("remove") if isinstance(value.get("remove"), list) else []
+    remove = removed if isinstance(removed, list) else []
     return CardCall(refine=refine if isinstance(refine, str) and refine else None,
                     root=root if isinstance(root, str) else None, elements=flat,
                     remove=[k for k in remove if isinstance(k, str)], dropped=dropped)

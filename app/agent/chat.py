@@ -36,13 +36,16 @@ from typing import Any
 from collections.abc import AsyncIterator
 
 from ..ids import new_id
+from ..ai import require_ai
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..preferences import effective
-from ..core import Services
+from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
 from ..trips.apply import apply_ops
-from . import approvals, files, grounding, timeline, tools
+from .. import media_for_model as files
+from ..read_tools import READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
+from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
 from .ui_stream import DONE, sse
@@ -95,7 +98,7 @@ class Turn:
 # -- before the stream ---------------------------------------------------------
 
 
-async def prepare(svc: Services, trip_id: str, user: dict, role: str, messages: list[UIMessageIn],
+async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages: list[UIMessageIn],
                   own_hosts: tuple[str, ...]) -> Turn:
     if not messages:
         raise Invalid("messages: send at least one message", field="messages")
@@ -105,7 +108,7 @@ async def prepare(svc: Services, trip_id: str, user: dict, role: str, messages: 
         if len(text) > MAX_TEXT:
             raise Invalid(f"text: at most {MAX_TEXT} characters", field="text")
         file_parts = [p for p in last.parts if p.get("type") == "file"]
-        cleaned = await files.clean_file_parts(svc, trip_id, file_parts, own_hosts,
+        cleaned = await files.clean_file_parts(svc.db, trip_id, file_parts, own_hosts,
                                                field=f"messages.{len(messages) - 1}.parts")
         if not text and not cleaned:
             raise Invalid("messages: the last message needs text or a file", field="messages")
@@ -144,7 +147,7 @@ class Outcome:
     error: str = ""
 
 
-async def apply_batch(svc: Services, trip_id: str, user_id: str,
+async def apply_batch(svc: AgentDeps, trip_id: str, user_id: str,
                       calls: list[tuple[str, dict]]) -> tuple[list[Outcome], bytes | None]:
     """Apply approved writes in order on one aggregate with ONE apply_ops call.
 
@@ -171,7 +174,7 @@ async def apply_batch(svc: Services, trip_id: str, user_id: str,
                 raise Conflict("The trip changed while applying", code="trip_moved")
 
         try:
-            applied = await apply_ops(svc, trip_id, user_id, good, precondition=unchanged, source="agent")
+            applied = await apply_ops(svc.trips, trip_id, user_id, good, precondition=unchanged, source="agent")
         except Conflict as exc:
             if exc.code == "trip_moved" and attempt == 0:
                 continue
@@ -201,10 +204,11 @@ class _Emitter:
         self.queue.put_nowait(sse(type_, **fields))
 
 
-async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, base: str,
+async def instructions_for(svc: AgentDeps, trip: Trip, user: dict, role: str, base: str,
                            cards: list[dict] | None = None) -> str:
     prefs = await effective(svc.db, user["id"], trip.id)
-    context = {"today": timeline.now_dt(svc).date().isoformat(), "member": {"name": user["displayName"], "role": role},
+    context: dict[str, Any] = {"today": timeline.now_dt(svc).date().isoformat(),
+                               "member": {"name": user["displayName"], "role": role},
                "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
     if cards:
         context["recentCards"] = cards
@@ -212,7 +216,7 @@ async def instructions_for(svc: Services, trip: Trip, user: dict, role: str, bas
     return f"{base}{note}\n\nContext (JSON):\n{json.dumps(context, ensure_ascii=False)}"
 
 
-def stream(svc: Services, turn: Turn) -> AsyncIterator[bytes]:
+def stream(svc: AgentDeps, turn: Turn) -> AsyncIterator[bytes]:
     """Start the turn in the background; the returned iterator is the body."""
     emit = _Emitter()
     svc.background.spawn(_run(svc, turn, emit), name=f"agent-chat-{turn.message_id}")
@@ -227,7 +231,7 @@ def stream(svc: Services, turn: Turn) -> AsyncIterator[bytes]:
     return body()
 
 
-async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
+async def _run(svc: AgentDeps, turn: Turn, emit: _Emitter) -> None:
     base_parts: list[dict] = []
     with svc.telemetry.span("wayline.agent.turn", **{
             "wayline.trip_id": turn.trip_id, "wayline.turn_id": turn.turn_id,
@@ -264,8 +268,9 @@ async def _run(svc: Services, turn: Turn, emit: _Emitter) -> None:
             emit.queue.put_nowait(None)
 
 
-async def _street_view(svc: Services, turn: Turn, emit: _Emitter) -> str:
+async def _street_view(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     """An explicit street-view request: the application's answer, no model call."""
+    assert turn.street_view is not None   # the turn is a street-view request
     parts = await grounding.answer(svc, turn.trip_id, turn.street_view)
     emit("start-step")
     for part in parts:
@@ -278,7 +283,7 @@ async def _street_view(svc: Services, turn: Turn, emit: _Emitter) -> str:
     return "stop"
 
 
-async def _settle_approvals(svc: Services, turn: Turn, emit: _Emitter, base_parts: list[dict]) -> None:
+async def _settle_approvals(svc: AgentDeps, turn: Turn, emit: _Emitter, base_parts: list[dict]) -> None:
     approved = [r for r in turn.responses if r.error is None and r.approved]
     outcomes, trip_bytes = await apply_batch(svc, turn.trip_id, turn.user["id"],
                                              [(r.tool_name, r.input) for r in approved])
@@ -316,10 +321,10 @@ async def _settle_approvals(svc: Services, turn: Turn, emit: _Emitter, base_part
     emit("finish-step")
 
 
-async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
+async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     trip = await svc.trips.trip(turn.trip_id)
     can_write = turn.role != "viewer"
-    specs = tools.read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
+    specs = read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
     offered = await recent_cards(svc, trip)
     cards = TurnCards(trip, offered)
     instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
@@ -345,10 +350,10 @@ async def _loop(svc: Services, turn: Turn, emit: _Emitter) -> str:
                 # A card that was drawn whole needs no answer; a refused or trimmed one is
                 # reported back so the model can fix it.
                 more |= not output.get("shown") or bool(output.get("dropped"))
-            elif name in tools.READ_TOOLS:
+            elif name in READ_TOOLS:
                 emit("tool-input-start", toolCallId=call.call_id, toolName=name)
                 emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
-                result = await tools.run_read_tool(svc, trip, name, call.arguments, turn.own_hosts)
+                result = await run_read_tool(ToolContext(svc, trip, turn.own_hosts), name, call.arguments)
                 if result.error:
                     emit("tool-output-error", toolCallId=call.call_id, errorText=result.error)
                 else:
@@ -386,7 +391,7 @@ def _say(emit: _Emitter, text_id: str, text: str) -> None:
     emit.parts.append({"type": "text", "text": text})
 
 
-async def _propose_write(svc: Services, turn: Turn, emit: _Emitter, working: Trip, call) -> bool:
+async def _propose_write(svc: AgentDeps, turn: Turn, emit: _Emitter, working: Trip, call) -> bool:
     """Validate a write call against the turn's working copy; ask for approval.
     Returns True when an approval was requested."""
     name = call.name
@@ -409,17 +414,18 @@ async def _propose_write(svc: Services, turn: Turn, emit: _Emitter, working: Tri
     return True
 
 
-async def _model_round(svc: Services, turn: Turn, emit: _Emitter, instructions: str, specs: list[dict],
+async def _model_round(svc: AgentDeps, turn: Turn, emit: _Emitter, instructions: str, specs: list[dict],
                        step: int) -> tuple[list, str | None]:
     """One streamed model round. Returns the function calls, and a finish
     reason when the turn must end now (error, cut off)."""
     text_id, text, calls, reason = None, [], [], None
     reasoning = _Reasoning(emit, f"rsn_{turn.message_id}_{step}")
+    ai = require_ai(svc.ai)
     try:
-        async with aclosing(svc.ai.stream(feature="agent_chat", user_id=turn.user["id"], trip_id=turn.trip_id,
-                                          instructions=instructions, input=turn.input, tools=specs,
-                                          max_output_tokens=CHAT_MAX_OUTPUT_TOKENS, turn_id=turn.turn_id,
-                                          reasoning=True)) as events:
+        async with aclosing(ai.stream(feature="agent_chat", user_id=turn.user["id"], trip_id=turn.trip_id,
+                                      instructions=instructions, input=turn.input, tools=specs,
+                                      max_output_tokens=CHAT_MAX_OUTPUT_TOKENS, turn_id=turn.turn_id,
+                                      reasoning=True)) as events:
             async for event in events:
                 if event.type == "text_delta":
                     if text_id is None:

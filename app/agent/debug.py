@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import NotFound
 from ..ids import iso
-from ..core import Services
+from .deps import AgentDeps
 from .timeline import now_dt, text_of
 
 MAX_PART_TYPES = 40
@@ -29,7 +29,7 @@ def fingerprint(text: str) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()[:12] if text else None
 
 
-async def debug_info(svc: Services, trip_id: str, message_id: str) -> dict[str, Any]:
+async def debug_info(svc: AgentDeps, trip_id: str, message_id: str) -> dict[str, Any]:
     row = await svc.db.fetchone(
         "SELECT id, role, source, parts_json, created_at, turn_id FROM agent_messages WHERE id = ? AND trip_id = ?",
         (message_id, trip_id))

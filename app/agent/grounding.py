@@ -35,7 +35,7 @@ from typing import Literal
 
 from ..errors import AppError, Invalid, Unavailable
 from ..ids import new_id
-from ..core import Services
+from .deps import AgentDeps
 from ..providers.streetview import heading
 from ..trips.model import Trip
 from .cards import spec_part, street_view_card
@@ -153,7 +153,7 @@ def match_stop(trip: Trip, query: str):
                  if words in f" {name} " or (len(name) >= 3 and f" {name} " in words)), None)
 
 
-async def _resolve(svc: Services, trip: Trip, query: str) -> dict | None:
+async def _resolve(svc: AgentDeps, trip: Trip, query: str) -> dict | None:
     """The place as {name, source, stopId|placeId, lat, lng}; None when unknown.
     Raises Unavailable when place search is needed but down or not configured."""
     stop = match_stop(trip, query)
@@ -173,7 +173,7 @@ def _unavailable() -> AppError:
     return Unavailable("Street view is unavailable right now", code="service_unavailable")
 
 
-async def ground(svc: Services, trip: Trip, request: Request) -> Grounding:
+async def ground(svc: AgentDeps, trip: Trip, request: Request) -> Grounding:
     """Resolve and fetch; never raises for the member's input or a provider's trouble."""
     query = request.place
     result = Grounding("invalid_request", query, request.language)
@@ -228,7 +228,7 @@ def reply_parts(grounding: Grounding) -> list[dict]:
     return parts
 
 
-async def answer(svc: Services, trip_id: str, request: Request) -> list[dict]:
+async def answer(svc: AgentDeps, trip_id: str, request: Request) -> list[dict]:
     """The assistant message's parts for a street-view request on the trip
     (the group chat's reply and the agent chat's turn both use it)."""
     result = await ground(svc, await svc.trips.trip(trip_id), request)

@@ -42,12 +42,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from ..ids import new_id
+from ..ai import require_ai
 from ..errors import AppError, NotFound
-from ..core import Services
+from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
-from ..trips.apply import OpEvent
 from ..trips.edits import as_patch
+from ..trips.events import OpEvent
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import material_risks, review_day
 from . import timeline
@@ -213,14 +214,14 @@ class Evaluator:
     records the edit; a tracked background task waits out the debounce and
     evaluates everything since the first edit of the burst at once."""
 
-    def __init__(self, svc: Services):
+    def __init__(self, svc: AgentDeps):
         self.svc = svc
         self._bursts: dict[str, _Burst] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property
     def debounce_s(self) -> float:
-        return float(self.svc.agent_debounce_s)
+        return float(self.svc.agent_timing.debounce_s)
 
     def __call__(self, event: OpEvent) -> None:
         if event.source in AGENT_SOURCES or self.svc.ai is None:
@@ -261,9 +262,9 @@ class Evaluator:
         # too would raise its risks twice.
         svc, after = self.svc, burst.after
         # The facts the review route sees: every stop's place (the cache), the weather.
-        places, weather = await asyncio.gather(stop_places(svc, [*burst.before.all_stops(), *after.all_stops()],
+        places, weather = await asyncio.gather(stop_places(svc.places, [*burst.before.all_stops(), *after.all_stops()],
                                                            trip_country(after)),
-                                               trip_weather(svc, after))
+                                               trip_weather(svc.weather, after))
         # Pure CPU (review simulates its fixes): off the event loop.
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
         if not risks:
@@ -280,21 +281,21 @@ class Evaluator:
         payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
              "fixes": [f for f in r.get("fixes", []) if id(f) in usable]} for r in risks]}
-        decision = await self.svc.ai.structured(
+        decision = await require_ai(self.svc.ai).structured(
             feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
             schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
             input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
         return await self.record(trip, decision, choose_patch(decision, risks, trip))
 
-    async def reconsider(self, trip_id: str, day_id: str | None, user_id: str, why: str) -> None:
+    async def reconsider(self, trip_id: str, day_id: str, user_id: str, why: str) -> None:
         """Look at a day again (a suggestion for it could not apply): its
         material findings as they are now go to the model like new ones."""
         try:
             entry = await self.svc.trip_cache.entry(trip_id)
             trip = entry.trip
-            places, weather = await asyncio.gather(stop_places(self.svc, trip.all_stops(), trip_country(trip)),
-                                                   trip_weather(self.svc, trip))
-            days = [d for d in trip.days if day_id is None or d.id == day_id]
+            places, weather = await asyncio.gather(stop_places(self.svc.places, trip.all_stops(), trip_country(trip)),
+                                                   trip_weather(self.svc.weather, trip))
+            days = [d for d in trip.days if d.id == day_id]
             risks = await asyncio.to_thread(lambda: [
                 risk_json(f) for d in days
                 for f in review_day(trip, d, entry.legs.get(d.id, []), trip.prefs, places, weather=weather,

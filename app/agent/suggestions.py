@@ -19,17 +19,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from typing import Any
+from collections.abc import Awaitable, Callable
 
-from ..core import Services
 from ..errors import AppError, Conflict, NotFound
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import review_day
 from ..review.issues import issue_key
-from ..trips.apply import OpEvent, apply_ops
+from ..trips.apply import Applied, apply_ops
+from ..trips.events import OpEvent
 from ..trips.edits import patch_edits
 from ..trips.model import Trip
 from ..trips.ops import simulate
 from . import timeline
+from .deps import AgentDeps
 from .timeline import iso, now_dt
 
 log = logging.getLogger("wayline.agent")
@@ -37,7 +40,7 @@ log = logging.getLogger("wayline.agent")
 APPLY_TRIES = 3   # the trip may move again between the re-check and the write: check again
 
 
-async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
+async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
     """The suggestion's row and the trip's current version, read together (one
     snapshot: another approval commits either before both or after both)."""
     row = await svc.db.fetchone(
@@ -49,14 +52,14 @@ async def _suggestion(svc: Services, trip_id: str, suggestion_id: str):
     return row
 
 
-async def _mark(svc: Services, trip_id: str, suggestion_ids: list[str], status: str) -> None:
+async def _mark(svc: AgentDeps, trip_id: str, suggestion_ids: list[str], status: str) -> None:
     async with svc.db.write() as tx:
         tx.touch(trip_id, "suggestions")
         await tx.executemany("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND "
                              "status = 'pending'", [(status, iso(now_dt(svc)), sid) for sid in suggestion_ids])
 
 
-async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
+async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
     """Hide the suggestion for this member only; the shared record is untouched.
     The trip's open pages are told (a `suggestion` event), so the member's
     other devices drop the card too; everyone else's read finds it unchanged."""
@@ -69,10 +72,16 @@ async def dismiss(svc: Services, trip_id: str, suggestion_id: str, user_id: str,
     return {"dismissed": True}
 
 
-async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user_id: str):
+Reconsider = Callable[[str, str, str, str], Awaitable[None]]   # (trip, day, member, why): the agent looks again
+
+
+async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str,
+                           reconsider: Reconsider | None = None) -> Applied:
     """Apply a pending suggestion's patch as `user_id` (edit rights already
-    checked by the route); returns `Applied`. 409 `not_pending`, `expired`,
-    `resolved` (its finding is gone) or `stale` (its edits no longer apply)."""
+    checked by the route). 409 `not_pending`, `expired`, `resolved` (its
+    finding is gone) or `stale` (its edits no longer apply: then, for a
+    suggestion made for a finding, `reconsider` has the agent look at its day
+    again)."""
     row = await _suggestion(svc, trip_id, suggestion_id)
     status = timeline.suggestion_dto(row)["status"]
     if status != "pending":
@@ -96,24 +105,24 @@ async def apply_suggestion(svc: Services, trip_id: str, suggestion_id: str, user
     base = row["trip_version"]
     for attempt in range(APPLY_TRIES):
         if base != row["current_version"] or attempt:
-            base = await _still_applies(svc, trip_id, suggestion_id, edits, finding, user_id)
+            base = await _still_applies(svc, trip_id, suggestion_id, edits, finding, user_id, reconsider)
         try:
-            return await apply_ops(svc, trip_id, user_id, edits, base_version=base, source="suggestion", claim=claim,
-                                   one_change=True)
+            return await apply_ops(svc.trips, trip_id, user_id, edits, base_version=base, source="suggestion",
+                                   claim=claim, one_change=True)
         except Conflict as exc:
             if exc.code != "stale":
                 raise   # not_pending: another approval won
         except AppError as exc:
             if exc.status in (401, 403, 429, 503):
                 raise  # not the patch's fault: someone else may still apply it
-            await _gone_stale(svc, trip_id, suggestion_id, finding, user_id)
+            await _gone_stale(svc, trip_id, suggestion_id, finding, user_id, reconsider)
             raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
-    await _gone_stale(svc, trip_id, suggestion_id, finding, user_id)
+    await _gone_stale(svc, trip_id, suggestion_id, finding, user_id, reconsider)
     raise Conflict("The trip keeps changing; this suggestion could not be applied. Try again.", code="stale")
 
 
-async def _still_applies(svc: Services, trip_id: str, suggestion_id: str, edits: list, finding: dict | None,
-                         user_id: str) -> int:
+async def _still_applies(svc: AgentDeps, trip_id: str, suggestion_id: str, edits: list[tuple[str, Any]],
+                         finding: dict[str, Any] | None, user_id: str, reconsider: Reconsider | None) -> int:
     """The trip moved on since the suggestion: the version to apply it on,
     when its finding is still there (or unknown) and its edits still apply
     to the trip as it is; else it is resolved or stale (409)."""
@@ -124,25 +133,24 @@ async def _still_applies(svc: Services, trip_id: str, suggestion_id: str, edits:
     try:
         simulate(trip, edits, actor_id=user_id)
     except AppError as exc:
-        await _gone_stale(svc, trip_id, suggestion_id, finding, user_id)
+        await _gone_stale(svc, trip_id, suggestion_id, finding, user_id, reconsider)
         raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale",
                        currentVersion=trip.version) from None
     return trip.version
 
 
-async def _gone_stale(svc: Services, trip_id: str, suggestion_id: str, finding: dict | None, user_id: str) -> None:
+async def _gone_stale(svc: AgentDeps, trip_id: str, suggestion_id: str, finding: dict[str, Any] | None,
+                      user_id: str, reconsider: Reconsider | None) -> None:
     """Stale, and, for a suggestion made for a finding, the agent looks at its
     day again (the problem may still be there). A plain proposed edit (an
     outside assistant's) costs no model call."""
     await _mark(svc, trip_id, [suggestion_id], "stale")
-    evaluator = svc.watch.evaluator if svc.watch is not None else None
-    if evaluator is not None and finding is not None and finding.get("dayId"):
+    if reconsider is not None and finding is not None and finding.get("dayId"):
         why = "A member tried to apply an earlier suggestion for this day, but the plan had changed too much."
-        svc.background.spawn(evaluator.reconsider(trip_id, finding["dayId"], user_id, why),
-                             name=f"agent-reconsider-{trip_id}")
+        svc.background.spawn(reconsider(trip_id, finding["dayId"], user_id, why), name=f"agent-reconsider-{trip_id}")
 
 
-async def finding_present(svc: Services, trip: Trip, finding: dict) -> bool | None:
+async def finding_present(svc: AgentDeps, trip: Trip, finding: dict[str, Any]) -> bool | None:
     """Whether the finding a suggestion fixes is still on its day (the
     review's rules on the trip as it is, with its places and weather); None
     when that cannot be told (the facts it rests on are unknown right now)."""
@@ -155,10 +163,10 @@ async def finding_present(svc: Services, trip: Trip, finding: dict) -> bool | No
         return False   # a stop it is about was deleted or moved away
     weather = None
     if finding["kind"] == "weather":
-        weather = await trip_weather(svc, trip)
+        weather = await trip_weather(svc.weather, trip)
         if weather is None:
             return None
-    places = await stop_places(svc, day.stops, trip_country(trip))
+    places = await stop_places(svc.places, day.stops, trip_country(trip))
     if finding["kind"] in ("closed", "weather", "meal_time") and any(
             s.place_id and s.place_id not in (places or {}) for s in day.stops if s.id in finding["stopIds"]):
         return None
@@ -173,7 +181,7 @@ class Resolver:
     each one whose finding is gone becomes `resolved` (one task per trip at a
     time; changes meanwhile are checked once more after it)."""
 
-    def __init__(self, svc: Services):
+    def __init__(self, svc: AgentDeps):
         self.svc = svc
         self._dirty: set[str] = set()
         self._running: set[str] = set()
@@ -199,7 +207,7 @@ class Resolver:
 
     async def check(self, trip_id: str) -> list[str]:
         """Resolve the trip's pending suggestions whose finding is gone; their ids."""
-        _, _, pending = await self.svc.heads.get(self.svc, trip_id)
+        _, _, pending = await self.svc.heads.get(trip_id)
         if not pending:
             return []
         rows = await self.svc.db.fetchall(

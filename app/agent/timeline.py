@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import time
 from datetime import datetime, UTC
-from typing import Any
+from typing import Any, Protocol
+from collections.abc import Callable
 
-from ..errors import NotFound
 from ..ids import iso
-from ..providers.cache import SingleFlight
-from ..core import Services
+from .deps import AgentDeps
 from ..trips import store
 
 HISTORY_LIMIT = 200
@@ -32,9 +30,14 @@ EVENTS_LIMIT = 200
 CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def now_dt(svc: Services) -> datetime:
+class Clocked(Protocol):
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+
+def now_dt(svc: Clocked) -> datetime:
     """Now on the services clock (tests inject one to expire suggestions)."""
-    return datetime.fromtimestamp((svc.clock or time.time)(), UTC)
+    return datetime.fromtimestamp(svc.clock(), UTC)
 
 
 # -- DTOs ---------------------------------------------------------------------
@@ -81,7 +84,7 @@ async def active_suggestions(conn, trip_id: str, user_id: str, now: str) -> list
     return [suggestion_dto(r) for r in rows]
 
 
-async def history(svc: Services, trip_id: str, user_id: str) -> dict[str, Any]:
+async def history(svc: AgentDeps, trip_id: str, user_id: str) -> dict[str, Any]:
     """About the latest 200 messages (oldest first) and the active suggestions."""
     async with svc.db.read() as conn:
         rows = await conn.execute_fetchall(
@@ -91,79 +94,23 @@ async def history(svc: Services, trip_id: str, user_id: str) -> dict[str, Any]:
     return {"messages": [message_dto(r) for r in rows], "suggestions": suggestions}
 
 
-class Heads:
-    """Per trip (trip version, latest seq, pending suggestion count), kept in
-    memory so that a poll with nothing new costs no query. The database's
-    after-commit change signal (`changed`) drops an entry whenever a write
-    touches what it counts. Concurrent misses share one query, read again if
-    a change was announced while it ran, so no poll sees less than a commit
-    announced before it asked. One process owns the file: no timed re-check
-    (docs/architecture.md)."""
-
-    COUNTED = frozenset({"content", "timeline", "suggestions", "deleted"})
-    MAX_ROWS = 4096
-
-    def __init__(self) -> None:
-        self._rows: dict[str, tuple[int, int, int]] = {}
-        self._reading: dict[str, int] = {}   # trips being read: changes announced meanwhile
-        self._flight = SingleFlight()
-
-    def changed(self, trip_id: str, kinds: frozenset) -> None:
-        if kinds & self.COUNTED:
-            self._rows.pop(trip_id, None)
-            if trip_id in self._reading:
-                self._reading[trip_id] += 1
-
-    async def get(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
-        hit = self._rows.get(trip_id)
-        if hit is not None:
-            return hit
-        return await self._flight.run(trip_id, lambda: self._read(svc, trip_id))
-
-    READ_TRIES = 3
-
-    async def _read(self, svc: Services, trip_id: str) -> tuple[int, int, int]:
-        """Read again while changes land during the read (so a poller that
-        joined after one sees it), a few times at most: under a steady stream
-        of writes the last read is answered, uncached (the next change is
-        announced to the pages anyway)."""
-        try:
-            for _ in range(self.READ_TRIES):
-                self._reading[trip_id] = 0
-                row = await svc.db.fetchone(
-                    "SELECT t.version, (SELECT COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = t.id), "
-                    "(SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = t.id AND status = 'pending') "
-                    "FROM trips t WHERE t.id = ?", (trip_id,))
-                if row is None:
-                    raise NotFound("Trip not found")
-                head = (row[0], row[1], row[2])
-                if not self._reading[trip_id]:
-                    if len(self._rows) >= self.MAX_ROWS:
-                        self._rows.clear()
-                    self._rows[trip_id] = head
-                    return head
-            return head
-        finally:
-            del self._reading[trip_id]
-
-
 NOTHING_NEW = '{"latestSeq":%d,"tripVersion":%d,"messages":[],"suggestions":[]}'
 
 
-async def events_json(svc: Services, trip_id: str, user_id: str, after: int) -> bytes:
+async def events_json(svc: AgentDeps, trip_id: str, user_id: str, after: int) -> bytes:
     """`events` as JSON bytes; a poll with nothing new is formatted directly."""
-    version, latest, pending = await svc.heads.get(svc, trip_id)
+    version, latest, pending = await svc.heads.get(trip_id)
     if latest <= after and not pending:
         return (NOTHING_NEW % (latest, version)).encode()
     data = await events(svc, trip_id, user_id, after)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-async def events(svc: Services, trip_id: str, user_id: str, after: int) -> dict[str, Any]:
+async def events(svc: AgentDeps, trip_id: str, user_id: str, after: int) -> dict[str, Any]:
     """Messages with seq > after (oldest first, at most 200), active
     suggestions, the trip version and `latestSeq`: the seq to pass as `after`
     next time (the last message returned when the page is full)."""
-    version, latest, pending = await svc.heads.get(svc, trip_id)
+    version, latest, pending = await svc.heads.get(trip_id)
     if latest <= after and not pending:
         return {"latestSeq": latest, "tripVersion": version, "messages": [], "suggestions": []}
     async with svc.db.read() as conn:
@@ -213,19 +160,19 @@ async def append(conn, trip_id: str, *, role: str, parts: list, source: str, mes
                                       message_id=message_id, turn_id=turn_id)
 
 
-async def turn_of(svc: Services, trip_id: str, message_id: str) -> str | None:
+async def turn_of(svc: AgentDeps, trip_id: str, message_id: str) -> str | None:
     """The turn an agent answer belongs to (None: unknown, e.g. a message from before turn ids)."""
     return await svc.db.fetchval("SELECT turn_id FROM agent_messages WHERE id = ? AND trip_id = ?",
                                  (message_id, trip_id))
 
 
-async def append_message(svc: Services, trip_id: str, **fields: Any) -> dict:
+async def append_message(svc: AgentDeps, trip_id: str, **fields: Any) -> dict:
     """`append` in its own write transaction."""
     async with svc.db.write() as tx:
         return await append(tx, trip_id, **fields)
 
 
-async def upsert_assistant(svc: Services, trip_id: str, message_id: str, parts: list, *,
+async def upsert_assistant(svc: AgentDeps, trip_id: str, message_id: str, parts: list, *,
                            source: str = "chat", turn_id: str | None = None) -> dict | None:
     """Store an assistant turn's parts under its id. A continuation of the same
     turn replaces the parts and moves the row to a new seq, so pollers (who
@@ -251,7 +198,7 @@ async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str,
     return dict(row[0])
 
 
-async def stored_parts(svc: Services, trip_id: str, message_id: str) -> list | None:
+async def stored_parts(svc: AgentDeps, trip_id: str, message_id: str) -> list | None:
     raw = await svc.db.fetchval("SELECT parts_json FROM agent_messages WHERE id = ? AND trip_id = ?",
                                 (message_id, trip_id))
     return None if raw is None else json.loads(raw)

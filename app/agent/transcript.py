@@ -12,13 +12,13 @@ ignored.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, TYPE_CHECKING
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AppError
-from ..core import Services
-from . import files
+from .deps import AgentDeps
+from .. import media_for_model as files
 from .timeline import text_of
 
 WINDOW = 30                 # messages of history given to the model
@@ -55,11 +55,17 @@ def _as_dicts(parts: list[UIPartIn]) -> list[dict[str, Any]]:
     return [part.model_dump(exclude_unset=True) for part in parts]
 
 
+if TYPE_CHECKING:   # what the validator below hands on
+    PartsIn = list[dict[str, Any]]
+else:
+    PartsIn = Annotated[list[UIPartIn], AfterValidator(_as_dicts)]
+
+
 class UIMessageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
     id: str | None = Field(default=None, max_length=200)
     role: str = Field(max_length=20)
-    parts: Annotated[list[UIPartIn], AfterValidator(_as_dicts)] = Field(default_factory=list, max_length=400)
+    parts: PartsIn = Field(default_factory=list, max_length=400)
 
 
 def tool_name(part: dict) -> str | None:
@@ -112,7 +118,7 @@ def settled_tool_items(part: dict) -> list[dict]:
     return [function_call(call_id, name, part.get("input")), function_output(call_id, result)]
 
 
-async def _user_content(svc: Services, trip_id: str, message: UIMessageIn, inline: bool,
+async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inline: bool,
                         own_hosts: tuple[str, ...]) -> list[dict]:
     content: list[dict] = []
     text = text_of(message.parts)[:TEXT_CHARS]
@@ -122,19 +128,19 @@ async def _user_content(svc: Services, trip_id: str, message: UIMessageIn, inlin
         if part.get("type") != "file":
             continue
         try:
-            upload = await files.resolve(svc, trip_id, part.get("url"), own_hosts)
+            upload = await files.resolve(svc.db, trip_id, part.get("url"), own_hosts)
         except AppError:
             continue  # only the latest message is refused for a bad URL; history is just skipped
         if upload.media_type not in files.SUPPORTED_TYPES:
             continue
         if inline:
-            content.append(await files.model_content(svc, upload))
+            content.append(await files.model_content(svc.files, upload))
         else:
             content.append({"type": "input_text", "text": f"[attached earlier: {upload.filename} {upload.url}]"})
     return content
 
 
-async def build_input(svc: Services, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
+async def build_input(svc: AgentDeps, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
                       own_hosts: tuple[str, ...] = ()) -> list[dict]:
     """Input items for the model. With `continuing`, the last message is the
     assistant turn being continued; its settled tool parts are replayed in

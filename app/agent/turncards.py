@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from ..ids import new_id
-from ..core import Services
+from .deps import AgentDeps
 from ..trips.model import Trip
 from .cards import spec_of_part, spec_part
 from .cardtool import build_card, parse_card_call, refinable
@@ -30,7 +30,7 @@ RECENT_MESSAGES = 6          # agent answers searched for cards ("the recent thr
 OFFERED_BYTES = 24 * 1024    # the cards offered to the model, at most (newest first)
 
 
-async def recent_cards(svc: Services, trip: Trip) -> list[dict]:
+async def recent_cards(svc: AgentDeps, trip: Trip) -> list[dict]:
     """`[{id, spec}]`, oldest first, for the instructions' context."""
     rows = await svc.db.fetchall(
         "SELECT parts_json FROM agent_messages WHERE trip_id = ? AND role = 'assistant' "

@@ -3,7 +3,7 @@ without anyone editing it (the forecast turns wet, a place's dated hours
 close a day).
 
 A tracked background loop (`run`, started by app/lifecycle.py when AI is on,
-cancelled at shutdown) makes a pass every `svc.agent_watch_interval_s`. A pass
+cancelled at shutdown) makes a pass every `agent_timing.watch_interval_s`. A pass
 (`pass_once`) is bounded: trips whose days fall within the next
 WATCH_HORIZON_DAYS (the forecast horizon), each at most once per
 WATCH_EVERY_S, at most MAX_TRIPS_PER_PASS per pass, oldest check first. For
@@ -24,7 +24,7 @@ import asyncio
 import json
 import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..errors import AppError, NotFound
 from ..ids import iso
@@ -33,9 +33,7 @@ from ..review.findings import Finding, review_day
 from ..trips.model import Trip
 from .timeline import now_dt
 
-if TYPE_CHECKING:
-    from ..core import Services
-    from .proactive import Evaluator
+from .deps import AgentDeps
 
 log = logging.getLogger("wayline.agent")
 
@@ -46,7 +44,7 @@ WATCH_KINDS = frozenset({"weather", "closed"})
 NO_EDIT = ["No member edited the trip: the forecast or a place's opening hours changed since the last check."]
 
 
-async def remember_seen(svc: Services, trip_id: str, finding_ids: list[str]) -> None:
+async def remember_seen(svc: AgentDeps, trip_id: str, finding_ids: list[str]) -> None:
     """Add findings the agent has already raised, so the watch stays quiet about them."""
     async with svc.db.write() as tx:
         rows = await tx.execute_fetchall("SELECT seen_json FROM agent_watch WHERE trip_id = ?", (trip_id,))
@@ -70,14 +68,23 @@ def watched_findings(trip: Trip, legs: dict[str, list], places: dict | None, wea
     return found
 
 
+class Decider(Protocol):
+    """What the watch asks about new risks (the agent's Evaluator, app/agent/proactive.py);
+    an approval that hit a real conflict asks it to look at the day again."""
+
+    async def decide(self, trip: Trip, risks: list[dict[str, Any]], edit: list[str], user_id: str | None) -> bool: ...
+
+    async def reconsider(self, trip_id: str, day_id: str, user_id: str, why: str) -> None: ...
+
+
 class Watch:
-    def __init__(self, svc: Services, evaluator: Evaluator):
+    def __init__(self, svc: AgentDeps, evaluator: Decider):
         self.svc, self.evaluator = svc, evaluator
 
     async def run(self) -> None:
         """The loop: a pass every interval until cancelled (shutdown)."""
         while True:
-            await asyncio.sleep(self.svc.agent_watch_interval_s)
+            await asyncio.sleep(self.svc.agent_timing.watch_interval_s)
             try:
                 await self.pass_once()
             except Exception:  # one bad pass must not end the loop
@@ -121,11 +128,11 @@ class Watch:
         svc = self.svc
         entry = await svc.trip_cache.entry(trip_id)
         trip, legs = entry.trip, dict(entry.legs)
-        weather = await trip_weather(svc, trip)
+        weather = await trip_weather(svc.weather, trip)
         if weather is None and trip.dest_lat is not None:
             log.info("agent watch: skipped a trip, its weather is unavailable")
             return False
-        places = await stop_places(svc, trip.all_stops(), trip_country(trip))
+        places = await stop_places(svc.places, trip.all_stops(), trip_country(trip))
         found = await asyncio.to_thread(watched_findings, trip, legs, places, weather, with_fixes=False)
         row = await svc.db.fetchone("SELECT seen_json FROM agent_watch WHERE trip_id = ?", (trip_id,))
         seen = set(json.loads(row[0])) if row else set()

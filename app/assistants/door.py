@@ -14,28 +14,31 @@ import asyncio
 import importlib
 from typing import Any
 
-from ..core import Services
+from ..background import BackgroundWork
+from .deps import AssistantDeps
+
+MCP_CALLS_PER_MINUTE = 60   # tool calls an outside assistant's token may make in any minute
 
 
 class Assistants:
-    def __init__(self, svc: Services):
-        self.svc = svc
-        self._ready: asyncio.Future | None = None
+    def __init__(self, background: BackgroundWork, calls_per_minute: int = MCP_CALLS_PER_MINUTE):
+        self.background, self.calls_per_minute = background, calls_per_minute
+        self._ready: asyncio.Future[Any] | None = None
 
-    async def handle(self, scope, receive, send, caller: Any) -> None:
-        server = await self._started()
+    async def handle(self, scope: Any, receive: Any, send: Any, caller: Any, deps: AssistantDeps) -> None:
+        server = await self._started(deps)
         await server.handle(scope, receive, send, caller)
 
-    async def _started(self) -> Any:
+    async def _started(self, deps: AssistantDeps) -> Any:
         if self._ready is None:
             self._ready = asyncio.get_running_loop().create_future()
-            self.svc.background.spawn(self._run(self._ready), name="mcp-server", forever=True)
+            self.background.spawn(self._run(self._ready, deps), name="mcp-server", forever=True)
         return await asyncio.shield(self._ready)
 
-    async def _run(self, ready: asyncio.Future) -> None:
+    async def _run(self, ready: asyncio.Future[Any], deps: AssistantDeps) -> None:
         try:
             module = await asyncio.to_thread(importlib.import_module, "app.assistants.server")
-            server = module.AssistantServer(self.svc, calls_per_minute=self.svc.mcp_calls_per_minute)
+            server = module.AssistantServer(deps, calls_per_minute=self.calls_per_minute)
             async with server.manager.run():
                 ready.set_result(server)
                 await asyncio.Event().wait()   # serving, until shutdown cancels this task

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..agent import timeline
 from ..agent.timeline import iso, now_dt
-from ..core import Services
+from .deps import AssistantDeps
 from ..errors import NotFound
 from ..ids import new_id
 from ..review.facts import load_day, stop_places, trip_country, trip_weather
@@ -35,7 +35,7 @@ EXPIRY = timedelta(days=7)       # the group may take a while to look; a proposa
 SEVERITY = {"problem": "high", "warning": "medium", "ok": "low"}
 
 
-async def propose_op(svc: Services, caller: Caller, trip_id: str, op_name: str, args: Any) -> dict:
+async def propose_op(svc: AssistantDeps, caller: Caller, trip_id: str, op_name: str, args: Any) -> dict:
     """File `op_name(args)` as a pending suggestion; its id and what the review says."""
     spec = TRIP_OPS.get(op_name)
     if spec is None or not spec.agent:
@@ -46,7 +46,7 @@ async def propose_op(svc: Services, caller: Caller, trip_id: str, op_name: str, 
     return await _file(svc, caller, trip, as_patch([(op_name, validated.model_dump(mode="json", exclude_unset=True))]))
 
 
-async def propose_fix(svc: Services, caller: Caller, trip_id: str, day_id: str, fix_id: str) -> dict:
+async def propose_fix(svc: AssistantDeps, caller: Caller, trip_id: str, day_id: str, fix_id: str) -> dict:
     """Propose one of the fixes the day's review computed (by its id)."""
     await role_for(svc, caller, trip_id, needs="editor")
     ctx = await load_day(svc, trip_id, day_id)
@@ -59,7 +59,7 @@ async def propose_fix(svc: Services, caller: Caller, trip_id: str, day_id: str, 
     raise NotFound("That fix is not in the day's review any more: review the day again", code="fix_not_found")
 
 
-async def _file(svc: Services, caller: Caller, trip: Trip, patch: dict, finding: dict | None = None) -> dict:
+async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, finding: dict | None = None) -> dict:
     """File the patch (`{"edits": [...]}`); `finding`, for a review fix, is
     the finding it clears: the suggestion resolves once that is gone."""
     after = trip.edit()
@@ -90,11 +90,12 @@ async def _file(svc: Services, caller: Caller, trip: Trip, patch: dict, finding:
                     "Follow it with get_suggestion."}
 
 
-async def _review(svc: Services, before: Trip, after: Trip) -> dict:
+async def _review(svc: AssistantDeps, before: Trip, after: Trip) -> dict:
     """What the day review's rules find new after the change (no model call):
     the facts the agent's evaluation uses, the places from the cache and the weather."""
     places, weather = await asyncio.gather(
-        stop_places(svc, [*before.all_stops(), *after.all_stops()], trip_country(after)), trip_weather(svc, after))
+        stop_places(svc.places, [*before.all_stops(), *after.all_stops()], trip_country(after)),
+        trip_weather(svc.weather, after))
     risks = await asyncio.to_thread(lambda: material_risks(before, after, places=places, weather=weather))
     findings = [{"kind": r.kind, "severity": r.severity, "message": r.message} for r in risks]
     status = "problem" if any(f["severity"] == "problem" for f in findings) else "warning" if findings else "ok"
@@ -105,14 +106,14 @@ async def _review(svc: Services, before: Trip, after: Trip) -> dict:
     return {"status": status, "text": text, "findings": findings}
 
 
-async def suggestion(svc: Services, caller: Caller, trip_id: str, suggestion_id: str) -> dict:
+async def suggestion(svc: AssistantDeps, caller: Caller, trip_id: str, suggestion_id: str) -> dict:
     """A suggestion of the trip as an assistant follows it: its status (an
     expired one says so), what it changes, the review, who denied it."""
     await role_for(svc, caller, trip_id)
     async with svc.db.read() as conn:
-        rows = await conn.execute_fetchall(
+        rows = list(await conn.execute_fetchall(
             f"SELECT {timeline.SUGGESTION_COLUMNS} FROM agent_suggestions WHERE id = ? AND trip_id = ?",
-            (suggestion_id, trip_id))
+            (suggestion_id, trip_id)))
         if not rows:
             raise NotFound("No such suggestion in this trip", code="suggestion_not_found")
         denied = await conn.execute_fetchall(

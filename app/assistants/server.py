@@ -21,7 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
-from ..core import Services
+from .deps import AssistantDeps
 from ..web.bodies import OP_BODY
 from . import tools
 from .tokens import Caller
@@ -60,7 +60,7 @@ class CallLimiter:
 class AssistantServer:
     """One per app, built and run by app/assistants/door.py on the first request."""
 
-    def __init__(self, svc: Services, *, calls_per_minute: int):
+    def __init__(self, svc: AssistantDeps, *, calls_per_minute: int):
         self.svc = svc
         self.limiter = CallLimiter(calls_per_minute)
         self.server = Server("wayline", version="1", title="Wayline", instructions=INSTRUCTIONS,

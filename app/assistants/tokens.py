@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..auth import LastUse, token_hash
-from ..core import Services
+from .deps import AssistantDeps
 from ..errors import Conflict, Forbidden, NotFound
 from ..ids import new_id, utcnow
 from ..roles import ROLE_RANK
@@ -66,12 +66,12 @@ LIST_SQL = ("SELECT a.id, a.name, a.scope, a.trip_id, t.title AS trip_title, a.c
             "FROM access_tokens a LEFT JOIN trips t ON t.id = a.trip_id WHERE a.user_id = ?")
 
 
-async def list_tokens(svc: Services, user_id: str) -> list[dict]:
+async def list_tokens(svc: AssistantDeps, user_id: str) -> list[dict]:
     rows = await svc.db.fetchall(LIST_SQL + " ORDER BY a.created_at, a.id", (user_id,))
     return [_dto(r) for r in rows]
 
 
-async def create(svc: Services, user_id: str, new: NewToken) -> tuple[str, dict]:
+async def create(svc: AssistantDeps, user_id: str, new: NewToken) -> tuple[str, dict]:
     """(the token, shown once; its entry). A one-trip token needs the
     membership (404 otherwise, as for any trip the member cannot see)."""
     if new.tripId is not None:
@@ -93,12 +93,12 @@ async def create(svc: Services, user_id: str, new: NewToken) -> tuple[str, dict]
     return token, _dto(row)
 
 
-async def revoke(svc: Services, user_id: str, token_id: str) -> None:
+async def revoke(svc: AssistantDeps, user_id: str, token_id: str) -> None:
     if not await svc.db.execute_write("DELETE FROM access_tokens WHERE id = ? AND user_id = ?", (token_id, user_id)):
         raise NotFound("No such connected assistant", code="token_not_found")
 
 
-async def authenticate(svc: Services, token: str | None, last_use: LastUse) -> Caller | None:
+async def authenticate(svc: AssistantDeps, token: str | None, last_use: LastUse) -> Caller | None:
     """The caller a bearer token stands for; None for a missing, unknown or revoked token."""
     if not token or not token.startswith(PREFIX) or len(token) > 200:
         return None
@@ -113,7 +113,7 @@ async def authenticate(svc: Services, token: str | None, last_use: LastUse) -> C
     return Caller(row["id"], row["user_id"], row["display_name"], row["name"], row["trip_id"], row["scope"])
 
 
-async def role_for(svc: Services, caller: Caller, trip_id: str, needs: str = "viewer") -> str:
+async def role_for(svc: AssistantDeps, caller: Caller, trip_id: str, needs: str = "viewer") -> str:
     """The role the caller acts with on the trip: the member's, capped by the
     token's scope. 404 (in the same words as the HTTP API) for a trip the
     token is not for or the member is not in; 403 in plain words when the

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..agent import timeline
 from ..agent.snapshot import trip_snapshot
-from ..agent.tools import run_read_tool
-from ..core import Services
+from ..read_tools import ToolContext, run_read_tool
+from .deps import AssistantDeps
 from ..errors import AppError, Invalid, validation_error
 from ..planner.shortest import shortest_preview
 from ..review.facts import load_day
@@ -77,7 +77,7 @@ class FixRef(DayRef):
     fixId: str = Field(min_length=1, max_length=64, description="A fix's id from review_day")
 
 
-Run = Callable[[Services, Caller, Any], Awaitable[Any]]
+Run = Callable[[AssistantDeps, Caller, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -90,43 +90,44 @@ class Tool:
     args: type[BaseModel] | None = None   # read tools: validated here; write tools: by TRIP_OPS
 
 
-async def _list_trips(svc: Services, caller: Caller, _: NoArgs) -> dict:
-    trips = await catalog.trips_of(svc, caller.user_id)
+async def _list_trips(svc: AssistantDeps, caller: Caller, _: NoArgs) -> dict:
+    trips = await catalog.trips_of(svc.db, caller.user_id)
     shown = [t for t in trips if caller.trip_id in (None, t["id"])]
     for t in shown:
         t["canPropose"] = caller.scope == "propose" and t["role"] != "viewer"
     return {"trips": shown}
 
 
-async def _get_trip(svc: Services, caller: Caller, a: TripRef) -> dict:
+async def _get_trip(svc: AssistantDeps, caller: Caller, a: TripRef) -> dict:
     await role_for(svc, caller, a.tripId)
     view = await svc.trip_cache.entry(a.tripId)
     return trip_snapshot(view.trip, view.legs)
 
 
-async def _review_day(svc: Services, caller: Caller, a: DayRef) -> dict:
+async def _review_day(svc: AssistantDeps, caller: Caller, a: DayRef) -> dict:
     await role_for(svc, caller, a.tripId)
     ctx = await load_day(svc, a.tripId, a.dayId)
     return {"dayId": a.dayId, "date": ctx.date, **ctx.review().to_json(),
             "howToFix": "propose_fix with a fix's id files it as a suggestion for the group."}
 
 
-async def _shortest(svc: Services, caller: Caller, a: DayRef) -> dict:
+async def _shortest(svc: AssistantDeps, caller: Caller, a: DayRef) -> dict:
     await role_for(svc, caller, a.tripId)
     ctx = await load_day(svc, a.tripId, a.dayId, fixes=False)
     return {**await shortest_preview(svc, ctx), "note": "A preview only: nothing was changed or stored."}
 
 
-async def _search_places(svc: Services, caller: Caller, a: PlaceQuery) -> dict:
+async def _search_places(svc: AssistantDeps, caller: Caller, a: PlaceQuery) -> dict:
     await role_for(svc, caller, a.tripId)
     trip = (await svc.trips.get(a.tripId)).trip
-    found = await run_read_tool(svc, trip, "placeSearch", json.dumps({"query": a.query, "lat": a.lat, "lng": a.lng}))
+    found = await run_read_tool(ToolContext(svc, trip), "placeSearch",
+                                json.dumps({"query": a.query, "lat": a.lat, "lng": a.lng}))
     if found.error:
         raise ToolError(found.error)
     return found.output
 
 
-async def _recent_timeline(svc: Services, caller: Caller, a: TimelineQuery) -> dict:
+async def _recent_timeline(svc: AssistantDeps, caller: Caller, a: TimelineQuery) -> dict:
     await role_for(svc, caller, a.tripId)
     rows = await svc.db.fetchall(
         f"SELECT {timeline.MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? ORDER BY seq DESC LIMIT ?",
@@ -140,11 +141,11 @@ async def _recent_timeline(svc: Services, caller: Caller, a: TimelineQuery) -> d
     return {"lines": lines}
 
 
-async def _get_suggestion(svc: Services, caller: Caller, a: SuggestionRef) -> dict:
+async def _get_suggestion(svc: AssistantDeps, caller: Caller, a: SuggestionRef) -> dict:
     return await proposals.suggestion(svc, caller, a.tripId, a.suggestionId)
 
 
-async def _propose_fix(svc: Services, caller: Caller, a: FixRef) -> dict:
+async def _propose_fix(svc: AssistantDeps, caller: Caller, a: FixRef) -> dict:
     return await proposals.propose_fix(svc, caller, a.tripId, a.dayId, a.fixId)
 
 
@@ -176,7 +177,7 @@ def _op_tool(op_name: str) -> Tool:
                                        "description": "The trip (from list_trips)"}, **schema.get("properties", {})}
     schema["required"] = ["tripId", *schema.get("required", [])]
 
-    async def run(svc: Services, caller: Caller, arguments: dict) -> dict:
+    async def run(svc: AssistantDeps, caller: Caller, arguments: dict) -> dict:
         args = dict(arguments)
         trip_id = args.pop("tripId", None)
         if not isinstance(trip_id, str) or not trip_id:
@@ -198,7 +199,7 @@ def offered(caller: Caller) -> list[Tool]:
     return READ_TOOLS + (WRITE_TOOLS if caller.scope == "propose" else [])
 
 
-async def call(svc: Services, caller: Caller, name: str, arguments: dict | None) -> Any:
+async def call(svc: AssistantDeps, caller: Caller, name: str, arguments: dict | None) -> Any:
     """Run a tool; raises ToolError with plain words for anything that fails."""
     tool = TOOLS.get(name)
     if tool is None or tool not in offered(caller):

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from icalendar import Calendar, Event
+from icalendar import TRANSP, Calendar, Event
 
 from ..legs import Leg, by_pair
 from ..trips.model import Day, Stop, Trip
@@ -43,7 +43,8 @@ def trip_calendar(trip: Trip, legs: dict[str, list[Leg]], *, page_url: str, upda
     cal = Calendar.new(name=trip.title, prodid=PRODID, uid=f"trip-{trip.id}",
                        description=f"The plan of {trip.title} in Wayline", url=f"{page_url.rstrip('/')}/#/trips/"
                        f"{quote(trip.id)}")
-    first = last = None
+    first: date | None = None
+    last: date | None = None
     for day in trip.days:
         iso = trip.day_date(day)
         if iso is None:
@@ -58,7 +59,7 @@ def trip_calendar(trip: Trip, legs: dict[str, list[Leg]], *, page_url: str, upda
             # land on the next date at the same local time.
             start, end = midnight + timedelta(minutes=slot.start), midnight + timedelta(minutes=slot.end)
             cal.add_component(_stop_event(trip, day, stop, start, end, stamp, page_url))
-    if first is not None and trip.timezone != "UTC":
+    if first is not None and last is not None and trip.timezone != "UTC":
         # Only the years the trip spans (plus the nights past its last day):
         # a VTIMEZONE of the whole zone history would be most of the feed.
         cal.add_missing_timezones(first_date=first - timedelta(days=1), last_date=last + timedelta(days=3))
@@ -70,7 +71,7 @@ def _day_event(trip: Trip, day: Day, on: date, stamp: datetime, page_url: str) -
     event = Event.new(uid=day.id, summary=f"{title} · {trip.title}", start=on, end=on + timedelta(days=1),
                       stamp=stamp, last_modified=stamp, sequence=trip.version,
                       url=stop_url(page_url, trip.id, day.id), description=day.note or None,
-                      transparency="TRANSPARENT")
+                      transparency=TRANSP.TRANSPARENT)
     return event
 
 

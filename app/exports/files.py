@@ -9,25 +9,28 @@ import asyncio
 import hashlib
 import re
 import unicodedata
+from typing import Any
 from datetime import datetime
 
-from ..core import Services
+from ..providers.maps import PlacesProvider
+from ..trips.dto import TripCache
 from ..errors import NotFound
 
 # icalendar and gpxpy are imported by the first export, not at start-up
 # (bench/startup.py: most servers' members rarely export).
 
 
-async def calendar_file(svc: Services, trip_id: str, *, page_url: str, updated_at: datetime) -> tuple[bytes, str]:
+async def calendar_file(trip_cache: TripCache, trip_id: str, *, page_url: str,
+                        updated_at: datetime) -> tuple[bytes, str]:
     """The trip's iCalendar bytes and their ETag. Writing them costs about a
     millisecond per stop (icalendar), so they are built off the event loop,
     once per view of the trip (a change or new legs make a new view) and
     address, and kept with the view."""
     from .calendar import trip_calendar
 
-    view = await svc.trip_cache.entry(trip_id)
+    view = await trip_cache.entry(trip_id)
     key = (page_url, updated_at)
-    built = view.derived.get("calendar")
+    built: tuple[Any, bytes, str] | None = view.derived.get("calendar")  # type: ignore[assignment]
     if built is None or built[0] != key:
         body = await asyncio.to_thread(trip_calendar, view.trip, view.legs, page_url=page_url, updated_at=updated_at)
         built = (key, body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
@@ -35,11 +38,12 @@ async def calendar_file(svc: Services, trip_id: str, *, page_url: str, updated_a
     return built[1], built[2]
 
 
-async def gpx_file(svc: Services, trip_id: str, *, page_url: str, day_id: str | None = None) -> tuple[str, str]:
+async def gpx_file(trip_cache: TripCache, places: PlacesProvider, trip_id: str, *, page_url: str,
+                   day_id: str | None = None) -> tuple[str, str]:
     """(GPX text, a file name) for one day (404 for a day not in the trip) or the whole trip."""
     from .gpx import leg_paths, trip_gpx
 
-    view = await svc.trip_cache.entry(trip_id)
+    view = await trip_cache.entry(trip_id)
     trip, legs = view.trip, view.legs
     days = trip.days if day_id is None else [d for d in trip.days if d.id == day_id]
     if not days:
@@ -47,7 +51,7 @@ async def gpx_file(svc: Services, trip_id: str, *, page_url: str, day_id: str | 
     stops = {s.id: s for d in days for s in d.stops}
     paths = {}
     for day in days:
-        paths.update(await leg_paths(svc.places, legs.get(day.id, []), stops))
+        paths.update(await leg_paths(places, legs.get(day.id, []), stops))
     name = file_name(trip.title) + ("" if day_id is None else f"-day-{days[0].position + 1}")
     return trip_gpx(trip, days, legs, paths, page_url=page_url), f"{name}.gpx"
 

@@ -71,13 +71,13 @@ def trip_gpx(trip: Trip, days: Sequence[Day], legs: dict[str, list[Leg]],
         if not located:
             continue
         route = gpx.GPXRoute(name=_day_name(trip, day), description=day.note or None)
-        previous = None
+        previous: Stop | None = None
         for stop in located:
             when = (midnight + timedelta(minutes=slots[stop.id].start)).astimezone(UTC)
             doc.waypoints.append(gpx.GPXWaypoint(
                 stop.lat, stop.lng, time=when, name=stop.name, type=KIND_WORDS.get(stop.kind, "Other"),
                 description=stop.address or None, comment=stop.note[:500] or None))
-            comment = None
+            comment: str | None = None
             if previous is not None:
                 path = paths.get((previous.id, stop.id))
                 if path:

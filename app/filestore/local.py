@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 from collections.abc import AsyncIterator
 
-from . import CHUNK, StoredFile
+from .base import CHUNK, StoredFile
 
 
 class LocalFileStore:

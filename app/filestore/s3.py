@@ -18,7 +18,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..settings import ReplicaLocation, Settings
-from . import CHUNK, StoreUnavailable, StoredFile
+from .base import CHUNK, StoreUnavailable, StoredFile
 
 MISSING = {"NoSuchKey", "404", "NotFound"}
 

@@ -44,7 +44,7 @@ ONE_DAY = timedelta(days=1)
 WHOLE_DAY = ((0, DAY, False),)
 
 
-def intervals(value: str, day: date, *, country: str | None = None,
+def intervals(value: str | None, day: date, *, country: str | None = None,
               subdivision: str | None = None) -> list[tuple[int, int]] | None:
     """The open intervals of `day` (see the module doc), or None for "no hours"."""
     rules = _rules(value) if isinstance(value, str) else None

@@ -8,8 +8,9 @@ of one kind are alternatives ("Mo,We-Fr"), and every kind present must pass.
 from __future__ import annotations
 
 import calendar
+import functools
 from datetime import date, timedelta
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 # A day test answers "does this selector pick `day`?"; it may ask `holiday`
 # whether a day is a public ("PH") or school ("SH") holiday.
@@ -59,6 +60,23 @@ def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
     return first + timedelta(days=7 * (n - 1 if n > 0 else n))
 
 
+# Day tests bound to their values (partial: one per selector, not per loop variable).
+def _weekday_in(days: Collection[int], d: date, h: HolidayLookup) -> bool:
+    return d.weekday() in days
+
+
+def _holiday_before(shift: int, d: date, h: HolidayLookup) -> bool:
+    return h("PH", d - timedelta(days=shift))
+
+
+def _month_in(months: Collection[int], d: date, h: HolidayLookup) -> bool:
+    return d.month in months
+
+
+def _is_event(event: _Endpoint, d: date, h: HolidayLookup) -> bool:
+    return d == event.first(event.year or d.year)
+
+
 class Selectors:
     """Collects one rule's day tests while `_RuleParser` walks its tokens."""
 
@@ -91,7 +109,7 @@ class Selectors:
             elif p.kind(at) == "weekday":
                 last = p.value(at + 2) if p.match(at + 1, "-", "weekday") else p.value(at)
                 days = _cyclic(p.value(at), last, 7, 0)
-                self.tests["weekday"].append(lambda d, h, days=days: d.weekday() in days)
+                self.tests["weekday"].append(functools.partial(_weekday_in, days))
                 at += 3 if p.match(at + 1, "-", "weekday") else 1
             elif p.kind(at) == "holiday":
                 return self.holidays(p, at, into_weekdays=True)
@@ -130,8 +148,7 @@ class Selectors:
         while True:
             if p.kind(at) == "holiday" and p.value(at) == "PH":  # "PH", "PH +1 day"
                 shift, at = self.move_days(p, at + 1, 1)
-                self.tests[kind].append(
-                    lambda d, h, shift=shift: h("PH", d - timedelta(days=shift)))
+                self.tests[kind].append(functools.partial(_holiday_before, shift))
             elif p.kind(at) == "holiday":
                 self.tests[kind].append(lambda d, h: h("SH", d))
                 at += 1
@@ -194,7 +211,7 @@ class Selectors:
                 raise Unsupported("month expected")
             ranged = p.match(at + 1, "-", "month")
             months = _cyclic(p.value(at), p.value(at + 2) if ranged else p.value(at), 12, 1)
-            self.tests[kind].append(lambda d, h, months=months: d.month in months)
+            self.tests[kind].append(functools.partial(_month_in, months))
             at += 3 if ranged else 1
             if not p.match(at, ","):
                 return at
@@ -217,7 +234,7 @@ class Selectors:
                 at = self.day_list(p, at, start, kind)
             elif start.kind == "event":
                 # Bound now: a list of events ("easter,easter +1 day") makes one test each.
-                self.tests[kind].append(lambda d, h, day=start: d == day.first(day.year or d.year))
+                self.tests[kind].append(functools.partial(_is_event, start))
                 at = start.after
             elif start.kind == "nth":  # "Aug Su[-1]": the month here, the weekday later
                 at = self.months(p, at, into_monthdays=False)

@@ -23,8 +23,12 @@ import logging
 import secrets
 import time
 from collections import deque
+from dataclasses import dataclass
+
+from ..db import Database
 from ..errors import Busy, Invalid, NotFound, Unavailable
-from ..core import Services
+from ..trips.dto import TripCache
+from ..trips.heads import Heads
 from .sse import KEEPALIVE, MAX_QUEUED, LiveResponse, Stream, encode, frame
 
 log = logging.getLogger("wayline")
@@ -65,9 +69,19 @@ class Channel:
         return self.ring[-1][0] if self.ring else self.floor
 
 
+@dataclass(frozen=True)
+class LiveLimits:
+    """A comment line this often keeps proxies from closing a quiet stream
+    (Fly's proxy closes after 60 s idle); the open-stream limits."""
+
+    keepalive_s: float = 20.0
+    max_per_user: int = 8
+    max_streams: int = 2000
+
+
 class LiveHub:
-    def __init__(self, svc: Services):
-        self.svc = svc
+    def __init__(self, db: Database, trip_cache: TripCache, heads: Heads, limits: LiveLimits):
+        self.db, self.trip_cache, self.heads, self.limits = db, trip_cache, heads, limits
         self.epoch = secrets.token_hex(4)
         self._counter = 0
         self._channels: dict[str, Channel] = {}
@@ -87,7 +101,7 @@ class LiveHub:
         member (checked again if membership changed meanwhile), 429 over the limits."""
         for _ in range(MEMBERSHIP_TRIES):
             mark = self._members_changes
-            role, _ = await self.svc.trip_cache.membership(trip_id, user["id"])
+            role, _ = await self.trip_cache.membership(trip_id, user["id"])
             if role is None:
                 raise NotFound("Trip not found")
             if mark == self._members_changes:
@@ -97,10 +111,10 @@ class LiveHub:
         if self._closed:
             raise Unavailable("The server is restarting. Please try again in a moment.", code="shutting_down")
         mine = self._by_user.get(user["id"], ())
-        if len(mine) >= self.svc.live_max_per_user:
+        if len(mine) >= self.limits.max_per_user:
             raise Busy("Too many Wayline pages are open on your account. Close a few tabs and try again.",
                        code="too_many_streams")
-        if self._count >= self.svc.live_max_streams:
+        if self._count >= self.limits.max_streams:
             raise Busy("The server has too many live pages open right now. Please try again in a moment.",
                        code="too_many_streams")
         stream = Stream(trip_id, user["id"], user["displayName"], secrets.token_urlsafe(12), session)
@@ -117,10 +131,12 @@ class LiveHub:
         self._count += 1
         self._start_ticker()
         cursor = self._cursor(last_event_id)
-        resumed = cursor is not None and channel.floor <= cursor <= self._counter
+        if cursor is not None and not channel.floor <= cursor <= self._counter:
+            cursor = None   # not an id this trip's events can resume from
+        resumed = cursor is not None
         hello = encode({"connectionId": stream.connection_id, "resumed": resumed})
-        stream.push(frame(self._id(cursor if resumed else channel.head()), "hello", hello, retry=True))
-        if resumed:
+        stream.push(frame(self._id(channel.head() if cursor is None else cursor), "hello", hello, retry=True))
+        if cursor is not None:
             for n, data in channel.ring:
                 if n > cursor:
                     stream.push(data)
@@ -181,7 +197,7 @@ class LiveHub:
 
     async def set_day(self, trip_id: str, user_id: str, connection_id: str, day_id: str | None) -> None:
         """The day a member's page shows (None: no particular day)."""
-        if day_id is not None and not await self.svc.db.fetchval(
+        if day_id is not None and not await self.db.fetchval(
                 "SELECT 1 FROM days WHERE id = ? AND trip_id = ?", (day_id, trip_id)):
             raise Invalid("dayId: not a day of this trip", field="dayId")
         channel = self._channels.get(trip_id)
@@ -245,7 +261,7 @@ class LiveHub:
         try:
             while channel.pending and self._channels.get(trip_id) is channel:
                 kinds, channel.pending = channel.pending, set()
-                heads = await self.svc.heads.get(self.svc, trip_id) if kinds & HEAD_KINDS else None
+                heads = await self.heads.get(trip_id) if kinds & HEAD_KINDS else None
                 members = await self._member_ids(trip_id) if "members" in kinds else None
                 if self._channels.get(trip_id) is channel:
                     self._emit(channel, kinds, heads, members)
@@ -262,7 +278,7 @@ class LiveHub:
             channel.pump = None
 
     async def _member_ids(self, trip_id: str) -> set[str]:
-        rows = await self.svc.db.fetchall("SELECT user_id FROM members WHERE trip_id = ?", (trip_id,))
+        rows = await self.db.fetchall("SELECT user_id FROM members WHERE trip_id = ?", (trip_id,))
         return {r[0] for r in rows}
 
     def _emit(self, channel: Channel, kinds: set[str], heads: tuple[int, int, int] | None,
@@ -322,7 +338,7 @@ class LiveHub:
         """Every keep-alive interval: a comment line on every stream (proxies
         close silent connections), and forget trips nobody has watched for a while."""
         while True:
-            await asyncio.sleep(self.svc.live_keepalive_s)
+            await asyncio.sleep(self.limits.keepalive_s)
             now = time.monotonic()
             for trip_id, channel in list(self._channels.items()):
                 if channel.streams:

@@ -80,7 +80,7 @@ def already_planned(place: dict, day: Day) -> bool:
         if stop.place_id and stop.place_id == place.get("placeId"):
             return True
         if name and stop.name.casefold().strip() == name:
-            if stop.lat is None or place.get("lat") is None:
+            if stop.lat is None or stop.lng is None or place.get("lat") is None:
                 return True
             if haversine_m(stop.lat, stop.lng, place["lat"], place["lng"]) <= SAME_PLACE_M:
                 return True

@@ -22,7 +22,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ai_schema import with_choices
-from ..core import Services, require_ai
+from ..ai import require_ai
+from .deps import PlannerDeps
 from ..ids import utcnow
 from ..legs import by_pair
 from ..review.facts import DayContext, full_review
@@ -100,8 +101,8 @@ def cache_key(facts: dict, ask: CopilotQuestion) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: CopilotQuestion) -> dict:
-    require_ai(svc)
+async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: CopilotQuestion) -> dict:
+    ai = require_ai(svc.ai)
     review = await full_review(svc, ctx)
     facts = day_facts(ctx, review)
     key = cache_key(facts, ask)
@@ -121,7 +122,7 @@ async def ask_copilot(svc: Services, ctx: DayContext, user_id: str, ask: Copilot
                         len(reply.recommendedFixIds) - len(kept))
         return reply.model_copy(update={"recommendedFixIds": kept})
 
-    reply = await svc.ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
+    reply = await ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
                                     schema=with_choices(CopilotAnswer, {"recommendedFixIds[]": known}),
                                     instructions=INSTRUCTIONS, input=messages,
                                     max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)

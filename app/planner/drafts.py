@@ -11,12 +11,12 @@ import secrets
 from datetime import datetime, timedelta, UTC
 
 from .. import legs as legs_mod
-from ..core import Services
+from .deps import PlannerDeps
 from ..errors import Conflict, Invalid, NotFound
 from ..hours.rules import check_at
 from ..ids import iso, utcnow
 from ..legs import Leg, by_pair
-from ..review.facts import DayContext
+from ..review.facts import DayContext, FactSources
 from ..review.findings import added_findings, day_fingerprint, review_day
 from ..trips.apply import Applied, apply_ops
 from ..trips.model import Day, Trip
@@ -37,7 +37,7 @@ def new_draft_id() -> str:
     return "dr_" + secrets.token_urlsafe(18)
 
 
-async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
+async def store_draft(svc: PlannerDeps, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
                       preview: dict, place_raw: dict | None = None) -> str:
     draft_id, now = new_draft_id(), datetime.now(UTC)
     async with svc.db.write() as conn:
@@ -55,7 +55,7 @@ async def store_draft(svc: Services, ctx: DayContext, user_id: str, kind: str, e
 STALE = "The day changed since this draft was made. Ask again for a fresh one."
 
 
-async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, *,
+async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: str, *,
                       start_time: str | None = None, duration_min: int | None = None) -> Applied | None:
     """Apply exactly the stored edits in one change, or refuse: 404 for an
     unknown, expired or other trip's draft; 409 `stale` when the day changed;
@@ -93,7 +93,7 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
             # A set time is on the day plan's clock ("24:30" is 00:30 the next morning), in minutes like a start.
             start = (to_minutes(args["setTime"]) if args.get("setTime")
                      else preview.get("startMinutes", to_minutes(preview["startTime"])))
-            check = check_at(place_raw, trip.day_date(day), start, args["durationMin"], meal=True)
+            check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=True)
             if not check.fits:
                 latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
                 raise Conflict(f"{args['name']} is not open for the whole meal from {clock_label(start)} "
@@ -102,19 +102,19 @@ async def apply_draft(svc: Services, trip_id: str, draft_id: str, user_id: str, 
 
     if not edits:
         return None
-    applied = await apply_ops(svc, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
+    applied = await apply_ops(svc.trips, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
     await svc.db.execute_write("UPDATE planner_drafts SET applied_at = ? WHERE id = ?", (utcnow(), draft_id))
     return applied
 
 
-async def preview_draft(svc: Services, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
+async def preview_draft(svc: FactSources, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,
                         more_places: dict | None = None) -> dict:
     """The draft of `edits` as applying them will show it: the preview (times
     from the legs the TripDto will compute, hours badges, review findings) and
     the travel before and after."""
     trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
-    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    legs = await legs_mod.day_legs(svc.places, day.stops, trip.prefs)
     slots = {s.stop_id: s for s in day_schedule(day, {(g.from_stop_id, g.to_stop_id): g for g in legs})}
     places = {**(ctx.places or {}), **(more_places or {})}
     preview = _preview(ctx, day, legs, slots, new_refs(ctx.day, day), places, summary, trip)

@@ -16,10 +16,10 @@ from ..hours.rules import check_at
 from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS
 from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
-from ..core import Services
+from .deps import PlannerDeps
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import day_schedule, to_hhmm, to_service_time
-from ..providers.maps import in_country, require_places
+from ..providers.maps import in_country
 from ..review.facts import DayContext, trip_country
 from ..review.findings import added_findings
 from ..review.issues import PlaceBook
@@ -54,25 +54,25 @@ def _cheapest_afters(day: Day, place: dict) -> list[str | None]:
         return [day.stops[-1].id if day.stops else None]
     costs = []
     for i, stop in enumerate(day.stops):
-        if stop.lat is None:
+        if stop.lat is None or stop.lng is None:
             continue
-        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None), None)
+        nxt = next((s for s in day.stops[i + 1:] if s.lat is not None and s.lng is not None), None)
         cost = haversine_m(stop.lat, stop.lng, place["lat"], place["lng"])
-        if nxt is not None:
+        if nxt is not None and nxt.lat is not None and nxt.lng is not None:
             cost += haversine_m(place["lat"], place["lng"], nxt.lat, nxt.lng)
             cost -= haversine_m(stop.lat, stop.lng, nxt.lat, nxt.lng)
         costs.append((cost, -i, stop.id))
     return [sid for _, _, sid in sorted(costs)]
 
 
-async def timed_insert(svc: Services, ctx: DayContext, args: dict,
+async def timed_insert(svc: PlannerDeps, ctx: DayContext, args: dict,
                        replaces: str | None = None) -> tuple[Trip, Day, dict, list[Leg]]:
     """The day with one stop inserted (and the stop it replaces removed), timed
     with the same legs the TripDto will show: returns (trip, day, the new
     stop's slot, legs)."""
     trip = simulate(ctx.trip, _edits(args, replaces))
     day = trip.day(ctx.day.id)
-    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)
+    legs = await legs_mod.day_legs(svc.places, day.stops, trip.prefs)
     slots = day_schedule(day, by_pair(legs))
     ref = next(iter(new_refs(ctx.day, day)))
     slot = next(s for s in slots if s.stop_id == ref)
@@ -90,11 +90,11 @@ def _explore_rank(suggestion: dict) -> int:
     return 1 if suggestion["hours"]["status"] == "none" else 0
 
 
-async def suggest(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
+async def suggest(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: EffectivePreferences, *,
                   meal: str | None = None, explore: bool = False) -> list[dict]:
     """Find places to eat (`meal`) or Explore nearby: ranked Google places,
     each stored as a draft. No model call."""
-    provider = require_places(svc)
+    provider = svc.places
     slots = day_schedule(ctx.day, by_pair(ctx.legs))
     replaced = None
     if explore:
@@ -148,11 +148,13 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
     usual time, else the next nearest to it; an explored place where it adds
     the least distance, else the next cheapest."""
     food = not explore or is_food(place)
+    afters: list[str | None]
     if replaced is not None:
         afters = [replaced.id]
     elif explore:
-        afters = _cheapest_afters(ctx.day, place)
+        afters = list(_cheapest_afters(ctx.day, place))
     else:
+        assert meal is not None, "a place to eat is always for a meal"
         first = _insertion_after(ctx.day, slots, meal)
         target = MEALS[meal].target
         by_time = sorted(zip(ctx.day.stops, slots), key=lambda pair: abs(pair[1].end - target))
@@ -172,8 +174,11 @@ async def _suggestion_at(svc, ctx: DayContext, place: dict, meal: str | None, ex
     early), and nothing the review would newly flag on the day (a set time
     pushed out of reach, a path that crosses itself, rain on an outdoor
     visit, more stops than the pace holds)."""
-    duration = (PACE_VISIT_MIN[ctx.trip.prefs.pace] if explore
-                else replaced.duration_min if replaced else MEAL_MINUTES[meal])
+    if explore:
+        duration = PACE_VISIT_MIN[ctx.trip.prefs.pace]
+    else:
+        assert meal is not None, "a place to eat is always for a meal"
+        duration = replaced.duration_min if replaced else MEAL_MINUTES[meal]
     args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
                             "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
                             "durationMin": duration, "note": FOOD_NOTE if food else ""}

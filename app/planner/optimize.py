@@ -31,10 +31,11 @@ from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours.rules import check_at
-from ..meals import FOOD_NOTE, MEAL_MINUTES, meal_for
+from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
-from ..core import Services, require_ai
+from ..ai import require_ai
+from .deps import PlannerDeps
 from ..review.facts import DayContext, trip_country
 from ..trips.ops import simulate
 from .drafts import new_refs, preview_draft, store_draft
@@ -162,15 +163,14 @@ def plan_types(prefs: EffectivePreferences) -> list[str]:
     return list(dict.fromkeys(mixed))[:PLAN_MAX_TYPES]
 
 
-async def collect_candidates(svc: Services, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
+async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: EffectivePreferences) -> list[dict]:
     """Up to 12 usable Google places near the day, taken in turn from each
     type's ranking so every chosen type is represented. Empty without Google."""
-    if svc.places is None:
-        return []
     anchor = centre(ctx.day.stops, ctx.trip)
     if anchor is None:
         return []
-    spread = max((haversine_m(anchor[0], anchor[1], s.lat, s.lng) for s in ctx.day.stops if s.lat is not None),
+    spread = max((haversine_m(anchor[0], anchor[1], s.lat, s.lng) for s in ctx.day.stops
+                  if s.lat is not None and s.lng is not None),
                  default=0.0)
     radius = min(5000.0, max(1500.0, spread + 500))
     types = plan_types(prefs)
@@ -254,7 +254,7 @@ def _pinned_in_place(before: Day, after: Day) -> bool:
     return all((a.id == b.id and a.set_time == b.set_time) for a, b in zip(before.stops, kept) if b.set_time)
 
 
-async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candidates: dict) -> dict:
+async def build_draft(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candidates: dict) -> dict:
     """Exact edits and the preview of what applying them will show."""
     edits = plan_edits(ctx.day, plan, candidates)
     by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}
@@ -264,7 +264,7 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
             args["durationMin"] = PACE_VISIT_MIN[pace]
     trip = simulate(ctx.trip, edits)
     day = trip.day(ctx.day.id)
-    legs = await legs_mod.day_legs(svc, day.stops, trip.prefs)   # the legs the TripDto will show
+    legs = await legs_mod.day_legs(svc.places, day.stops, trip.prefs)   # the legs the TripDto will show
     pairs = by_pair(legs)
     refs = new_refs(ctx.day, day)
     # A meal's length depends on when it starts, and a start only on what comes
@@ -286,9 +286,9 @@ async def build_draft(svc: Services, ctx: DayContext, plan: CheckedPlan, candida
         raw = candidates[stop.place_id]["raw"]
         start = slots[sid].start
         if not check_at(raw, ctx.date, start, stop.duration_min, meal=True).fits:
+            meal = MEALS[stop.meal].word if stop.meal in MEALS else "meal"
             raise PlanRejected(f"The AI plan was refused: it put “{stop.name}” at {clock_label(start)}, when it is "
-                               f"not open for the whole {stop.meal.replace('_', ' ')}. Nothing was changed; please "
-                               f"try again.")
+                               f"not open for the whole {meal}. Nothing was changed; please try again.")
     return await preview_draft(svc, ctx, edits, plan.summary, candidate_places(candidates))
 
 
@@ -302,7 +302,7 @@ def check_day_size(day: Day) -> None:
                       f"{len(day.stops)}.", field="dayId")
 
 
-async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: EffectivePreferences) -> dict:
+async def optimize_day(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: EffectivePreferences) -> dict:
     """POST .../optimize: a stored draft {id, edits, preview, travel}, or a refusal.
 
     Order: AI configured (503), preferences saved once (409), day size (422),
@@ -310,7 +310,7 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     (503/429 over a limit, provider not called). The answer is checked and
     drafted inside the call (`validate`), so a rejected answer is recorded as
     a failed call and nothing is stored."""
-    require_ai(svc)
+    ai = require_ai(svc.ai)
     if not prefs.saved:
         raise Conflict("Plan with AI needs your preferences once: save them (the defaults are fine) and try again.",
                        code="preferences")
@@ -324,7 +324,7 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
         checked.append(check_plan(plan, facts))
         return await build_draft(svc, ctx, checked[-1], facts.candidates)
 
-    draft = await svc.ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
+    draft = await ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
                                     schema=plan_schema(facts), instructions=PLAN_INSTRUCTIONS,
                                     input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
                                     max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
@@ -339,7 +339,7 @@ async def optimize_day(svc: Services, ctx: DayContext, user_id: str, prefs: Effe
     return out
 
 
-async def repaired(svc: Services, ctx: DayContext, plan: CheckedPlan, candidates: dict, draft: dict) -> dict:
+async def repaired(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candidates: dict, draft: dict) -> dict:
     """The draft, or its repair when it would add a warning or a problem to
     the day (preview.added): the model's picks in the exact shortest order
     that fits every set time, hours and meal; else without the additions
@@ -362,19 +362,20 @@ async def repaired(svc: Services, ctx: DayContext, plan: CheckedPlan, candidates
             draft = await build_draft(svc, ctx, plan, candidates)
         except PlanRejected:
             continue   # a restaurant that no longer fits its hours goes next
+    kept: dict | None = draft
     if draft["preview"]["added"]:
         added = draft["preview"]["added"][0]["message"]
         notes.append(f"Kept the day's order: the suggested one would bring this: {added}")
         current = [s.id for s in ctx.day.stops if not s.set_time]
         try:
-            draft = await build_draft(svc, ctx, plan.model_copy(update={"order": current}), candidates)
+            kept = await build_draft(svc, ctx, plan.model_copy(update={"order": current}), candidates)
         except PlanRejected:
-            draft = None
-    if draft is None or draft["preview"]["added"]:
+            kept = None
+    if kept is None or kept["preview"]["added"]:
         return await preview_draft(svc, ctx, [], "No part of this plan fits the day without a new problem, so "
                                                  "nothing changes.")
-    draft["preview"]["summary"] = " ".join([plan.summary, *notes])
-    return draft
+    kept["preview"]["summary"] = " ".join([plan.summary, *notes])
+    return kept
 
 
 def _culprit(draft: dict, plan: CheckedPlan) -> str:
@@ -387,12 +388,12 @@ def _culprit(draft: dict, plan: CheckedPlan) -> str:
     return plan.additions[-1].placeId
 
 
-async def store_plan(svc: Services, ctx: DayContext, user_id: str, draft: dict) -> str:
+async def store_plan(svc: PlannerDeps, ctx: DayContext, user_id: str, draft: dict) -> str:
     return await store_draft(svc, ctx, user_id, "plan", draft["edits"],
                              {"preview": draft["preview"], "travel": draft["travel"]})
 
 
-async def shortest_alternative(svc: Services, ctx: DayContext, draft: dict, more_places: dict) -> dict | None:
+async def shortest_alternative(svc: PlannerDeps, ctx: DayContext, draft: dict, more_places: dict) -> dict | None:
     """The model's plan (its order and its additions) in the exact shortest
     order, as a draft of its own; None when no order fits, when an added
     place would have to come first (an addition is inserted after a stop), or

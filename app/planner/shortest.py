@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from ..errors import Conflict, Invalid, Unavailable
 from ..legs import choose_mode, estimate, haversine_m
-from ..core import Services
+from .deps import PlannerDeps
 from ..trips.model import Day
 from ..trips.schedule import to_minutes
-from ..review.facts import DayContext
+from ..review.facts import DayContext, FactSources
 from ..review.ordering import day_stops, order_edits
 from .drafts import preview_draft, store_draft
 from .shortest_order import EXACT_LIMIT, ShortestOrder, shortest_order
@@ -50,7 +50,7 @@ def _located(stop) -> bool:
     return stop.lat is not None and stop.lng is not None
 
 
-async def travel_matrix(svc: Services, stops: list, prefs) -> Matrix:
+async def travel_matrix(svc: FactSources, stops: list, prefs) -> Matrix:
     """Seconds between every ordered pair of the day's stops, each pair as
     `app.legs.day_legs` would time it if the two were next to each other (the
     same mode rule, a walk over the longest walk chosen again on its real
@@ -63,7 +63,7 @@ async def travel_matrix(svc: Services, stops: list, prefs) -> Matrix:
     async def legs_in(mode: str) -> dict:
         if mode not in matrices:
             try:
-                matrices[mode] = await svc.places.route_matrix(points, points, mode) if svc.places else {}
+                matrices[mode] = await svc.places.route_matrix(points, points, mode)
             except (Unavailable, ValueError):
                 matrices[mode] = {}   # routing down, or too many points for one call: estimates, labelled
         return matrices[mode]
@@ -96,7 +96,7 @@ async def travel_matrix(svc: Services, stops: list, prefs) -> Matrix:
     return Matrix(travel, estimated)
 
 
-async def solve(svc: Services, ctx: DayContext, day: Day, places: dict | None) -> tuple[ShortestOrder, Matrix]:
+async def solve(svc: FactSources, ctx: DayContext, day: Day, places: dict | None) -> tuple[ShortestOrder, Matrix]:
     matrix = await travel_matrix(svc, day.stops, ctx.trip.prefs)
     start = to_minutes(day.start_time or "09:00")
     # CPU for tens of milliseconds at 12 free stops: off the event loop.
@@ -124,7 +124,7 @@ def require_order(result: ShortestOrder, day: Day) -> None:
                        **({"stopId": blocker.stop_id} if blocker else {}))
 
 
-async def shortest_draft(svc: Services, ctx: DayContext, user_id: str) -> dict:
+async def shortest_draft(svc: PlannerDeps, ctx: DayContext, user_id: str) -> dict:
     """POST .../shortest: a stored draft {id, edits, preview, travel} of the
     day in its shortest order; 409 `no_order` when no order fits."""
     draft = await shortest_preview(svc, ctx)
@@ -133,7 +133,7 @@ async def shortest_draft(svc: Services, ctx: DayContext, user_id: str) -> dict:
     return {"id": draft_id, **draft}
 
 
-async def shortest_preview(svc: Services, ctx: DayContext) -> dict:
+async def shortest_preview(svc: FactSources, ctx: DayContext) -> dict:
     """The day in its shortest order, {edits, preview, travel}, stored nowhere
     (an assistant's read tool shows it; a member applies it as a draft)."""
     if len(ctx.day.stops) > MAX_STOPS:

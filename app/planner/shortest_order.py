@@ -86,8 +86,8 @@ def shortest_order(stops: Sequence[DayStop],
     current = list(range(len(day.ids)))
     before_cost, before_starts, before_fault = _timing(day, current)
     exact = len(day.free) <= EXACT_LIMIT
-    outside = tuple(day.ids[i] for i in range(len(day.ids))
-                    if day.pinned[i] is not None and not _fits(day.windows[i], day.pinned[i]))
+    outside = tuple(day.ids[i] for i, pin in enumerate(day.pinned)
+                    if pin is not None and not _fits(day.windows[i], pin))
 
     bound = before_cost if before_fault is None else None
     graph = _Graph(day)
@@ -185,7 +185,8 @@ def _fits(windows, start: int) -> bool:
 def _timing(day: _Day, order: Sequence[int]):
     """(travel seconds or None if a leg is missing, starts, first fault or None) of one order.
     Anchors are not checked here: every order passed in keeps them by construction."""
-    t, prev, cost, starts, fault = day.start, None, 0, [], None
+    t, prev, starts, fault = day.start, None, [], None
+    cost: int | None = 0
     for i in order:
         leg_min = 0
         if prev is not None:
@@ -196,8 +197,9 @@ def _timing(day: _Day, order: Sequence[int]):
                 cost = None if cost is None else cost + s
                 leg_min = -(-s // 60)
         arrival = t + leg_min
-        if day.pinned[i] is not None:
-            start = day.pinned[i]
+        pin = day.pinned[i]
+        if pin is not None:
+            start = pin
             if arrival > start and i in day.enforced:
                 fault = fault or ("set_time", i)
         else:
@@ -396,12 +398,14 @@ def _search(day: _Day, g: _Graph, width: int | None, bound: int | None) -> list[
     span = max(ends, default=0) + 2
     allowed = np.ones((size, span), bool)   # allowed[node, minute]; the last column is past every range
     for i in range(size - 1):
-        if day.pinned[i] is None and day.windows[i] is not None:
+        ranges = day.windows[i]
+        if day.pinned[i] is None and ranges is not None:
             allowed[i] = False
-            for a, e in day.windows[i]:
+            for a, e in ranges:
                 allowed[i, max(a, 0):e + 1] = True
-    release = {b: max((a for a, _ in day.windows[day.free[b]]), default=-1) for b in windowed}
-    closing = {b: max((e for _, e in day.windows[day.free[b]]), default=-1) for b in windowed}  # -1: never open
+    window_of = {b: day.windows[day.free[b]] or () for b in windowed}
+    release = {b: max((a for a, _ in window_of[b]), default=-1) for b in windowed}
+    closing = {b: max((e for _, e in window_of[b]), default=-1) for b in windowed}  # -1: never open
     anchor_sensitive = anchor is not None and (anchor in day.enforced or anchor_windows is not None)
     # With every set time enforced the clock never goes back, so a window that is over stays over.
     forward_only = all(day.pinned[i] is None or i in day.enforced for i in range(size - 1))
@@ -414,8 +418,9 @@ def _search(day: _Day, g: _Graph, width: int | None, bound: int | None) -> list[
     # The first label.
     if day.first is not None:
         f = day.first
-        begin = day.pinned[f] if day.pinned[f] is not None else day.start
-        if (f in day.enforced and day.start > begin) or (day.pinned[f] is None and not _fits(day.windows[f], begin)):
+        pin = day.pinned[f]
+        begin = pin if pin is not None else day.start
+        if (f in day.enforced and day.start > begin) or (pin is None and not _fits(day.windows[f], begin)):
             return None
         node, t0 = f, begin + day.dur[f]
     else:

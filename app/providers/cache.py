@@ -8,11 +8,10 @@ then on write."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from typing import Any
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..db import Database
 
@@ -53,25 +52,3 @@ class ProviderCache:
             )
             if self._writes % PRUNE_EVERY == 0:
                 await conn.execute("DELETE FROM provider_cache WHERE expires_at <= ?", (now,))
-
-
-class SingleFlight:
-    """Identical requests in flight at once share one call."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, asyncio.Task] = {}
-
-    async def run(self, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
-        task = self._tasks.get(key)
-        if task is None:
-            task = asyncio.ensure_future(make())
-            self._tasks[key] = task
-
-            def done(t: asyncio.Task, k: str = key) -> None:
-                self._tasks.pop(k, None)
-                if not t.cancelled():
-                    t.exception()  # retrieved here; every waiter re-raises it
-
-            task.add_done_callback(done)
-        # A cancelled waiter must not cancel the call the others wait for.
-        return await asyncio.shield(task)

@@ -33,7 +33,8 @@ import httpx
 from ..db import Database
 from ..errors import NotFound, Unavailable
 from .outbound import OutboundClient
-from .cache import ProviderCache, SingleFlight, request_key
+from ..shared_reads import SingleFlight
+from .cache import ProviderCache, request_key
 from .route_cache import Route, RouteCache, line_points, route_keys
 
 log = logging.getLogger("wayline.google")
@@ -137,7 +138,7 @@ def _circle(lat: float, lng: float, radius_m: float) -> dict:
 
 class Google:
     name = "google"
-    attribution = None  # Google's own terms: logos on maps, not per result here
+    attribution: str | None = None  # Google's own terms: logos on maps, not per result here
 
     def __init__(self, settings, http: OutboundClient, db: Database, clock: Callable[[], float] | None = None):
         if not settings.google_maps_api_key:
@@ -214,7 +215,7 @@ class Google:
         raws = [p for p in (places or []) if isinstance(p, dict) and p.get("id")]
         # The search mask asks for exactly the details fields, so each result
         # also answers a later details lookup for free.
-        items = [(key, raws, self._place_expiry(raws, SEARCH_TTL_S))]
+        items: list[tuple[str, Any, float]] = [(key, raws, self._place_expiry(raws, SEARCH_TTL_S))]
         items += [(self._details_key(p["id"]), p, self._place_expiry([p], DETAILS_TTL_S)) for p in raws]
         await self.cache.put_many(items)
         return raws

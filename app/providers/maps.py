@@ -9,18 +9,16 @@ key, else osm)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 from collections.abc import Callable
 
 from . import osm
-from ..errors import Unavailable
 
 if TYPE_CHECKING:
     from ..db import Database
     from .google import Google
     from .outbound import OutboundClient
     from .route_cache import Route
-    from ..core import Services
     from ..settings import Settings
 
 # Google place ids are URL-safe base64-like text; OSM ids are namespaced.
@@ -51,12 +49,6 @@ class PlacesProvider(Protocol):
                            mode: str) -> dict[tuple[int, int], Route | None]: ...
 
 
-def require_places(svc: Services) -> PlacesProvider:
-    if svc.places is None:
-        raise Unavailable("Place search is unavailable right now.", code="places_unavailable")
-    return svc.places
-
-
 def in_country(raw: dict, country: str | None) -> dict:
     """An OpenStreetMap place's raw with the trip's country for its public
     holidays (`PH` in its hours), when the place does not name its own."""
@@ -74,7 +66,7 @@ def valid_place_id(value: str) -> bool:
 
 
 def open_provider(settings: Settings, http: OutboundClient, db: Database, clock: Callable[[], float],
-                  google: Google | None) -> Any:
+                  google: Google | None) -> PlacesProvider:
     """The configured provider (Google reuses the app's Google client)."""
     if settings.places_provider == "google":
         if google is None:

@@ -53,7 +53,8 @@ from .osm_tags import (
     selectors_for,
 )
 from .outbound import OutboundClient
-from .cache import ProviderCache, SingleFlight, request_key
+from ..shared_reads import SingleFlight
+from .cache import ProviderCache, request_key
 from .route_cache import Route, RouteCache, line_points, route_keys
 
 log = logging.getLogger("wayline.osm")
@@ -166,7 +167,7 @@ def _lonlat(points: list[tuple[float, float]]) -> str:
 
 class OSM:
     name = NAME
-    attribution = ATTRIBUTION
+    attribution: str | None = ATTRIBUTION
 
     def __init__(self, settings, http: OutboundClient, db: Database, clock: Callable[[], float] | None = None,
                  *, monotonic: Callable[[], float] | None = None,
@@ -292,7 +293,7 @@ class OSM:
         """Cache a search and, unless names were localized, each place's
         details too (a later lookup costs no request)."""
         expires = self.clock() + SEARCH_TTL_S
-        items = [(key, raws, expires)]
+        items: list[tuple[str, Any, float]] = [(key, raws, expires)]
         if language is None:
             items += [(self._details_key(r["id"]), r, self.clock() + DETAILS_TTL_S) for r in raws]
         await self.cache.put_many(items)
@@ -361,9 +362,9 @@ class OSM:
                   "annotations": "duration,distance"}
         data = await self._call("osrm", f"{self._osrm_base(profile)}/table/v1/{profile}/{_lonlat(points)}",
                                 params=params)
-        durations = data.get("durations") if isinstance(data, dict) and data.get("code") == "Ok" else None
-        distances = data.get("distances") if isinstance(data, dict) else None
-        try:
+        durations: Any = data.get("durations") if isinstance(data, dict) and data.get("code") == "Ok" else None
+        distances: Any = data.get("distances") if isinstance(data, dict) else None
+        try:   # a table that is missing or of the wrong shape fails here (TypeError, IndexError)
             result = {(i, j): (None if durations[i][j] is None or distances[i][j] is None
                                else self._route(durations[i][j], distances[i][j])) for i, j in keys}
         except (TypeError, IndexError, KeyError):

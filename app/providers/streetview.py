@@ -38,7 +38,7 @@ import httpx
 
 from ..errors import Invalid, NotFound, Unavailable
 from .outbound import OutboundClient
-from .cache import SingleFlight
+from ..shared_reads import SingleFlight
 
 log = logging.getLogger("wayline.streetview")
 

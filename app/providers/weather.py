@@ -208,7 +208,7 @@ def _typical_day(d: date, samples: list[dict]) -> dict:
         values = [v for v in (s.get(name) for s in samples) if isinstance(v, (int, float))]
         return round(sum(values) / len(values), 1) if values else None
 
-    rain = [s.get("precipitation_sum") for s in samples if isinstance(s.get("precipitation_sum"), (int, float))]
+    rain = [float(v) for v in (s.get("precipitation_sum") for s in samples) if isinstance(v, (int, float))]
     prob = round(100 * sum(1 for v in rain if v >= RAINY_MM) / len(rain)) if rain else None
     codes = Counter(c for c in (_int(s.get("weather_code")) for s in samples) if c is not None)
     code = codes.most_common(1)[0][0] if codes else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import date as Date
 
 from ..meals import MEALS
+from ..trips.model import Stop
 from .issues import DayFacts, Issue, quote
 from ..trips.schedule import clock_label, date_label, to_hhmm
 
@@ -31,6 +32,7 @@ def closed(facts: DayFacts) -> list[Issue]:
         if facts.book.fits(stop, date, slot.start) is not False:
             continue   # fits, or no hours (never a finding)
         check = facts.book.check(stop, date, slot.start)
+        assert check is not None   # the place has data: fits() was not None
         severity = "problem" if check.status == "confirmed" else "warning"
         if facts.keys_only:
             issues.append(Issue("closed", severity, "", (stop.id,), subject=stop.id))
@@ -54,7 +56,7 @@ def _date_of(date: str, minutes: int) -> Date:
     return Date.fromordinal(Date.fromisoformat(date).toordinal() + minutes // (24 * 60))
 
 
-def _open_at_all(facts: DayFacts, stop, minutes: int) -> bool:
+def _open_at_all(facts: DayFacts, stop: Stop, minutes: int) -> bool:
     """Whether the place opens at any time on the date the stop falls on."""
     hours = facts.book.hours(stop, _date_of(facts.date, minutes))
     return hours is not None and any(c > max(o, 0) and o < 24 * 60 for o, c in hours.spans)

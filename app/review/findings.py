@@ -13,6 +13,7 @@ fix by id and lets its answer cache stay valid.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import date_label
 from .fixes import FixSearch, SearchResult
-from .issues import DAY_WIDE, NOT_VISITS, Issue, PlaceBook, issue_key, quote as _q
+from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, quote as _q
 from .remedies import strategies_for
 from .why_not import no_fix_reason
 from .rules import detect
@@ -38,7 +39,7 @@ MATERIAL_KINDS = {"unreachable", "overlap", "closed", "weather", "duplicate", "b
 class Fix:
     id: str
     label: str
-    edits: tuple[tuple[str, dict], ...]
+    edits: Edits
 
     @property
     def op(self) -> str | None:
@@ -46,11 +47,12 @@ class Fix:
         return self.edits[0][0] if len(self.edits) == 1 else None
 
     @property
-    def args(self) -> dict | None:
+    def args(self) -> Json | None:
         return self.edits[0][1] if len(self.edits) == 1 else None
 
-    def to_json(self) -> dict:
-        out = {"id": self.id, "label": self.label, "edits": [{"op": op, "args": args} for op, args in self.edits]}
+    def to_json(self) -> Json:
+        out: Json = {"id": self.id, "label": self.label,
+                     "edits": [{"op": op, "args": args} for op, args in self.edits]}
         if len(self.edits) == 1:
             out["op"], out["args"] = self.edits[0]
         return out
@@ -69,7 +71,7 @@ class Finding:
     count: int = 1                     # how often the problem occurs (path crossings)
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> Key:
         return issue_key(self.kind, self.stop_ids, self.day_id)
 
     @property
@@ -77,9 +79,9 @@ class Finding:
         """A risk the trip agent may speak up about (observations never are)."""
         return self.kind in MATERIAL_KINDS and self.severity != "info"
 
-    def to_json(self) -> dict:
-        out = {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
-               "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
+    def to_json(self) -> Json:
+        out: Json = {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
+                     "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
         if self.day_id is not None:
             out["dayId"] = self.day_id
         if self.no_fix_reason and not self.fixes:
@@ -91,9 +93,9 @@ class Finding:
 class ReviewResult:
     status: str               # "ok" | "warning" | "problem"
     findings: tuple[Finding, ...]
-    not_checked: tuple[dict, ...] = ()   # checks that could not run: [{check, message, stopIds?}]
+    not_checked: tuple[Json, ...] = ()   # checks that could not run: [{check, message, stopIds?}]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"status": self.status, "findings": [f.to_json() for f in self.findings],
                 "notChecked": list(self.not_checked)}
 
@@ -103,7 +105,7 @@ def _hash(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def fix_id(finding_id: str, edits: tuple[tuple[str, dict], ...]) -> str:
+def fix_id(finding_id: str, edits: Edits) -> str:
     # A one-edit fix keeps the id it always had (finding, op, args).
     if len(edits) == 1:
         return "x_" + _hash(finding_id, edits[0][0], edits[0][1])
@@ -119,9 +121,9 @@ def _finding(trip: Trip, day: Day, issue: Issue, result: SearchResult | None) ->
 
 
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
-               places: dict[str, dict] | None = None, *, weather: dict[str, dict] | None = None,
+               places: dict[str, Json] | None = None, *, weather: dict[str, Json] | None = None,
                trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
-               book: PlaceBook | None = None, alternatives: dict[str, list[dict]] | None = None) -> ReviewResult:
+               book: PlaceBook | None = None, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
     """The day's findings, worst first within the day's order of rules. Pure.
 
     `legs` are the day's legs as shown (TripDto); `places` maps a stop's
@@ -144,12 +146,13 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
                        alternatives)
     findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),
-                                                             lambda issue=issue: no_fix_reason(search, issue))
+                                                             functools.partial(no_fix_reason, search, issue))
                          if with_fixes else None) for issue in issues]
     return ReviewResult(_status(findings), tuple(findings), not_checked(trip, day, places, weather))
 
 
-def not_checked(trip: Trip, day: Day, places: dict | None, weather: dict | None) -> tuple[dict, ...]:
+def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
+                weather: dict[str, Json] | None) -> tuple[Json, ...]:
     """The checks that could not run on this day, in plain words: opening
     hours of stops whose place (or its hours) is unknown, and the weather
     when it could not be read. A day that could not be checked never looks
@@ -164,19 +167,19 @@ def not_checked(trip: Trip, day: Day, places: dict | None, weather: dict | None)
         why = "no place data could be read" if places is None else "no opening hours are known"
         out.append({"check": "hours", "stopIds": [s.id for s in unknown],
                     "message": f"Opening hours not checked for {names}: {why}."})
-    if visits and (weather is None or trip.day_date(day) not in weather):
+    if visits and (weather is None or trip.dated(day) not in weather):
         out.append({"check": "weather", "stopIds": [],
-                    "message": f"Weather not checked for {date_label(trip.day_date(day))}: the forecast could "
+                    "message": f"Weather not checked for {date_label(trip.dated(day))}: the forecast could "
                                f"not be read."})
     return tuple(out)
 
 
-def _no_hours(raw: dict | None, date: str | None) -> bool:
+def _no_hours(raw: Json | None, date: str | None) -> bool:
     return raw is None or date is None or hours_on(raw, date, meal=False) is None
 
 
 def added_findings(before: Trip, after: Trip, day_id: str, *, legs_before: Iterable[Leg], legs_after: Iterable[Leg],
-                   places: dict[str, dict] | None = None, weather: dict[str, dict] | None = None) -> list[Finding]:
+                   places: dict[str, Json] | None = None, weather: dict[str, Json] | None = None) -> list[Finding]:
     """The warnings and problems a change adds to one day (observations
     aside): what a planner suggestion or draft must never bring. The same
     rules as the review, on the legs each side shows."""
@@ -205,8 +208,8 @@ def day_fingerprint(trip: Trip, day: Day) -> str:
 
 
 def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg]] | None = None,
-                   legs_after: dict[str, list[Leg]] | None = None, places: dict[str, dict] | None = None,
-                   weather: dict[str, dict] | None = None) -> list[Finding]:
+                   legs_after: dict[str, list[Leg]] | None = None, places: dict[str, Json] | None = None,
+                   weather: dict[str, Json] | None = None) -> list[Finding]:
     """Material findings present after an edit that were not present before:
     new impossible timing, overlaps, stops their opening hours rule out,
     outdoor stops on a day the forecast says is wet, duplicates, backtracking,
@@ -221,7 +224,7 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
     old_days = {d.id: d for d in before.days}
     changed = [d for d in after.days
                if d.id not in old_days or day_fingerprint(after, d) != day_fingerprint(before, old_days[d.id])]
-    old_keys: set[tuple] = set()
+    old_keys: set[Key] = set()
     old_crossings: dict[str, int] = {}
     for d in changed:
         if d.id in old_days:
@@ -231,11 +234,11 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
             old_crossings[d.id] = sum(f.count for f in found if f.kind == "backtracking")
     risks: list[Finding] = []
     for d in changed:
-        found = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
-                           trip_legs=legs_after, book=book).findings
+        now = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
+                         trip_legs=legs_after, book=book).findings
         # The path's one finding is new when it crosses itself more often than before.
-        more_crossings = sum(f.count for f in found if f.kind == "backtracking") > old_crossings.get(d.id, 0)
-        risks += [f for f in found if f.material and (f.key not in old_keys or f.kind == "backtracking")
+        more_crossings = sum(f.count for f in now if f.kind == "backtracking") > old_crossings.get(d.id, 0)
+        risks += [f for f in now if f.material and (f.key not in old_keys or f.kind == "backtracking")
                   and (f.kind != "backtracking" or more_crossings)]
     return risks + _budget_risks(before, after)
 

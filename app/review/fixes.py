@@ -37,7 +37,7 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.ops import simulate
 from ..trips.schedule import Slot, day_schedule
-from .issues import Issue, PlaceBook
+from .issues import Edits, Issue, Json, Key, Legs, PlaceBook
 from .rules import CLOCK_RULES, detect
 from .starts import Ranges, start_ranges
 
@@ -51,12 +51,12 @@ class Candidate:
     """A possible fix: what it says, its edits, and how much it changes."""
 
     label: str
-    edits: tuple[tuple[str, dict], ...]
+    edits: Edits
     cost: int                 # the sum of its edits' weights (module doc)
     shift: int = 0            # minutes the plan moves: the smaller, the less it changes
 
     @property
-    def rank(self) -> tuple:
+    def rank(self) -> tuple[int, int, int]:
         return self.cost, self.shift, len(self.edits)
 
 
@@ -79,18 +79,18 @@ class SearchResult:
 
 @dataclass
 class _Memo:
-    keys: dict = field(default_factory=dict)     # a day's content -> its finding keys
-    ranges: dict = field(default_factory=dict)   # (stop content, date) -> start ranges
-    estimates: dict = field(default_factory=dict)   # (pair, coordinates, travel choices) -> estimated leg
+    keys: dict[Key, set[Key]] = field(default_factory=dict)    # a day's content -> its finding keys
+    ranges: dict[Key, Ranges | None] = field(default_factory=dict)   # (stop content, date) -> start ranges
+    estimates: dict[Key, Leg] = field(default_factory=dict)   # (pair, coordinates, travel choices) -> a leg
 
 
 class FixSearch:
     """Applies candidate fixes to copies of the trip and re-runs the rules on
     every day they change."""
 
-    def __init__(self, trip: Trip, day: Day, known: dict, prefs: TripPreferences, book: PlaceBook,
-                 weather: dict | None, trip_legs: dict[str, list[Leg]], original: set[tuple],
-                 alternatives: dict[str, list[dict]] | None = None):
+    def __init__(self, trip: Trip, day: Day, known: Legs, prefs: TripPreferences, book: PlaceBook,
+                 weather: dict[str, Json] | None, trip_legs: dict[str, list[Leg]], original: set[Key],
+                 alternatives: dict[str, list[Json]] | None = None):
         self.trip, self.day, self.day_id, self.known, self.prefs = trip, day, day.id, known, prefs
         self.book, self.weather = book, weather
         self.other_legs = {day_id: by_pair(legs) for day_id, legs in trip_legs.items() if day_id != day.id}
@@ -102,21 +102,23 @@ class FixSearch:
         # The shown legs come from a routing provider: a new pair will be timed by it too, not as estimated.
         self.routed = any(leg.source != "estimate" for legs in trip_legs.values() for leg in legs) or any(
             leg.source != "estimate" for leg in known.values())
-        self._shared: dict[str, object] = {}    # what several findings' remedies compute once (the day's best order)
+        self._order: list[str] | None = None    # the day's best order, once several findings' remedies ask
+        self._ordered = False
 
     # -- facts ---------------------------------------------------------------------
 
     @property
     def date(self) -> str:
-        return self.trip.day_date(self.day)
+        return self.trip.dated(self.day)
 
     def slot(self, stop_id: str) -> Slot:
         return next(s for s in self.slots if s.stop_id == stop_id)
 
-    def shared(self, name: str, compute: Callable[[], object]) -> object:
-        if name not in self._shared:
-            self._shared[name] = compute()
-        return self._shared[name]
+    def best_order(self, compute: Callable[[], list[str] | None]) -> list[str] | None:
+        """The day's best order (ordering.best_order), computed once per review."""
+        if not self._ordered:
+            self._order, self._ordered = compute(), True
+        return self._order
 
     def ranges(self, stop: Stop, date: str) -> Ranges | None:
         key = (stop.place_id, stop.kind, stop.duration_min, stop.meal, date)
@@ -124,12 +126,12 @@ class FixSearch:
             self.memo.ranges[key] = start_ranges(stop, date, self.book)
         return self.memo.ranges[key]
 
-    def legs(self, day: Day, prefs: TripPreferences | None = None, estimate_all: bool = False) -> dict:
+    def legs(self, day: Day, prefs: TripPreferences | None = None, estimate_all: bool = False) -> Legs:
         """The day's consecutive legs as legs_for gives them (known ones reused,
         new pairs estimated); an estimate is made once per pair and travel choices."""
         prefs = prefs or self.prefs
         known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
-        out = {}
+        out: Legs = {}
         for a, b in zip(day.stops, day.stops[1:]):
             if a.lat is None or a.lng is None or b.lat is None or b.lng is None:
                 continue
@@ -149,7 +151,7 @@ class FixSearch:
 
     # -- simulating ----------------------------------------------------------------
 
-    def simulate(self, edits: Iterable[tuple[str, dict]]) -> Trip | None:
+    def simulate(self, edits: Iterable[tuple[str, Json]]) -> Trip | None:
         """The trip after the edits, on a copy-on-write copy (the reviewed trip
         may be the one readers share); None if they do not apply, or the
         budget is spent."""
@@ -162,7 +164,7 @@ class FixSearch:
             return None
 
     def day_keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False, *,
-                 robust: bool = False) -> set[tuple]:
+                 robust: bool = False) -> set[Key]:
         """The finding keys of a (simulated) day; the same content gives the
         same keys, so a day reached by several candidates is checked once.
         `robust`: also with its new legs faster and slower (module doc)."""
@@ -188,10 +190,10 @@ class FixSearch:
         self.memo.keys[content] = found
         return found
 
-    def keys_before(self, day_id: str) -> set[tuple]:
+    def keys_before(self, day_id: str) -> set[Key]:
         return self.day_keys(self.trip, day_of(self.trip, day_id), self.prefs)
 
-    def verify(self, issue: Issue, edits: tuple[tuple[str, dict], ...]) -> bool:
+    def verify(self, issue: Issue, edits: Edits) -> bool:
         """Whether the edits clear the issue and add no finding on any day they
         change: on the legs as estimated first (most candidates fail there),
         then with the new legs faster and slower."""

@@ -8,20 +8,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date as Date
+from typing import Any
 from collections.abc import Iterable
 
 from ..hours.rules import DayHours, HoursCheck, buffer_for, fit, hours_on, on_date
+from ..legs import Leg, haversine_m
 from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import Slot
 from .outdoor import is_outdoor
 
 NOT_VISITS = ("stay", "transit")          # a hotel or a transfer is not a visit (pace, swaps)
-_UNSET = object()
+
+Json = dict[str, Any]              # a place's or a day's JSON, an op's args
+Key = tuple[Any, ...]              # what an issue is about: kind and stops (or day)
+Legs = dict[tuple[str, str], Leg]  # (from stop id, to stop id) -> leg
+Edits = tuple[tuple[str, Json], ...]   # a fix: registry ops applied together
 
 
-def has_point(s) -> bool:
+def has_point(s: Stop) -> bool:
     return s.lat is not None and s.lng is not None
+
+
+def meters_between(a: Stop, b: Stop) -> float:
+    """Straight-line metres between two stops that both have a point."""
+    assert a.lat is not None and a.lng is not None and b.lat is not None and b.lng is not None
+    return haversine_m(a.lat, a.lng, b.lat, b.lng)
 
 
 def quote(name: str) -> str:
@@ -34,7 +46,7 @@ DAY_WIDE = ("pace", "backtracking")   # one finding per day: the problem is the 
 SAME_PROBLEM = {"overlap": "late", "unreachable": "late"}   # a set time not met, whichever way it is missed
 
 
-def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> tuple:
+def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> Key:
     # The pace and the path are about the day, not about which stops happen
     # to be last or to cross; a set time missed is one problem whether the
     # stop before overruns it or the trip from there does.
@@ -53,11 +65,11 @@ class Issue:
     message: str
     stop_ids: tuple[str, ...]
     subject: str | None = None   # the stop a remedy acts on first (a closed stop, a late meal, a set time)
-    detail: dict = field(default_factory=dict)   # what remedies need to know (the leg's mode, the crossings...)
+    detail: Json = field(default_factory=dict)   # what remedies need to know (the leg's mode, the crossings...)
     count: int = 1               # how many times the problem occurs (path crossings)
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> Key:
         return issue_key(self.kind, self.stop_ids, None)
 
 
@@ -66,13 +78,13 @@ class PlaceBook:
     computed once per review: fix simulations ask about the same places again
     and again."""
 
-    def __init__(self, places: dict[str, dict] | None):
+    def __init__(self, places: dict[str, Json] | None):
         self.places = places or {}
         self._memo: dict[tuple[str, Date, bool], DayHours | None] = {}
         self._outdoor: dict[str, bool] = {}
         self._dates: dict[tuple[str, int], tuple[Date, int]] = {}
 
-    def raw(self, stop: Stop) -> dict | None:
+    def raw(self, stop: Stop) -> Json | None:
         return self.places.get(stop.place_id) if stop.place_id else None
 
     def outdoor(self, stop: Stop) -> bool:
@@ -85,12 +97,11 @@ class PlaceBook:
     def hours(self, stop: Stop, day: Date) -> DayHours | None:
         """The stop's place's hours seen from `day` (meal rule for food stops)."""
         meal = stop.kind == "food"
-        key = (stop.place_id, day, meal)
-        found = self._memo.get(key, _UNSET)
-        if found is _UNSET:
+        key = (stop.place_id or "", day, meal)
+        if key not in self._memo:
             raw = self.raw(stop)
-            found = self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
-        return found  # type: ignore[return-value]
+            self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
+        return self._memo[key]
 
     def check(self, stop: Stop, date: str, minutes: int) -> HoursCheck | None:
         """The stop's rule at `minutes` after `date`'s midnight; None without place data."""
@@ -125,14 +136,14 @@ class DayFacts:
     trip: Trip
     day: Day
     slots: list[Slot]
-    legs: dict                              # (from id, to id) -> Leg
+    legs: Legs
     prefs: TripPreferences
     book: PlaceBook
-    weather: dict[str, dict] | None         # date -> app.providers.weather day (forecast or typical)
+    weather: dict[str, Json] | None         # date -> app.providers.weather day (forecast or typical)
     # A fix simulation only compares which findings there are: rules may skip
     # what only a shown finding needs (its words, its details).
     keys_only: bool = False
 
     @property
     def date(self) -> str:
-        return self.trip.day_date(self.day)
+        return self.trip.dated(self.day)

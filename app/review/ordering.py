@@ -13,16 +13,11 @@ from ..planner.shortest_order import EXACT_LIMIT, DayStop, free_count, shortest_
 from ..preferences import TripPreferences
 from ..trips.model import DAY_START, Day
 from ..trips.schedule import to_minutes
-from .issues import PlaceBook, has_point
-from .starts import Ranges, start_ranges
+from .issues import Json, Legs, PlaceBook, has_point
+from .starts import start_ranges
 
 
-def allowed_starts(stop, date: str, places: dict | None) -> Ranges | None:
-    """Start minutes at which the stop fits its hours and its meal window (None: any)."""
-    return start_ranges(stop, date, PlaceBook(places))
-
-
-def day_stops(day: Day, date: str, places: dict | PlaceBook | None) -> list[DayStop]:
+def day_stops(day: Day, date: str, places: dict[str, Json] | PlaceBook | None) -> list[DayStop]:
     """The day as Shortest order's search reads it: set times pin, hours and
     meal windows bound the free stops, a hotel at either end stays there."""
     book = places if isinstance(places, PlaceBook) else PlaceBook(places)
@@ -30,10 +25,10 @@ def day_stops(day: Day, date: str, places: dict | PlaceBook | None) -> list[DayS
                     None if s.set_time else start_ranges(s, date, book), s.kind) for s in day.stops]
 
 
-def order_edits(day: Day, target: list[str]) -> list[tuple[str, dict]]:
+def order_edits(day: Day, target: list[str]) -> list[tuple[str, Json]]:
     """move_stop ops that turn the day's order into `target` (existing ids only)."""
     current = [s.id for s in day.stops]
-    edits: list[tuple[str, dict]] = []
+    edits: list[tuple[str, Json]] = []
     for k, sid in enumerate(target):
         if current[k] != sid:
             edits.append(("move_stop", {"stopId": sid, "toDayId": day.id, "position": k}))
@@ -42,7 +37,7 @@ def order_edits(day: Day, target: list[str]) -> list[tuple[str, dict]]:
     return edits
 
 
-def best_order(day: Day, date: str, known: dict, prefs: TripPreferences, book: PlaceBook,
+def best_order(day: Day, date: str, known: Legs, prefs: TripPreferences, book: PlaceBook,
                loose: frozenset[str] = frozenset()) -> list[str] | None:
     """The order of the day with the least travel that fits every set time,
     opening period and meal window (but those of the `loose` stops, which do

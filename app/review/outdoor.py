@@ -4,6 +4,8 @@ review's place facts (issues.PlaceBook) read."""
 
 from __future__ import annotations
 
+from typing import Any
+
 # Google Places (New) types of places people visit outdoors.
 OUTDOOR_TYPES = frozenset({
     "park", "city_park", "national_park", "state_park", "dog_park", "garden", "botanical_garden",
@@ -22,7 +24,7 @@ OUTDOOR_TAGS = frozenset({
 })
 
 
-def is_outdoor(raw: dict | None) -> bool:
+def is_outdoor(raw: dict[str, Any] | None) -> bool:
     if not isinstance(raw, dict):
         return False
     types = raw.get("types")

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 
-from ..legs import haversine_m
-from .issues import DayFacts, Issue, has_point, quote
+from ..trips.model import Stop
+
+from .issues import DayFacts, Issue, has_point, meters_between, quote
 
 DUPLICATE_RADIUS_M = 50
+Point = tuple[float, float]
 
 
 def duplicates(facts: DayFacts) -> list[Issue]:
@@ -26,7 +28,7 @@ def duplicates(facts: DayFacts) -> list[Issue]:
         same = [by_place[stop.place_id]] if stop.place_id in by_place else []
         if has_point(stop):
             same += [j for j in by_name.get(name, ())
-                     if haversine_m(stops[j].lat, stops[j].lng, stop.lat, stop.lng) <= DUPLICATE_RADIUS_M]
+                     if meters_between(stops[j], stop) <= DUPLICATE_RADIUS_M]
         if not same:
             if stop.place_id:
                 by_place.setdefault(stop.place_id, k)
@@ -39,16 +41,17 @@ def duplicates(facts: DayFacts) -> list[Issue]:
     return issues
 
 
-def _project(points: list) -> list[tuple[float, float]]:
-    lat0 = math.radians(sum(p.lat for p in points) / len(points))
-    return [(p.lng * math.cos(lat0) * 111_320.0, p.lat * 110_540.0) for p in points]
+def _project(points: list[Stop]) -> list[Point]:
+    coords = [(p.lat or 0.0, p.lng or 0.0) for p in points]   # every one has a point (has_point)
+    lat0 = math.radians(sum(lat for lat, _ in coords) / len(coords))
+    return [(lng * math.cos(lat0) * 111_320.0, lat * 110_540.0) for lat, lng in coords]
 
 
-def _orient(a, b, c) -> float:
+def _orient(a: Point, b: Point, c: Point) -> float:
     return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
 
 
-def _crosses(p1, p2, p3, p4) -> bool:
+def _crosses(p1: Point, p2: Point, p3: Point, p4: Point) -> bool:
     """A proper crossing: the segments cut through each other (touching ends do not count)."""
     d1, d2 = _orient(p3, p4, p1), _orient(p3, p4, p2)
     d3, d4 = _orient(p1, p2, p3), _orient(p1, p2, p4)

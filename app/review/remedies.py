@@ -30,20 +30,20 @@ Why none verified, when none does, is why_not.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ..fields import LAST_SERVICE_MINUTE
 from ..hours.rules import buffer_for, on_date
-from ..legs import estimate, haversine_m
+from ..legs import estimate
 from ..meals import FOOD_NOTE, MEALS
 from ..preferences import PACE_STOPS
 from ..trips.model import DAY_START, Day, Stop, Trip
-from ..trips.schedule import clock_label, date_label, to_minutes, to_service_time
+from ..trips.schedule import Slot, clock_label, date_label, to_minutes, to_service_time
 from .fixes import Candidate, FixSearch, Strategy, day_of
-from .issues import NOT_VISITS, Issue, has_point, quote as _q
+from .issues import NOT_VISITS, Edits, Issue, Json, has_point, meters_between, quote as _q
 from .ordering import best_order, order_edits
 from .path_rules import _crosses, _project
-from .starts import fits_ranges, start_options
+from .starts import Ranges, fits_ranges, start_options
 from .weather_rule import driest_days, indoor_visits
 
 # How much an edit changes the plan (fixes.py ranks by the sum).
@@ -68,24 +68,25 @@ def strategies_for(search: FixSearch, issue: Issue) -> list[Strategy]:
 # -- shared pieces -----------------------------------------------------------------
 
 
-def _stop(search: FixSearch, stop_id: str) -> Stop:
+def _stop(search: FixSearch, stop_id: str | None) -> Stop:
+    """A stop of the reviewed day (an issue's subject always is one)."""
     return next(s for s in search.day.stops if s.id == stop_id)
 
 
 def _day_name(trip: Trip, day: Day) -> str:
-    return f"Day {day.position + 1} ({date_label(trip.day_date(day))})"
+    return f"Day {day.position + 1} ({date_label(trip.dated(day))})"
 
 
-def _set_time(stop_id: str, minutes: int) -> tuple[str, dict]:
+def _set_time(stop_id: str, minutes: int) -> tuple[str, Json]:
     return "update_stop", {"stopId": stop_id, "setTime": to_service_time(minutes)}
 
 
-def _could_start(ranges, earliest: int) -> bool:
+def _could_start(ranges: Ranges | None, earliest: int) -> bool:
     """Whether some allowed start is at or after `earliest` (a cheap filter before a simulation)."""
     return ranges is None or any(hi >= earliest for _, hi in ranges)
 
 
-def _placed(search: FixSearch, stop: Stop, day_id: str, edits: tuple) -> tuple[tuple, int | None, Trip] | None:
+def _placed(search: FixSearch, stop: Stop, day_id: str, edits: Edits) -> tuple[Edits, int | None, Trip] | None:
     """The edits that bring `stop` to `day_id`, plus a set time when its new
     computed start does not fit its hours or meal (the start that does,
     nearest to the computed one, so the least waiting, and early enough for
@@ -97,7 +98,7 @@ def _placed(search: FixSearch, stop: Stop, day_id: str, edits: tuple) -> tuple[t
     day, slots = search.timed(trip, day_id)
     k = next(i for i, s in enumerate(slots) if s.stop_id == stop.id)
     slot = slots[k]
-    ranges = search.ranges(stop, trip.day_date(day))
+    ranges = search.ranges(stop, trip.dated(day))
     if fits_ranges(ranges, slot.start) and slot.start >= slot.earliest:
         return edits, None, trip
     options = start_options(_until(ranges, latest_start(day, slots, k)), slot.earliest, slot.start, most=1)
@@ -106,7 +107,7 @@ def _placed(search: FixSearch, stop: Stop, day_id: str, edits: tuple) -> tuple[t
     return edits + (_set_time(stop.id, options[0]),), options[0], trip
 
 
-def latest_start(day: Day, slots: list, k: int) -> int:
+def latest_start(day: Day, slots: list[Slot], k: int) -> int:
     """The latest start of the k-th stop that still reaches the next set
     time after it (everything between moves with it)."""
     for stop, slot in zip(day.stops[k + 1:], slots[k + 1:]):
@@ -115,13 +116,13 @@ def latest_start(day: Day, slots: list, k: int) -> int:
     return LAST_SERVICE_MINUTE
 
 
-def _until(ranges, latest: int):
+def _until(ranges: Ranges | None, latest: int) -> Ranges:
     if ranges is None:
         return ((0, latest),)
     return tuple((lo, min(hi, latest)) for lo, hi in ranges if lo <= min(hi, latest))
 
 
-def _timed_fix(search: FixSearch, stop: Stop, day_id: str, edits: tuple, label: str, cost: int,
+def _timed_fix(search: FixSearch, stop: Stop, day_id: str, edits: Edits, label: str, cost: int,
                was: int) -> Candidate | None:
     """`_placed` as a candidate: its label says the set time it adds."""
     placed = _placed(search, stop, day_id, edits)
@@ -139,7 +140,7 @@ def _where(day: Day, stop_id: str, position: int) -> str:
     return f"before {_q(rest[position].name)}" if position < len(rest) else f"after {_q(rest[-1].name)}"
 
 
-def _settled(search: FixSearch, edits: tuple, day_id: str) -> tuple[tuple, list[str]]:
+def _settled(search: FixSearch, edits: Edits, day_id: str) -> tuple[Edits, list[str]]:
     """`edits`, plus a set time for each stop of `day_id` that fitted its
     hours and meal before them and no longer does after them (stops moving
     away shift the rest: a lunch may now start before the kitchen opens),
@@ -151,7 +152,7 @@ def _settled(search: FixSearch, edits: tuple, day_id: str) -> tuple[tuple, list[
         if trip is None:
             break
         day, slots = search.timed(trip, day_id)
-        date = trip.day_date(day)
+        date = trip.dated(day)
         k = next((k for k, s in enumerate(day.stops) if not s.set_time and s.id not in was_misfit
                   and not fits_ranges(search.ranges(s, date), slots[k].start)), None)
         if k is None:
@@ -204,7 +205,7 @@ def shorter_visit(search: FixSearch, stop: Stop) -> Iterator[Candidate]:
                         stop.duration_min - length)
 
 
-def moves_within(search: FixSearch, stop: Stop, positions=None) -> Iterator[Candidate]:
+def moves_within(search: FixSearch, stop: Stop, positions: Iterable[int] | None = None) -> Iterator[Candidate]:
     """The stop elsewhere in its day (a set time added where its new start
     needs one), the nearest positions first; next to where it is, see swaps."""
     day = search.day
@@ -240,7 +241,7 @@ def other_days(search: FixSearch, stop: Stop, day_ids: tuple[str, ...]) -> Itera
     insertion points where a start could fit, with a set time if needed."""
     for day_id in day_ids:
         target = day_of(search.trip, day_id)
-        ranges = search.ranges(stop, search.trip.day_date(target))
+        ranges = search.ranges(stop, search.trip.dated(target))
         if ranges == ():
             continue
         slots = search.timed(search.trip, day_id)[1]
@@ -280,8 +281,8 @@ def reordered(search: FixSearch, label: str) -> Iterator[Candidate]:
     """The day in the exact shortest order that fits every set time, opening
     period and meal (Shortest order's search, on the review's legs)."""
     misfits = frozenset(key[1][0] for key in search.original if key[0] in ("closed", "meal_time"))
-    order = search.shared("order", lambda: best_order(search.day, search.date, search.known, search.prefs,
-                                                      search.book, misfits))
+    order = search.best_order(lambda: best_order(search.day, search.date, search.known, search.prefs,
+                                                 search.book, misfits))
     edits = order_edits(search.day, order) if order else []
     if edits:
         yield Candidate(f"{label} ({len(edits)} {'stop moves' if len(edits) == 1 else 'stops move'})",
@@ -400,7 +401,7 @@ def _spread(search: FixSearch, chosen: list[Stop], limit: int) -> Candidate | No
     trip = search.trip
     load = {d.id: sum(s.kind not in NOT_VISITS for s in d.stops) for d in trip.days}
     here = search.day.position
-    edits: tuple = ()
+    edits: Edits = ()
     said: dict[str, list[str]] = {}   # day name -> the stops moved there, in order
     for stop in chosen:
         room = [d for d in trip.days if d.id != search.day_id and load[d.id] < limit]
@@ -436,9 +437,9 @@ def _detour(before: Stop | None, stop: Stop, after: Stop | None) -> float:
     cost = 0.0
     for a, b in ((before, stop), (stop, after)):
         if a is not None and b is not None and has_point(a) and has_point(b):
-            cost += haversine_m(a.lat, a.lng, b.lat, b.lng)
+            cost += meters_between(a, b)
     if before is not None and after is not None and has_point(before) and has_point(after):
-        cost -= haversine_m(before.lat, before.lng, after.lat, after.lng)
+        cost -= meters_between(before, after)
     return cost
 
 
@@ -446,9 +447,12 @@ def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
     a, b = (_stop(search, sid) for sid in issue.stop_ids)
     avoided = list(search.prefs.avoidModes)
 
+    assert a.lat is not None and a.lng is not None and b.lat is not None and b.lng is not None   # a leg's ends
+    ends = (a.lat, a.lng), (b.lat, b.lng)
+
     def allow() -> Iterator[Candidate]:
         def seconds(mode: str) -> int:
-            return estimate(a.id, b.id, (a.lat, a.lng), (b.lat, b.lng), mode).duration_s
+            return estimate(a.id, b.id, ends[0], ends[1], mode).duration_s
         for mode in sorted((m for m in avoided if issue.kind == "avoided_mode" or m != "walk"), key=seconds):
             yield Candidate(f"Allow {mode} on this trip", (("set_trip_preferences", {
                 "avoidModes": [m for m in avoided if m != mode]}),), W_PREFS, seconds(mode) // 60)

@@ -8,11 +8,13 @@ Elsewhere: clock_rules.py (`closed`, `meal_time`), weather_rule.py
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ..preferences import PACE_STOPS, TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import clock_label, day_schedule
 from .clock_rules import closed, meal_time
-from .issues import NOT_VISITS, DayFacts, Issue, PlaceBook, quote as _q
+from .issues import NOT_VISITS, DayFacts, Issue, Json, Legs, PlaceBook, quote as _q
 from .path_rules import backtracking, duplicates
 from .weather_rule import weather as weather_rule
 
@@ -69,8 +71,11 @@ RULES = (timing, closed, meal_time, weather_rule, leg_rules, pace, duplicates, b
 CLOCK_RULES = (timing, closed, meal_time)   # the ones a leg's duration can change
 
 
-def detect(trip: Trip, day: Day, legs: dict, prefs: TripPreferences, book: PlaceBook,
-           weather: dict | None, keys_only: bool = False, rules=RULES) -> list[Issue]:
+Rule = Callable[[DayFacts], list[Issue]]
+
+
+def detect(trip: Trip, day: Day, legs: Legs, prefs: TripPreferences, book: PlaceBook,
+           weather: dict[str, Json] | None, keys_only: bool = False, rules: Sequence[Rule] = RULES) -> list[Issue]:
     """Every issue (uncapped, so fix verification compares like with like)."""
     facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
     return [issue for rule in rules for issue in rule(facts)]

@@ -13,15 +13,16 @@ typical values ("typical, not forecast"): there it is at most an observation
 
 from __future__ import annotations
 
+from ..trips.model import Day, Stop, Trip
 from ..trips.schedule import date_label
-from .issues import NOT_VISITS, DayFacts, Issue, quote
+from .issues import NOT_VISITS, DayFacts, Issue, Json, PlaceBook, quote
 
 RAIN_PROBABILITY = 70        # % or more
 RAIN_MM = 5.0                # or this much rain in the day
 STORM_CODES = frozenset({95, 96, 99})
 SNOW_CODES = frozenset({71, 73, 75, 77, 85, 86})
 
-def wet_reason(day: dict | None) -> str | None:
+def wet_reason(day: Json | None) -> str | None:
     """Why rain is likely that day ("an 80% chance of rain"), or None."""
     if not isinstance(day, dict):
         return None
@@ -40,14 +41,14 @@ def wet_reason(day: dict | None) -> str | None:
     return None
 
 
-def driest_days(trip, day, weather: dict | None) -> tuple[str, ...]:
+def driest_days(trip: Trip, day: Day, weather: dict[str, Json] | None) -> tuple[str, ...]:
     """The trip's other days with known weather where rain is not likely,
     driest first (lowest chance, then least rain; forecasts before typical
     values, then the nearest day)."""
     weather, here = weather or {}, day.position
     ranked = []
     for other in trip.days:
-        w = weather.get(trip.day_date(other))
+        w = weather.get(trip.day_date(other) or "")
         if other.id == day.id or not w or wet_reason(w) is not None:
             continue
         ranked.append(((w.get("precipitationProbability") or 0, w.get("precipitationMm") or 0.0,
@@ -58,7 +59,7 @@ def driest_days(trip, day, weather: dict | None) -> tuple[str, ...]:
 def weather(facts: DayFacts) -> list[Issue]:
     day_weather = (facts.weather or {}).get(facts.date)
     reason = wet_reason(day_weather)
-    if reason is None:
+    if day_weather is None or reason is None:
         return []
     forecast = day_weather.get("source") == "forecast"
     when = date_label(facts.date)
@@ -76,7 +77,7 @@ def weather(facts: DayFacts) -> list[Issue]:
     return issues
 
 
-def indoor_visits(day, book) -> list:
+def indoor_visits(day: Day, book: PlaceBook) -> list[Stop]:
     """Stops of a day that could take an outdoor visit's place: visits whose
     place is known and not outdoor, without a set time, not a meal."""
     return [s for s in day.stops if s.kind not in NOT_VISITS and s.kind != "food" and not s.set_time

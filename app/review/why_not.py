@@ -4,8 +4,11 @@ to change ("No day of this trip has it open.")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..meals import MEALS
 from ..preferences import PACE_STOPS
+from ..trips.model import Stop
 from ..trips.schedule import date_label
 from .fixes import FixSearch
 from .issues import NOT_VISITS, Issue
@@ -22,24 +25,24 @@ def no_fix_reason(search: FixSearch, issue: Issue) -> str:
     return (explain(search, issue) if explain else None) or GENERIC_REASON
 
 
-def _stop(search: FixSearch, stop_id: str):
+def _stop(search: FixSearch, stop_id: str | None) -> Stop:
     return next(s for s in search.day.stops if s.id == stop_id)
 
 
 def _closed_reason(search: FixSearch, issue: Issue) -> str | None:
     stop = _stop(search, issue.subject)
-    open_days = [d for d in search.trip.days if search.ranges(stop, search.trip.day_date(d)) != ()]
+    open_days = [d for d in search.trip.days if search.ranges(stop, search.trip.dated(d)) != ()]
     if not open_days:
         meal = MEALS[stop.meal].word if stop.meal in MEALS else None
         return f"No day of this trip has it open at a usual time for {meal}." if meal else \
             "No day of this trip has it open."
-    return ("It is open on " + ", ".join(date_label(search.trip.day_date(d)) for d in open_days[:3]) +
+    return ("It is open on " + ", ".join(date_label(search.trip.dated(d)) for d in open_days[:3]) +
             ", but no time then fits without a new problem elsewhere in the plan.")
 
 
 def _meal_reason(search: FixSearch, issue: Issue) -> str | None:
     stop = _stop(search, issue.subject)
-    if search.ranges(stop, search.date) == ():
+    if stop.meal in MEALS and search.ranges(stop, search.date) == ():
         return f"Its opening hours leave no start inside the usual time for {MEALS[stop.meal].word} that day."
     return None
 
@@ -61,7 +64,8 @@ def _weather_reason(search: FixSearch, issue: Issue) -> str | None:
     return "No dry day has room for it without a new problem."
 
 
-REASONS = {
+Reason = Callable[[FixSearch, Issue], "str | None"]
+REASONS: dict[str, Reason] = {
     "closed": _closed_reason, "meal_time": _meal_reason, "pace": _pace_reason, "weather": _weather_reason,
     "overlap": lambda s, i: "No change to this day's times reaches it without a new problem.",
     "unreachable": lambda s, i: "No change to this day's times reaches it without a new problem.",

@@ -19,11 +19,12 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from ..agent import ambient, chat, debug, files, suggestions, timeline
+from .. import media_for_model as files
+from ..agent import ambient, chat, debug, suggestions, timeline
 from ..agent.ui_stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound
-from ..core import Services
+from ..core import Core
 from ..roles import require_role
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
@@ -31,14 +32,14 @@ from .openapi import describe
 MAX_TEXT = 4000
 
 
-def agent_services(request: Request) -> Services:
+def agent_services(request: Request) -> Core:
     svc = services(request)
     if svc.ai is None:
         raise NotFound("Not found")
     return svc
 
 
-def own_hosts(request: Request, svc: Services) -> tuple[str, ...]:
+def own_hosts(request: Request, svc: Core) -> tuple[str, ...]:
     """Hosts whose absolute upload URLs are ours: this request's Host and the public URL's."""
     hosts = [request.headers.get("host", "")]
     if svc.settings.public_url:
@@ -102,7 +103,7 @@ async def post_message(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     args = await body(request, NewMessage)
-    parts = await files.clean_file_parts(svc, trip_id, [f.model_dump() for f in args.files], own_hosts(request, svc))
+    parts = await files.clean_file_parts(svc.db, trip_id, [f.model_dump() for f in args.files], own_hosts(request, svc))
     text = args.text or ""
     if not text and not args.files:
         raise Invalid("text: write a message or attach a file", field="text")
@@ -171,7 +172,8 @@ async def _decide(request: Request, approved_default: bool | None, force: bool |
     if not approved:
         return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
     require_role(role, "editor")
-    applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
+    reconsider = svc.watch.evaluator.reconsider if svc.watch is not None else None   # the agent looks again
+    applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"], reconsider)
     return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role))
 
 

@@ -13,12 +13,12 @@ from ..auth import COOKIE, require_user, user_for_token
 from ..web.bodies import parse_json
 from ..errors import BadRequest, NotFound, validation_error
 from ..roles import require_role
-from ..core import Services
+from ..core import Core
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def services(request: Request) -> Services:
+def services(request: Request) -> Core:
     return request.scope["state"]["services"]
 
 
@@ -49,7 +49,7 @@ async def signed_in(request: Request) -> dict:
     return require_user(await current_user(request))
 
 
-async def trip_role(svc: Services, user_id: str, trip_id: str) -> str | None:
+async def trip_role(svc: Core, user_id: str, trip_id: str) -> str | None:
     role, _ = await svc.trip_cache.membership(trip_id, user_id)
     return role
 

@@ -61,7 +61,8 @@ async def revoke_feed(request: Request):
 async def feed(request: Request):
     svc = services(request)
     opened = await feeds.open_feed(svc.db, request.path_params["token"], svc.last_use)
-    body, etag = await calendar_file(svc, opened.trip_id, page_url=public_base(request), updated_at=opened.updated_at)
+    body, etag = await calendar_file(svc.trip_cache, opened.trip_id, page_url=public_base(request),
+                                     updated_at=opened.updated_at)
     headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
     if matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
@@ -73,7 +74,7 @@ async def download_calendar(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
     svc = services(request)
-    body, etag = await calendar_file(svc, trip_id, page_url=public_base(request),
+    body, etag = await calendar_file(svc.trip_cache, trip_id, page_url=public_base(request),
                                      updated_at=await feeds.trip_updated_at(svc.db, trip_id))
     title = (await svc.trip_cache.entry(trip_id)).trip.title
     return Response(body, media_type=ICS, headers={
@@ -94,7 +95,8 @@ async def trip_gpx(request: Request):
 async def _gpx(request: Request, day_id: str | None) -> Response:
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
-    text, name = await gpx_file(services(request), trip_id, page_url=public_base(request), day_id=day_id)
+    svc = services(request)
+    text, name = await gpx_file(svc.trip_cache, svc.places, trip_id, page_url=public_base(request), day_id=day_id)
     return Response(text, media_type=GPX, headers={"Content-Disposition": _attachment(name),
                                                    "Cache-Control": "private, no-cache"})
 

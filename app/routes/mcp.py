@@ -38,7 +38,7 @@ class MCPEndpoint:
                                     headers={"WWW-Authenticate": 'Bearer realm="Wayline"'})
             await response(scope, receive, send)
             return
-        await svc.assistants.handle(scope, receive, send, caller)
+        await svc.assistants.handle(scope, receive, send, caller, svc)
 
 
 routes = [Route("/mcp", endpoint=MCPEndpoint(), methods=["GET", "POST", "DELETE"])]

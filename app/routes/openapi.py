@@ -6,6 +6,8 @@ moment it is added."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from collections.abc import Callable
 
@@ -22,9 +24,10 @@ def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipar
     {value: body model}) for a route whose body depends on a path segment
     (the ops endpoint); each value is also described as its own path."""
 
-    def mark(handler: Callable) -> Callable:
-        handler.__api__ = {"body": body, "summary": summary, "multipart": multipart, "stream": stream,
-                           "query": query, "variants": variants}
+    def mark(handler: Callable[..., Any]) -> Callable[..., Any]:
+        # Read back by build_openapi.
+        handler.__api__ = {"body": body, "summary": summary,  # type: ignore[attr-defined]
+                           "multipart": multipart, "stream": stream, "query": query, "variants": variants}
         return handler
 
     return mark
@@ -92,7 +95,7 @@ def build_openapi(routes) -> dict:
         for method in sorted((route.methods or set()) - {"HEAD"}):
             paths.setdefault(path, {})[method.lower()] = _operation(
                 route, method, meta, _path_parameters(path), meta.get("body"), schemas)
-            name, bodies = meta.get("variants") or (None, {})
+            name, bodies = meta.get("variants") or ("", {})
             for value, model in bodies.items():
                 concrete = path.replace("{" + name + "}", value)
                 paths.setdefault(concrete, {})[method.lower()] = _operation(

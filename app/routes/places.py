@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..errors import Invalid, Unavailable
-from ..providers.maps import require_places, valid_place_id
-from .common import member, ok, parse, services
+from ..errors import Invalid
+from ..providers.maps import PlacesProvider, valid_place_id
+from .common import M, member, ok, parse, services
 from .openapi import describe
 
 PLACE_TYPE = r"^[a-z][a-z0-9_]{1,63}$"  # Table A types: lower snake case
@@ -38,13 +38,13 @@ class NearbyQuery(BaseModel):
     limit: int = Field(default=20, ge=1, le=20)
 
 
-def _query(request: Request, model: type[BaseModel]) -> BaseModel:
+def _query(request: Request, model: type[M]) -> M:
     data = {k: v for k, v in request.query_params.items() if v != ""}
     return parse(model, data)
 
 
-def _places(request: Request):
-    return require_places(services(request))
+def _places(request: Request) -> PlacesProvider:
+    return services(request).places
 
 
 async def _trip(request: Request, trip_id: str):
@@ -74,7 +74,7 @@ async def nearby_places(request: Request):
         raise Invalid(f"{missing}: give both lat and lng, or neither for the trip's destination", field=missing)
     provider = _places(request)
     lat, lng = query.lat, query.lng
-    if lat is None:
+    if lat is None or lng is None:
         trip = await _trip(request, trip_id)
         if trip.dest_lat is None or trip.dest_lng is None:
             raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")
@@ -103,8 +103,6 @@ async def trip_weather(request: Request):
     trip = await _trip(request, trip_id)
     if trip.dest_lat is None or trip.dest_lng is None:
         return ok({"days": [], "note": "Set the trip's destination to see its weather."})
-    if svc.weather is None:
-        raise Unavailable("Weather is unavailable right now", code="weather_unavailable")
     try:
         start = date.fromisoformat(trip.start_date)
     except (TypeError, ValueError):

@@ -17,7 +17,7 @@ from ..planner.shortest import shortest_draft
 from ..planner.nearby import suggest
 from ..trips.dto import trip_json
 from ..fields import ServiceTime
-from ..trips.ops import Meal
+from ..meals import Meal
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
 
@@ -114,7 +114,7 @@ async def apply(request: Request):
     applied = await apply_draft(svc, trip_id, draft_id, user["id"], start_time=edits.startTime,
                                 duration_min=edits.durationMin)
     if applied is None:
-        return raw_ok(await trip_json(svc, trip_id, user["id"]))
+        return raw_ok(await trip_json(svc.trip_cache, trip_id, user["id"]))
     return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role))
 
 

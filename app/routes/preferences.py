@@ -67,7 +67,7 @@ async def put_trip(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     args = await body(request, SetTripPreferences)
-    applied = await apply_op(services(request), trip_id, user["id"], "set_trip_preferences", args)
+    applied = await apply_op(services(request).trips, trip_id, user["id"], "set_trip_preferences", args)
     return ok(applied.trip.prefs.model_dump())
 
 

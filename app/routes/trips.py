@@ -46,7 +46,7 @@ def echo(summary: str | list[str], trip: list[bytes]) -> Response:
 @describe(summary="Trips you are a member of")
 async def list_trips(request: Request):
     user = await signed_in(request)
-    return ok({"trips": await catalog.trips_of(services(request), user["id"])})
+    return ok({"trips": await catalog.trips_of(services(request).db, user["id"])})
 
 
 @describe(body=NewTrip, summary="Create a trip; you become its owner")
@@ -55,16 +55,16 @@ async def create_trip(request: Request):
     args = parse(NewTrip, await read_json(request))
     svc = services(request)
     trip_id = await catalog.create_trip(
-        svc, user["id"], title=args.title, start_date=args.startDate, days=args.days,
+        svc.db, user["id"], title=args.title, start_date=args.startDate, days=args.days,
         destination=args.destination.model_dump() if args.destination else None,
         timezone=args.timezone, currency=args.currency)
-    return raw_ok(await trip_json(svc, trip_id, user["id"]), status=201)
+    return raw_ok(await trip_json(svc.trip_cache, trip_id, user["id"]), status=201)
 
 
 @describe(summary="The full TripDto (ETag / If-None-Match for cheap polling)")
 async def get_trip(request: Request):
     user = await signed_in(request)
-    payload, etag = await tagged_trip_json(services(request), request.path_params["tripId"], user["id"])
+    payload, etag = await tagged_trip_json(services(request).trip_cache, request.path_params["tripId"], user["id"])
     headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
@@ -82,7 +82,8 @@ async def patch_trip(request: Request):
 async def delete_trip(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id, needs="owner")
-    await catalog.delete_trip(services(request), trip_id)
+    svc = services(request)
+    await catalog.delete_trip(svc.db, svc.files, trip_id)
     return ok({"deleted": True})
 
 
@@ -95,7 +96,7 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
         raise Invalid("baseVersion: must be an integer", field="baseVersion")
     svc = services(request)
-    applied = await apply_op(svc, trip_id, user["id"], op_name, data, base_version=base_version)
+    applied = await apply_op(svc.trips, trip_id, user["id"], op_name, data, base_version=base_version)
     return echo(applied.summaries, await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
 
 
@@ -112,8 +113,8 @@ async def run_edits(request: Request):
     user, _ = await member(request, trip_id)
     change = parse(Edits, await read_json(request))
     svc = services(request)
-    applied = await apply_ops(svc, trip_id, user["id"], as_pairs(change.edits), base_version=change.baseVersion,
-                              one_change=True)
+    applied = await apply_ops(svc.trips, trip_id, user["id"], as_pairs(change.edits),
+                              base_version=change.baseVersion, one_change=True)
     return echo(one_sentence(applied.summaries), await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
 
 

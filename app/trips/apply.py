@@ -16,26 +16,13 @@ from ..db import SyncTransaction
 from ..ids import utcnow
 from ..errors import AppError, Conflict, NotFound
 from ..roles import require_role
-from ..core import Services
 from . import store
 from .model import Trip
-from .state import TripState
+from .events import OpEvent
+from .state import TripState, TripStates
 from .ops import TRIP_OPS, Args, OpContext, validate_args
 
 log = logging.getLogger("wayline")
-
-
-@dataclass(frozen=True)
-class OpEvent:
-    """What listeners (the agent's evaluation) learn after a commit."""
-
-    trip_id: str
-    actor_id: str
-    ops: tuple[str, ...]
-    summaries: tuple[str, ...]
-    before: Trip
-    after: Trip
-    source: str
 
 
 @dataclass
@@ -51,7 +38,7 @@ class _Retry(Exception):
 
 
 async def apply_ops(
-    svc: Services,
+    trips: TripStates,
     trip_id: str,
     actor_id: str,
     ops: Sequence[tuple[str, Any]],
@@ -64,7 +51,7 @@ async def apply_ops(
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
-    The ops run on an edit copy of the trip in memory (`svc.trips`) under the
+    The ops run on an edit copy of the trip in memory (`trips`) under the
     trip's lock; the rows they changed, the version and the operation events
     are written in one transaction, one hop to the writer; after its COMMIT
     the new trip is published (trips/state.py) and announced, then the op
@@ -91,11 +78,11 @@ async def apply_ops(
     op. Either way it is one transaction and one version."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
     while True:
-        async with svc.trips.lock(trip_id):
-            state = await svc.trips.get(trip_id)
-            before, trip, role, summaries, write = _prepare(svc, state, actor_id, validated, base_version, source,
+        async with trips.lock(trip_id):
+            state = await trips.get(trip_id)
+            before, trip, role, summaries, write = _prepare(trips, state, actor_id, validated, base_version, source,
                                                             precondition, claim, one_change)
-            written = svc.db.queue(write)
+            written = trips.db.queue(write)
             state.head = trip
         try:
             await written
@@ -108,7 +95,7 @@ async def apply_ops(
             state.head = None  # published: the trip itself is the base again
         break
     event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
-    for listener in svc.op_listeners:
+    for listener in trips.op_listeners:
         try:
             listener(event)
         except Exception:  # a listener must never undo or fail a committed write
@@ -116,9 +103,10 @@ async def apply_ops(
     return Applied(summaries, trip, role)
 
 
-def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
+def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
              base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
-             claim: Callable[[SyncTransaction], None] | None, one_change: bool = False):
+             claim: Callable[[SyncTransaction], None] | None, one_change: bool = False
+             ) -> tuple[Trip, Trip, str, list[str], Callable[[SyncTransaction], None]]:
     """Check the role, apply the ops to an edit copy; (before, after, role,
     summaries, the transaction that writes them)."""
     role = state.role_of(actor_id)
@@ -172,7 +160,7 @@ def _prepare(svc: Services, state: TripState, actor_id: str, validated: list[tup
                 store.append_message_row(
                     tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                     op=name, parts=[{"type": "text", "text": summary}, part])
-        tx.after_commit(lambda: svc.trips.publish(state, trip))
+        tx.after_commit(lambda: trips.publish(state, trip))
 
     return before, trip, role, summaries, write
 
@@ -187,6 +175,6 @@ def one_sentence(summaries: Sequence[str]) -> str:
     return ", ".join([parts[0], *rest[:-1]]) + " and " + rest[-1]
 
 
-async def apply_op(svc: Services, trip_id: str, actor_id: str, op_name: str, args: Any, *,
+async def apply_op(trips: TripStates, trip_id: str, actor_id: str, op_name: str, args: Any, *,
                    base_version: int | None = None, source: str = "member") -> Applied:
-    return await apply_ops(svc, trip_id, actor_id, [(op_name, args)], base_version=base_version, source=source)
+    return await apply_ops(trips, trip_id, actor_id, [(op_name, args)], base_version=base_version, source=source)

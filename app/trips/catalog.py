@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from .. import media
-from ..core import Services
+from ..db import Database
+from ..filestore import FileStore
 from ..ids import new_id, utcnow
 
 
-async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: date, days: int,
-                      destination: dict | None, timezone: str, currency: str) -> str:
+async def create_trip(db: Database, owner_id: str, *, title: str, start_date: date, days: int,
+                      destination: dict[str, Any] | None, timezone: str, currency: str) -> str:
     trip_id, now = new_id(), utcnow()
     dest = destination or {}
-    async with svc.db.write() as tx:
+    async with db.write() as tx:
         tx.touch(trip_id, "content", "members")
         await tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
@@ -28,17 +30,17 @@ async def create_trip(svc: Services, owner_id: str, *, title: str, start_date: d
     return trip_id
 
 
-async def delete_trip(svc: Services, trip_id: str) -> None:
+async def delete_trip(db: Database, files: FileStore, trip_id: str) -> None:
     """Delete the trip, everything in it (cascades) and its uploaded files."""
-    async with svc.db.write() as tx:
+    async with db.write() as tx:
         tx.touch(trip_id, "deleted")
         await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
-    await media.delete_trip_files(svc.files, trip_id)
+    await media.delete_trip_files(files, trip_id)
 
 
-async def trips_of(svc: Services, user_id: str) -> list[dict]:
+async def trips_of(db: Database, user_id: str) -> list[dict[str, Any]]:
     """The trips a user belongs to, for their list (soonest first)."""
-    rows = await svc.db.fetchall(
+    rows = await db.fetchall(
         "SELECT t.id, t.title, t.start_date, t.dest_name, t.version, m.role, "
         "(SELECT COUNT(*) FROM days d WHERE d.trip_id = t.id) AS day_count, "
         "(SELECT COUNT(*) FROM members x WHERE x.trip_id = t.id) AS member_count "

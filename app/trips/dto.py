@@ -25,47 +25,48 @@ import hashlib
 import json
 import operator
 from json.encoder import encode_basestring
+from typing import Any
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
-from ..legs import Leg, by_pair
-from ..providers.cache import SingleFlight
-from ..core import Services
+from ..legs import Leg, RouteProvider, by_pair
+from ..shared_reads import SingleFlight
 from .expenses import summarize
 from .model import DAY_START, Day, Expense, Stop, Trip
 from .schedule import day_schedule, to_hhmm
-from .state import TripState
+from .state import TripState, TripStates
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+Key = tuple[Any, ...]   # what a part was encoded from, compared to tell whether it changed
 _text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with options builds one per call)
 
 
-def _dumps(value) -> bytes:
+def _dumps(value: Any) -> bytes:
     return _text(value).encode()
 
 
-def _same_objects(a: Sequence, b: Sequence) -> bool:
+def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
 
 
-def _legs_key(day: Day) -> tuple:
+def _legs_key(day: Day) -> Key:
     return tuple((s.id, s.lat, s.lng) for s in day.stops)
 
 
 @dataclass(eq=False)
 class DayPart:
     source: Day                   # the day object encoded (a shared day never changes)
-    day: tuple                    # the day's own fields when encoded
-    stops: list                   # the stop objects encoded (compared by identity)
+    day: Key                      # the day's own fields when encoded
+    stops: list[Stop]             # the stop objects encoded (compared by identity)
     start_date: str               # the trip's (with the day's position: its date)
-    legs_key: tuple
+    legs_key: Key
     prefs: object
     legs: list[Leg]
     legs_json: str
-    social: list[tuple]           # (votes, comment count) per stop when encoded
+    social: list[Key]           # (votes, comment count) per stop when encoded
     fixed: list[tuple[str, str]]  # per stop, the JSON of its own fields (before and after the computed ones)
     body: bytes                   # the day's JSON with every "mine" as 0
     mine_at: dict[str, int]       # stop id -> offset of its "mine" digit in body
@@ -74,12 +75,12 @@ class DayPart:
 @dataclass(eq=False)
 class View:
     trip: Trip
-    members: list[dict]
+    members: list[dict[str, str]]
     social_serial: int
     parts: list[DayPart]
     expenses: tuple[list[Expense], bytes]
     shared: tuple[object, bytes, object, bytes]  # (members, their JSON, preferences, their JSON)
-    header: tuple[tuple, bytes]   # (the trip's own fields, their JSON up to "version")
+    header: tuple[Key, bytes]     # (the trip's own fields, their JSON up to "version")
     head: bytes                   # up to `"role":`
     rest: list[bytes]             # after the role, in pieces (joined only into what is sent)
     length: int                   # bytes in head and rest
@@ -106,7 +107,7 @@ def _current(view: View | None, state: TripState) -> bool:
             and view.social_serial == state.social_serial)
 
 
-def _day_fields(trip: Trip, day: Day) -> tuple:
+def _day_fields(trip: Trip, day: Day) -> Key:
     return day.id, day.position, day.title, day.note, day.start_time
 
 
@@ -133,7 +134,7 @@ def _fixed(s: Stop) -> tuple[str, str]:
             f',"createdBy":{_string(s.created_by)}}}')
 
 
-def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: list[tuple],
+def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
                 old: DayPart | None) -> DayPart:
     """The day's JSON, every stop's `mine` as 0. Only what can differ is
     encoded again: the fixed part of each stop object `old` encoded and its
@@ -165,11 +166,11 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: tuple, social: 
                    social, fixed, body, mine_at)
 
 
-def _social(state: TripState, day: Day) -> list[tuple]:
+def _social(state: TripState, day: Day) -> list[Key]:
     return [(state.votes.get(s.id), state.comment_counts.get(s.id, 0)) for s in day.stops]
 
 
-def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
+def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev: View | None,
                fetched: dict[str, list[Leg]] | None = None) -> View | None:
     """The view of `trip` with the state's members, votes and comments,
     reusing what `prev` encoded; None when a day's legs need Google (see
@@ -177,7 +178,7 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
     prev_parts = prev.parts if prev is not None else []
     old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
-    parts = []
+    parts: list[DayPart] = []
     for i, day in enumerate(trip.days):
         part = prev_parts[i] if i < len(prev_parts) else None
         if part is None or part.source is not day and part.day[0] != day.id:
@@ -188,19 +189,20 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
                 and part.start_date == trip.start_date):
             parts.append(part)   # the same day object: nothing about it changed
             continue
-        same_stops = part is not None and _same_objects(part.stops, day.stops)
-        social = part.social if same_stops and not social_moved else _social(state, day)
-        if (same_stops and part.day == _day_fields(trip, day) and part.prefs is trip.prefs
-                and part.start_date == trip.start_date and (part.social is social or part.social == social)):
-            parts.append(part)
+        same = part if part is not None and _same_objects(part.stops, day.stops) else None
+        social = same.social if same is not None and not social_moved else _social(state, day)
+        if (same is not None and same.day == _day_fields(trip, day) and same.prefs is trip.prefs
+                and same.start_date == trip.start_date and (same.social is social or same.social == social)):
+            parts.append(same)
             continue
-        key = part.legs_key if same_stops else _legs_key(day)
+        key = same.legs_key if same is not None else _legs_key(day)
+        legs: list[Leg] | None
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
             legs = part.legs
         elif fetched is not None and day.id in fetched:
             legs = fetched[day.id]
         else:
-            legs = legs_mod.day_legs_now(svc, day.stops, trip.prefs)
+            legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
         parts.append(_encode_day(trip, day, legs, key, social, part))
@@ -246,7 +248,7 @@ def build_view(svc: Services, state: TripState, trip: Trip, prev: View | None,
                 len(head) + sum(map(len, rest)), by_user)
 
 
-def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
+def missing_legs(routes: RouteProvider | None, trip: Trip, prev: View | None) -> list[Day]:
     """Days whose legs are neither in `prev` nor computable from memory."""
     old = {p.day[0]: p for p in prev.parts} if prev is not None else {}
     out = []
@@ -254,7 +256,7 @@ def missing_legs(svc: Services, trip: Trip, prev: View | None) -> list[Day]:
         part = old.get(day.id)
         if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
             continue
-        if legs_mod.day_legs_now(svc, day.stops, trip.prefs) is None:
+        if legs_mod.day_legs_now(routes, day.stops, trip.prefs) is None:
             out.append(day)
     return out
 
@@ -301,22 +303,23 @@ def member_etag(view: View, user_id: str, role: str) -> str:
 
 
 class TripCache:
-    """The TripDto views of the trips in memory (`svc.trips`)."""
+    """The TripDto views of the trips in memory (`trips`), with legs from
+    `routes` (the places provider; None: estimates only)."""
 
-    def __init__(self, svc: Services):
-        self.svc = svc
-        self._flight = SingleFlight()
+    def __init__(self, trips: TripStates, routes: RouteProvider | None):
+        self.trips, self.routes = trips, routes
+        self._flight: SingleFlight = SingleFlight()
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
-        return await self.svc.trips.membership(trip_id, user_id)
+        return await self.trips.membership(trip_id, user_id)
 
     async def current(self, trip_id: str) -> tuple[TripState, View]:
         """The trip's state and its up-to-date view (built or patched once,
         shared by concurrent callers)."""
-        state = await self.svc.trips.get(trip_id)
+        state = await self.trips.get(trip_id)
         if _current(state.view, state):
             return state, state.view
-        view = build_view(self.svc, state, state.trip, state.view)
+        view = build_view(self.routes, state, state.trip, state.view)
         if view is not None:
             return state, self._install(state, view)
         return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
@@ -324,23 +327,23 @@ class TripCache:
     async def _build_waiting(self, trip_id: str) -> tuple[TripState, View]:
         """Fetch the legs some days need, then build; again if the trip moved meanwhile."""
         while True:
-            state = await self.svc.trips.get(trip_id)
+            state = await self.trips.get(trip_id)
             if _current(state.view, state):
                 return state, state.view
             trip, prev = state.trip, state.view
-            fetched = await self._fetch_legs(trip, missing_legs(self.svc, trip, prev))
-            if state.trip is trip and self.svc.trips.cached(trip_id) is state:
-                view = build_view(self.svc, state, trip, prev, fetched)
+            fetched = await self._fetch_legs(trip, missing_legs(self.routes, trip, prev))
+            if state.trip is trip and self.trips.cached(trip_id) is state:
+                view = build_view(self.routes, state, trip, prev, fetched)
                 if view is not None:
                     return state, self._install(state, view)
 
     async def _fetch_legs(self, trip: Trip, days: list[Day]) -> dict[str, list[Leg]]:
-        per_day = await asyncio.gather(*(legs_mod.day_legs(self.svc, d.stops, trip.prefs) for d in days))
+        per_day = await asyncio.gather(*(legs_mod.day_legs(self.routes, d.stops, trip.prefs) for d in days))
         return {d.id: legs for d, legs in zip(days, per_day)}
 
     def _install(self, state: TripState, view: View) -> View:
         state.view = view
-        self.svc.trips.resize(state, view.size())
+        self.trips.resize(state, view.size())
         return view
 
     async def entry(self, trip_id: str) -> View:
@@ -356,10 +359,10 @@ class TripCache:
         return member_pieces((await self.current(trip_id))[1], user_id, role)
 
 
-async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[bytes, str]:
+async def tagged_trip_json(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[bytes, str]:
     """The caller's TripDto bytes and ETag; 404 for non-members."""
     try:
-        state, view = await svc.trip_cache.current(trip_id)
+        state, view = await trip_cache.current(trip_id)
     except NotFound:
         raise NotFound("Trip not found") from None
     role = state.role_of(user_id)
@@ -368,5 +371,5 @@ async def tagged_trip_json(svc: Services, trip_id: str, user_id: str) -> tuple[b
     return member_bytes(view, user_id, role), member_etag(view, user_id, role)
 
 
-async def trip_json(svc: Services, trip_id: str, user_id: str) -> bytes:
-    return (await tagged_trip_json(svc, trip_id, user_id))[0]
+async def trip_json(trip_cache: TripCache, trip_id: str, user_id: str) -> bytes:
+    return (await tagged_trip_json(trip_cache, trip_id, user_id))[0]

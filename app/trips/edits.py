@@ -32,11 +32,14 @@ class Edits(BaseModel):
     baseVersion: int | None = Field(default=None, strict=True)
 
 
-def as_pairs(edits: list[Edit] | list[dict]) -> list[tuple[str, dict]]:
+Pairs = list[tuple[str, dict[str, Any]]]   # (op, args), what apply_ops takes
+
+
+def as_pairs(edits: list[Edit] | list[dict[str, Any]]) -> Pairs:
     return [(e.op, e.args) if isinstance(e, Edit) else (e["op"], e["args"]) for e in edits]
 
 
-def patch_edits(patch: Any) -> list[tuple[str, dict]]:
+def patch_edits(patch: Any) -> Pairs:
     """The ops of a stored or received patch: `{"edits": [...]}`, or one
     `{"op", "args"}`. 422 for anything else."""
     if isinstance(patch, dict) and "edits" in patch:
@@ -53,7 +56,7 @@ def patch_edits(patch: Any) -> list[tuple[str, dict]]:
         raise validation_error(exc) from None
 
 
-def as_patch(edits: list[tuple[str, dict]], **extra: Any) -> dict:
+def as_patch(edits: Pairs, **extra: Any) -> dict[str, Any]:
     """The stored form: `edits`, plus `op` and `args` when there is one edit
     (what readers of the older form look at)."""
     out: dict[str, Any] = {"edits": [{"op": op, "args": args} for op, args in edits]}

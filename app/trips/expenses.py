@@ -5,6 +5,7 @@ first members in a stable order so every split adds up exactly."""
 
 from __future__ import annotations
 
+from typing import Any
 from collections import defaultdict
 
 from .model import Expense
@@ -29,27 +30,28 @@ def shares_of(expense: Expense) -> dict[str, int]:
     return owed
 
 
-def settle(net: dict[str, int]) -> list[dict]:
+def settle(net: dict[str, int]) -> list[dict[str, Any]]:
     """Greedy matching of the largest debtor with the largest creditor."""
     debtors = sorted(((-v, m) for m, v in net.items() if v < 0), reverse=True)
     creditors = sorted(((v, m) for m, v in net.items() if v > 0), reverse=True)
-    payments, i, j = [], 0, 0
-    debtors = [[a, m] for a, m in debtors]
-    creditors = [[a, m] for a, m in creditors]
+    payments: list[dict[str, Any]] = []
+    i = j = 0
+    owing = [a for a, _ in debtors]       # what each debtor and creditor has left
+    owed = [a for a, _ in creditors]
     while i < len(debtors) and j < len(creditors):
-        amount = min(debtors[i][0], creditors[j][0])
+        amount = min(owing[i], owed[j])
         payments.append({"from": debtors[i][1], "to": creditors[j][1], "amountMinor": amount})
-        debtors[i][0] -= amount
-        creditors[j][0] -= amount
-        if debtors[i][0] == 0:
+        owing[i] -= amount
+        owed[j] -= amount
+        if owing[i] == 0:
             i += 1
-        if creditors[j][0] == 0:
+        if owed[j] == 0:
             j += 1
     return payments
 
 
-def summarize(expenses: list[Expense]) -> dict:
-    by_currency: dict[str, dict] = {}
+def summarize(expenses: list[Expense]) -> dict[str, Any]:
+    by_currency: dict[str, dict[str, Any]] = {}
     paid: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     owes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     totals: dict[str, int] = defaultdict(int)

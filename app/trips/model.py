@@ -18,15 +18,18 @@ stops and expenses only through these methods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+from collections.abc import Iterator, Set
 from datetime import date, timedelta
 
 from ..errors import Invalid, NotFound
 from ..preferences import TripPreferences
 
 DAY_START = "09:00"
+T = TypeVar("T")
 
 
-def _shallow(obj):
+def _shallow(obj: T) -> T:
     """A shallow copy of a dataclass instance (copy.copy, several times faster)."""
     out = object.__new__(type(obj))
     out.__dict__.update(obj.__dict__)
@@ -69,7 +72,7 @@ class Expense:
     amount_minor: int
     currency: str
     paid_by: str
-    split: dict  # {"kind": "equal", "members": [ids]} or {"kind": "shares", "shares": {id: n}}
+    split: dict[str, Any]  # {"kind": "equal", "members": [ids]} or {"kind": "shares", "shares": {id: n}}
     day_id: str | None = None
     stop_id: str | None = None
     created_by: str | None = None
@@ -109,13 +112,13 @@ class Trip:
         copy of it), so its methods no longer copy anything."""
         self._owned = None
 
-    def _own(self, obj):
+    def _own(self, obj: T) -> T:
         """`obj` if this copy may change it, else its copy (the caller puts it in place)."""
         if self._owned is None or id(obj) in self._owned:
             return obj
-        obj = list(obj) if isinstance(obj, list) else _shallow(obj)
-        self._owned.add(id(obj))
-        return obj
+        copy = cast(T, list(obj)) if isinstance(obj, list) else _shallow(obj)
+        self._owned.add(id(copy))
+        return copy
 
     def _own_day(self, i: int) -> Day:
         """The day at `i`, put in place as this copy's own, with its own stop list."""
@@ -155,7 +158,16 @@ class Trip:
         except (OverflowError, ValueError):
             return None
 
-    def all_stops(self):
+    def dated(self, day: Day) -> str:
+        """The day's ISO date for rules that need one (the review, drafts); a
+        trip whose dates cannot be represented gets a 422 naming its start date."""
+        found = self.day_date(day)
+        if found is None:
+            raise Invalid("startDate: this trip's dates are out of range; change its start date",
+                          field="startDate")
+        return found
+
+    def all_stops(self) -> Iterator[Stop]:
         for d in self.days:
             yield from d.stops
 
@@ -175,7 +187,7 @@ class Trip:
                     d.stops[j] = s = self._own(s)
                     s.position, s.day_id = j, d.id
 
-    def unlink_expenses(self, day_id: str | None = None, stop_ids: set[str] = frozenset()) -> None:
+    def unlink_expenses(self, day_id: str | None = None, stop_ids: Set[str] = frozenset()) -> None:
         """Expenses keep their amounts when their day or stop goes; the link is cleared."""
         for i, e in enumerate(self.expenses):
             if (day_id is not None and e.day_id == day_id) or e.stop_id in stop_ids:

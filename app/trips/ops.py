@@ -260,7 +260,7 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         trip.dest_name, trip.dest_lat, trip.dest_lng = a.destination.name, a.destination.lat, a.destination.lng
     phrases = []
     if changes.get("title") is not None:
-        phrases.append((f"renamed the trip to {_q(a.title)}", f"renamed it to {_q(a.title)}"))
+        phrases.append((f"renamed the trip to {_q(trip.title)}", f"renamed it to {_q(trip.title)}"))
     if changes.get("startDate") is not None:
         when = _date(changes["startDate"])
         phrases.append((f"moved the trip to start on {when}", f"moved it to start on {when}"))
@@ -429,7 +429,7 @@ def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
     return f"Removed “{stop.name}” from {_day_label(trip, day)}"
 
 
-def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict:
+def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict[str, Any]:
     if split is None or isinstance(split, EqualSplit):
         members = (split.members if split and split.members else None) or list(trip.member_ids)
         for m in members:

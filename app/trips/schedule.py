@@ -10,6 +10,9 @@ import math
 from datetime import date
 from typing import NamedTuple
 
+from collections.abc import Mapping
+
+from ..legs import Leg
 from .model import DAY_START, Day
 
 
@@ -51,7 +54,7 @@ class Slot(NamedTuple):   # a tuple: built for every stop of every schedule, che
     earliest: int    # when it could start at the soonest (previous end + travel)
 
 
-def day_schedule(day: Day, legs_by_pair: dict[tuple[str, str], object]) -> list[Slot]:
+def day_schedule(day: Day, legs_by_pair: Mapping[tuple[str, str], Leg]) -> list[Slot]:
     slots: list[Slot] = []
     cursor = to_minutes(day.start_time or DAY_START)
     previous = None

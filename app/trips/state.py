@@ -37,11 +37,13 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+from collections.abc import Callable
 
 from ..db import Database
 from ..errors import NotFound
-from ..providers.cache import SingleFlight
+from ..shared_reads import SingleFlight
 from . import store
+from .events import OpEvent
 from .model import Trip
 
 # What a trip costs before its TripDto is first built (then the view's size
@@ -53,7 +55,7 @@ BYTES_PER_TRIP = 10_000
 @dataclass(eq=False)
 class TripState:
     trip: Trip
-    members: list[dict]                    # {userId, username, displayName, role}, in join order
+    members: list[dict[str, str]]          # {userId, username, displayName, role}, in join order
     votes: dict[str, dict[str, int]]       # stop id -> {user id: value}
     comment_counts: dict[str, int]         # stop id -> count
     roles: dict[str, str] = field(init=False)
@@ -77,7 +79,7 @@ class TripState:
         return None
 
 
-def _social(conn: sqlite3.Connection, trip_id: str) -> tuple[dict, dict]:
+def _social(conn: sqlite3.Connection, trip_id: str) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     votes: dict[str, dict[str, int]] = {}
     for stop_id, user_id, value in conn.execute("SELECT stop_id, user_id, value FROM votes WHERE trip_id = ?",
                                                 (trip_id,)):
@@ -108,6 +110,9 @@ def _estimate(trip: Trip) -> int:
 class TripStates:
     def __init__(self, db: Database, budget_bytes: int):
         self.db = db
+        # Called after every committed op (the agent's evaluation hooks in
+        # here); listeners must not block.
+        self.op_listeners: list[Callable[[OpEvent], None]] = []
         self.budget_bytes = budget_bytes
         self.bytes = 0
         self._states: OrderedDict[str, TripState] = OrderedDict()
@@ -192,7 +197,7 @@ class TripStates:
         if self._states.get(trip.id) is state:
             self._published.add(trip.id)
 
-    def changed(self, trip_id: str, kinds: frozenset) -> None:
+    def changed(self, trip_id: str, kinds: frozenset[str]) -> None:
         """The database's after-commit signal."""
         published = trip_id in self._published
         self._published.discard(trip_id)

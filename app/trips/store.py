@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Set
 
 from ..db import SyncTransaction, Transaction
 from ..errors import NotFound
@@ -27,6 +29,8 @@ EXPENSE_COLUMNS = ("id", "title", "amount_minor", "currency", "paid_by", "split_
                    "stop_id", "created_by", "created_at")
 DAY_COLUMNS = ("id", "position", "title", "note", "start_time")
 TRIP_COLUMNS = ("title", "dest_name", "dest_lat", "dest_lng", "start_date", "timezone", "currency")
+Row = tuple[Any, ...]
+Obj = TypeVar("Obj")
 
 
 def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
@@ -59,16 +63,16 @@ def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
     return trip
 
 
-def _stop_row(trip_id: str, s: Stop) -> tuple:
+def _stop_row(trip_id: str, s: Stop) -> Row:
     return (trip_id, *[getattr(s, c) for c in STOP_COLUMNS])
 
 
-def _expense_row(trip_id: str, e: Expense) -> tuple:
+def _expense_row(trip_id: str, e: Expense) -> Row:
     return (trip_id, e.id, e.title, e.amount_minor, e.currency, e.paid_by,
             json.dumps(e.split, sort_keys=True), e.day_id, e.stop_id, e.created_by, e.created_at)
 
 
-def _day_row(trip_id: str, d: Day) -> tuple:
+def _day_row(trip_id: str, d: Day) -> Row:
     return (trip_id, d.id, d.position, d.title, d.note, d.start_time)
 
 
@@ -81,7 +85,7 @@ def _upsert_sql(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
             f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?")
 
 
-def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: list[tuple], new: set[str]) -> None:
+def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: list[Row], new: Set[str]) -> None:
     """Insert the rows (trip_id, id, ...) whose id is in `new`, update the others."""
     insert, update = _upsert_sql(table, columns)
     inserts = [row for row in rows if row[1] in new]
@@ -92,7 +96,8 @@ def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: lis
         tx.executemany(update, updates)
 
 
-def _changed(before: dict, after: dict, row) -> tuple[list[tuple], set[str], list[str]]:
+def _changed(before: Mapping[str, Obj], after: Mapping[str, Obj],
+             row: Callable[[Obj], Row]) -> tuple[list[Row], Set[str], list[str]]:
     """(rows to write, ids among them that are new, ids gone) between two
     {id: object} maps; an object that is the original is unchanged."""
     rows = [row(obj) for key, obj in after.items()
@@ -144,10 +149,10 @@ def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
     return True
 
 
-def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list, source: str,
+def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list[Any], source: str,
                        actor_user_id: str | None = None, actor_name: str | None = None,
                        stop_id: str | None = None, op: str | None = None, message_id: str | None = None,
-                       turn_id: str | None = None) -> dict:
+                       turn_id: str | None = None) -> dict[str, Any]:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict.
     `turn_id` (agent answers): the member message the answer belongs to."""
     tx.touch(trip_id, "timeline")
@@ -165,6 +170,6 @@ _APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
                "WHERE trip_id = ? RETURNING seq")
 
 
-async def append_message(conn: Transaction, trip_id: str, **fields) -> dict:
+async def append_message(conn: Transaction, trip_id: str, **fields: Any) -> dict[str, Any]:
     """`append_message_row` on an aiosqlite write transaction, in one hop."""
     return await conn.run(append_message_row, trip_id, **fields)

@@ -6,6 +6,8 @@ import logging
 import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
+from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -20,8 +22,9 @@ from .bodies import BodyLimitMiddleware
 from .csp import content_security_policy
 from ..db import Database
 from ..errors import AppError, storage_fault
-from ..filestore import open_filestore
-from ..core import Services
+from .. import lifecycle
+from ..core import Core
+from ..routes import build_routes
 from ..settings import Settings
 from .trip_homes import FlyReplayMiddleware
 
@@ -107,29 +110,26 @@ def _with_page_headers(send, headers: list[tuple[bytes, bytes]]):
     return wrapped
 
 
-def create_app(settings: Settings, **overrides) -> Starlette:
-    """Build the app. `overrides` replace services for tests (e.g. `clock=...`)."""
-    from ..routes import build_routes
-    from .. import lifecycle
+def create_app(settings: Settings, **overrides: Any) -> Starlette:
+    """Build the app. `overrides` replace parts of the core or turn its knobs
+    for tests (e.g. `clock=...`, `agent_debounce_s=0`; app/lifecycle.py)."""
+    lifecycle.check_overrides(overrides)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Core]]:
         db = await Database.open(settings.db_path)
-        svc = Services(settings=settings, db=db, secret=await server_secret(db, settings.secret),
-                       files=open_filestore(settings))
-        for name, value in overrides.items():
-            if name not in Services.__dataclass_fields__:
-                raise TypeError(f"create_app: Services has no part named {name!r}")
-            setattr(svc, name, value)
-        app.state.services = svc
-        await lifecycle.start(svc)
+        try:
+            core = await lifecycle.start(settings, db, await server_secret(db, settings.secret), overrides)
+        except BaseException:
+            await db.close()   # a failed start leaves no connection threads behind
+            raise
+        app.state.services = core
         try:
             # Lifespan state is copied into every request's scope: the cheapest
-            # way for a handler to reach the services (see routes.common.services).
-            yield {"services": svc}
+            # way for a handler to reach the core (see routes.common.services).
+            yield {"services": core}
         finally:
-            await svc.background.drain()
-            await lifecycle.stop(svc)
+            await lifecycle.stop(core)
             await db.close()
 
     routes = build_routes()
@@ -139,7 +139,9 @@ def create_app(settings: Settings, **overrides) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={AppError: app_error, HTTPException: http_error, sqlite3.DatabaseError: database_error,
+        # Starlette types every handler as taking Exception; each takes its own class.
+        exception_handlers={AppError: app_error, HTTPException: http_error,  # type: ignore[dict-item]
+                            sqlite3.DatabaseError: database_error,  # type: ignore[dict-item]
                             Exception: unexpected_error},
     )
     app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))

@@ -55,9 +55,9 @@ def client_address(scope, trusted_proxies: tuple[str, ...], *, fly: bool = False
     forwarded: list[str] = []
     for name, value in scope["headers"]:
         if name == b"fly-client-ip" and fly:
-            fly = _address(value.decode("latin-1"))
-            if fly is not None:
-                return str(fly)
+            client = _address(value.decode("latin-1"))
+            if client is not None:
+                return str(client)
         elif name == b"x-forwarded-for":
             forwarded.extend(value.decode("latin-1").split(","))
     for hop in reversed(forwarded):

@@ -1,4 +1,4 @@
-"""Trip uploads as agent attachments: parse, never fetch.
+"""Trip uploads as model input (agent attachments, the readTripMedia tool): parse, never fetch.
 
 A file part or a `readTripMedia` call names a URL. Only this trip's uploads
 are accepted: `/api/uploads/trips/<tripId>/<name>` (optionally absolute on
@@ -13,11 +13,13 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .. import media
-from ..errors import Invalid
-from ..core import Services
+from . import media
+from .db import Database
+from .errors import Invalid
+from .filestore import FileStore
 
 UPLOAD_PATH = re.compile(r"^/api/uploads/trips/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,80}\.[A-Za-z0-9]{1,8})$")
 SUPPORTED_TYPES = ("image/png", "image/jpeg", "image/webp", "application/pdf",
@@ -45,13 +47,14 @@ class Upload:
     def url(self) -> str:
         return f"/api/uploads/trips/{self.trip_id}/{self.name}"
 
-    def part(self) -> dict:
+    def part(self) -> dict[str, Any]:
         """The AI SDK file part we persist (never a data: URL)."""
         return {"type": "file", "mediaType": self.media_type, "url": self.url, "filename": self.filename}
 
 
-def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: str = "url") -> str:
-    """The stored file name a URL points at, or RefusedURL (422) naming `field`."""
+def upload_name(url: Any, trip_id: str, own_hosts: tuple[str, ...] = (), field: str = "url") -> str:
+    """The stored file name a URL points at, or RefusedURL (422) naming `field`
+    (anything that is not such a URL, whatever its type)."""
     if not isinstance(url, str) or not url or len(url) > 2000:
         raise RefusedURL(f"{field}: must be a URL of one of this trip's uploads", field=field)
     parts = urlsplit(url.strip())
@@ -71,18 +74,18 @@ def upload_name(url: str, trip_id: str, own_hosts: tuple[str, ...] = (), field: 
     return match.group(2)
 
 
-async def resolve(svc: Services, trip_id: str, url: str, own_hosts: tuple[str, ...] = (),
+async def resolve(db: Database, trip_id: str, url: Any, own_hosts: tuple[str, ...] = (),
                   field: str = "url") -> Upload:
     name = upload_name(url, trip_id, own_hosts, field)
-    row = await svc.db.fetchone(
+    row = await db.fetchone(
         "SELECT name, filename, media_type, size FROM media WHERE trip_id = ? AND name = ?", (trip_id, name))
     if row is None:
         raise RefusedURL(f"{field}: no such upload in this trip", field=field)
     return Upload(trip_id, row["name"], row["filename"], row["media_type"], row["size"])
 
 
-async def clean_file_parts(svc: Services, trip_id: str, files: list, own_hosts: tuple[str, ...] = (),
-                           field: str = "files") -> list[dict]:
+async def clean_file_parts(db: Database, trip_id: str, files: list[Any], own_hosts: tuple[str, ...] = (),
+                           field: str = "files") -> list[dict[str, Any]]:
     """Validated file parts for persistence: this trip's uploads only (any other
     URL is refused with 422); types we cannot give the model are dropped. The
     media type comes from our record (checked from the bytes at upload), not
@@ -92,24 +95,24 @@ async def clean_file_parts(svc: Services, trip_id: str, files: list, own_hosts: 
     parts = []
     for i, f in enumerate(files):
         url = f.get("url") if isinstance(f, dict) else getattr(f, "url", None)
-        upload = await resolve(svc, trip_id, url, own_hosts, field=f"{field}.{i}.url")
+        upload = await resolve(db, trip_id, url, own_hosts, field=f"{field}.{i}.url")
         if upload.media_type in SUPPORTED_TYPES and upload.size <= MAX_BYTES:
             parts.append(upload.part())
     return parts
 
 
-async def read_bytes(svc: Services, upload: Upload) -> bytes:
-    data = await media.read_upload(svc.files, upload.trip_id, upload.name, MAX_BYTES)
+async def read_bytes(files: FileStore, upload: Upload) -> bytes:
+    data = await media.read_upload(files, upload.trip_id, upload.name, MAX_BYTES)
     if data is None:
         raise OSError(f"upload {upload.name} is not stored")
     return data
 
 
-async def model_content(svc: Services, upload: Upload) -> dict:
+async def model_content(files: FileStore, upload: Upload) -> dict[str, Any]:
     """The Responses API input part for an upload: text as text, images and
-    PDFs inline as data URLs read from disk."""
+    PDFs inline as data URLs read from the file store."""
     try:
-        data = await read_bytes(svc, upload)
+        data = await read_bytes(files, upload)
     except OSError:
         return {"type": "input_text", "text": f"[attachment {upload.filename}: the file could not be read]"}
     if upload.media_type in TEXT_TYPES:

@@ -1,0 +1,21 @@
+"""What the MCP server uses of the app: the trips and their views, the
+database (tokens, proposals, the timeline), the review's facts and the read
+tools' providers. The app's core has all of it."""
+
+from __future__ import annotations
+
+from typing import Protocol
+from collections.abc import Callable
+
+from ..db import Database
+from ..read_tools import ToolDeps
+from ..review.facts import FactSources
+from ..trips.state import TripStates
+
+
+class AssistantDeps(FactSources, ToolDeps, Protocol):
+    db: Database
+    trips: TripStates
+
+    @property
+    def clock(self) -> Callable[[], float]: ...   # wall-clock seconds
