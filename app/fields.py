@@ -10,6 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field
 
+from .money import is_currency
+
 HHMM_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 # A service-day time, as transit timetables (GTFS) write it: past midnight the
 # hours go on counting, so "24:45" is 00:45 on the next morning of the same
@@ -44,6 +46,18 @@ HHMM = Annotated[str, AfterValidator(_clock)]
 ServiceTime = Annotated[str, AfterValidator(_service_time)]
 # An IANA time zone name.
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(_zone)]
+
+
+
+def _currency(value: str) -> str:
+    if not is_currency(value):
+        raise ValueError("must be an ISO 4217 currency code such as EUR")
+    return value
+
+
+# A currency amounts can be kept in: its ISO 4217 exponent says how many minor units (app/money.py).
+CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. EUR"),
+                         AfterValidator(_currency)]
 
 # The calendar a trip lives in: every day of every trip has a date well inside
 # what Python and the browser can represent (a start in 9999 once broke a trip).

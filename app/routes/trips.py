@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, Invalid
-from ..fields import LAST_DATE, TimeZone, TripDate, last_day_fits
+from ..fields import LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
 from ..trips.apply import apply_op, apply_ops, one_sentence
 from ..trips.edits import Edits, as_pairs
 from ..trips import catalog
@@ -27,7 +27,7 @@ class NewTrip(BaseModel):
     days: int = Field(ge=1, le=MAX_DAYS, strict=True)
     destination: Destination | None = None
     timezone: TimeZone = "UTC"
-    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+    currency: CurrencyCode = "EUR"
 
     @field_validator("days")
     @classmethod
