@@ -13,9 +13,9 @@ from app.web.application import create_app
 from app.settings import Settings
 from helpers import LiveServer, make_client
 
-# The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin, osm_standin).
-pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standins.weather_standin",
-                  "standins.osm_standin", "standins.s3_standin")
+# The loopback stand-ins' fixtures (openai_standin, google_standin, weather_standin, osm_standin,
+# s3_standin); the stand-ins themselves do not import pytest, so the benches can start them.
+pytest_plugins = ("standins.fixtures",)
 
 
 # The discard port: a provider a test did not point at a stand-in refuses at

@@ -56,8 +56,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
-import pytest
-
 from .google_places import EVERY_DAY, MON_SAT, TUE_SUN, always_open, place_json, weekly
 from .loopback import PathScriptedServer
 
@@ -487,13 +485,6 @@ class GoogleStandIn(PathScriptedServer):
                               staticDuration=f"{leg[1]}s")
                 elements.append(el)
         return pick(elements, fields) if fields else elements
-
-
-@pytest.fixture
-def google_standin():
-    """A started Google stand-in; stopped (request threads joined) after the test."""
-    with GoogleStandIn() as standin:
-        yield standin
 
 
 def google_settings(settings, standin: GoogleStandIn, **changes):

@@ -66,8 +66,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from .loopback import LoopbackHandler, LoopbackServer, RecordedRequest
 from .strict_schema import schema_problems
 
@@ -387,13 +385,6 @@ def stream_events(request_body: dict, reply: Reply) -> list[dict]:
 
 def _pieces(text: str, size: int = 8) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
-
-
-@pytest.fixture
-def openai_standin():
-    """A started stand-in; stopped (every request thread joined) after the test."""
-    with OpenAIStandIn() as standin:
-        yield standin
 
 
 def ai_settings(settings, standin: OpenAIStandIn, **changes):

@@ -57,8 +57,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-import pytest
-
 from .loopback import LoopbackHandler, PathScriptedServer, RecordedRequest
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "osm_cph.json"
@@ -474,13 +472,6 @@ class OSMStandIn(PathScriptedServer):
 def _render(f: tuple) -> str:
     negate, key, op, value, insensitive = f
     return f'[{negate}"{key}"' + (f'{op}"{value}"{insensitive}' if op else "") + "]"
-
-
-@pytest.fixture
-def osm_standin():
-    """A started OSM stand-in (Nominatim, Overpass, OSRM); stopped after the test."""
-    with OSMStandIn() as standin:
-        yield standin
 
 
 def osm_settings(settings, standin: OSMStandIn, **changes):

@@ -22,8 +22,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
 KEYS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
 _server: dict[str, Any] = {}
 
@@ -103,8 +101,3 @@ def new_bucket() -> S3Standin:
     bucket = f"wayline-test-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket)
     return S3Standin(endpoint, bucket, client)
-
-
-@pytest.fixture
-def s3_standin() -> S3Standin:
-    return new_bucket()

@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 from datetime import UTC, date, datetime, timedelta
 
-import pytest
-
 from .loopback import PathScriptedServer
 
 FORECAST_PATH = "/v1/forecast"
@@ -112,13 +110,6 @@ class WeatherStandIn(PathScriptedServer):
                 "timezone": "Europe/Lisbon" if params.get("timezone") == "auto" else params.get("timezone", "GMT"),
                 "timezone_abbreviation": "GMT", "elevation": 50.0,
                 "daily_units": {"time": "iso8601", **{n: UNITS[n] for n in names}}, "daily": daily}
-
-
-@pytest.fixture
-def weather_standin():
-    """A started Open-Meteo stand-in; stopped after the test."""
-    with WeatherStandIn() as standin:
-        yield standin
 
 
 def weather_settings(settings, standin: WeatherStandIn, **changes):
