@@ -71,11 +71,15 @@ class Seed:
                               sessions)
         return out
 
-    def trips(self, owner: str, n: int, days: int, stops_per_day: int, members: list[str] = ()) -> list[TripIds]:
+    def trips(self, owner: str, n: int, days: int, stops_per_day: int, members: list[str] = (), *,
+              distinct: bool = False) -> list[TripIds]:
         """n trips of days x stops_per_day stops (with coordinates, so legs are
-        computed), owned by `owner`, with `members` as editors."""
+        computed), owned by `owner`, with `members` as editors. `distinct`:
+        each trip's places moved a little (about 11 m a trip), so no two trips
+        share a route."""
         out, trips, member_rows, day_rows, stop_rows = [], [], [], [], []
-        for _ in range(n):
+        for k in range(n):
+            shift = 0.0001 * k if distinct else 0.0
             t = TripIds(_id(), [], [], [owner, *members])
             trips.append((t.id, "Bench", "Lisbon", CENTRE[0], CENTRE[1], "2026-12-01", "Europe/Lisbon", "EUR", 1,
                           owner, NOW, NOW))
@@ -89,7 +93,7 @@ class Seed:
                 for i in range(stops_per_day):
                     sid = _id()
                     ids.append(sid)
-                    lat = CENTRE[0] - 0.01 + 0.004 * (i % 8)
+                    lat = CENTRE[0] - 0.01 + 0.004 * (i % 8) + shift
                     lng = CENTRE[1] - 0.01 + 0.003 * (d % 8) + 0.0005 * (i // 8)
                     stop_rows.append((sid, t.id, day_id, i, "sight", f"Stop {d}.{i}", lat, lng, 45, owner, NOW))
                 t.stops.append(ids)
