@@ -95,6 +95,8 @@ class RouteProvider(Protocol):
     def route_in_memory(self, origin: tuple[float, float], destination: tuple[float, float],
                         mode: str) -> tuple[bool, Any]: ...
 
+    async def load_routes(self, wanted: list[tuple[tuple[float, float], tuple[float, float], str]]) -> None: ...
+
 
 async def day_legs(provider: RouteProvider | None, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg]:
     """Legs between consecutive stops (objects with .id, .lat, .lng) that both
@@ -136,6 +138,24 @@ def day_legs_now(provider: RouteProvider | None, stops: Sequence[Any], prefs: Tr
     return legs
 
 
+def routes_lacking(provider: RouteProvider | None, stops: Sequence[Any],
+                   prefs: TripPreferences) -> list[tuple[tuple[float, float], tuple[float, float], str]]:
+    """The (origin, destination, mode) routes `day_legs_now` lacks in memory
+    for these stops, so a trip's first read can load them all at once
+    (`RouteProvider.load_routes`). A long walk's second mode shows only once
+    the walk is known: ask again after loading."""
+    pairs, modes = _pairs(stops, prefs)
+    if provider is None or not pairs:
+        return []
+    lacking: list[tuple[tuple[float, float], tuple[float, float], str]] = []
+    legs = _measure_now(provider, pairs, modes, lacking)
+    if legs is not None:
+        again = _long_walks(legs, prefs)
+        _measure_now(provider, [pairs[i] for i in again],
+                     [choose_mode(legs[i].distance_m, prefs) for i in again], lacking)
+    return lacking
+
+
 def _pairs(stops: Sequence[Any], prefs: TripPreferences) -> tuple[list[tuple[Any, Any]], list[str]]:
     pairs = [(a, b) for a, b in zip(stops, stops[1:]) if _has_point(a) and _has_point(b)]
     return pairs, [choose_mode(haversine_m(a.lat, a.lng, b.lat, b.lng), prefs) for a, b in pairs]
@@ -173,16 +193,24 @@ async def _measure(provider: RouteProvider | None, pairs: list[tuple[Any, Any]],
     return legs
 
 
-def _measure_now(provider: RouteProvider | None, pairs: list[tuple[Any, Any]], modes: list[str]) -> list[Leg] | None:
+def _measure_now(provider: RouteProvider | None, pairs: list[tuple[Any, Any]], modes: list[str],
+                 lacking: list[tuple[tuple[float, float], tuple[float, float], str]] | None = None,
+                 ) -> list[Leg] | None:
+    """The legs from memory; None if a route is not there (each one missing
+    is added to `lacking`, when given)."""
     if provider is None:
         return [_estimate(a, b, mode) for (a, b), mode in zip(pairs, modes)]
-    legs = []
+    legs: list[Leg] | None = []
     for (a, b), mode in zip(pairs, modes):
         known, route = provider.route_in_memory((a.lat, a.lng), (b.lat, b.lng), mode)
         if not known:
-            return None
-        legs.append(_estimate(a, b, mode) if route is None else
-                    Leg(str(a.id), str(b.id), mode, route.duration_s, route.distance_m, provider.name))
+            if lacking is None:
+                return None
+            lacking.append(((a.lat, a.lng), (b.lat, b.lng), mode))
+            legs = None
+        elif legs is not None:
+            legs.append(_estimate(a, b, mode) if route is None else
+                        Leg(str(a.id), str(b.id), mode, route.duration_s, route.distance_m, provider.name))
     return legs
 
 

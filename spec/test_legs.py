@@ -11,6 +11,7 @@ import pytest
 
 from app.db import Database
 from app.providers.google import Google
+from app.providers.route_cache import ESTIMATE_TTL_S
 from app.legs import SPEED_MPS, choose_mode, day_legs, day_legs_now, estimate, haversine_m
 from app.preferences import TripPreferences
 from app.settings import Settings
@@ -211,3 +212,68 @@ def test_trip_legs_come_from_google(settings, google_standin):
     legs = day["legs"]
     assert len(legs) == 2 and all(leg["source"] == "google" for leg in legs)
     assert legs[1]["mode"] == "transit"
+
+
+# -- a trip read for the first time (a restart): its legs from what is stored --------
+
+
+def _trip_with_stops(client, points) -> str:
+    signup(client)
+    trip = new_trip(client, days=1)
+    day_id = trip["days"][0]["id"]
+    for i, (lat, lng) in enumerate(points):
+        r = op(client, trip["id"], "insert_stop", dayId=day_id, kind="sight", name=f"Stop {i}", lat=lat, lng=lng)
+        assert r.status_code == 200, r.text
+    return trip["id"]
+
+
+def _count_calls(obj, name: str) -> list:
+    calls, real = [], getattr(obj, name)
+
+    async def counted(*args, **kwargs):
+        calls.append(args)
+        return await real(*args, **kwargs)
+
+    setattr(obj, name, counted)
+    return calls
+
+
+def test_a_restarted_server_reads_a_trips_stored_routes_in_one_query(settings, google_standin):
+    points = [north_of(MERCADO, 400 * i) for i in range(6)]
+    with make_client(google_settings(settings, google_standin)) as client:
+        trip_id = _trip_with_stops(client, points)
+        before = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
+        cookies = dict(client.cookies)
+    assert len(before) == 5 and all(leg["source"] == "google" for leg in before)
+    google_standin.reset()
+    with make_client(google_settings(settings, google_standin)) as client:   # a restart: nothing in memory
+        client.cookies.update(cookies)
+        cache = client.app.state.services.google.routes.cache
+        one_by_one, at_once = _count_calls(cache, "get"), _count_calls(cache, "get_many")
+        after = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
+    assert after == before
+    assert google_standin.calls[ROUTES] == 0
+    assert (len(one_by_one), len(at_once)) == (0, 1)   # not one query per leg
+
+
+def test_a_leg_estimated_in_an_outage_is_kept_until_a_real_route_can_replace_it(settings, google_standin):
+    now = [1_800_000_000.0]
+    clock = lambda: now[0]   # noqa: E731
+    points = [north_of(MERCADO, 400 * i) for i in range(4)]
+    google_standin.fail(ROUTES, status=503)
+    with make_client(google_settings(settings, google_standin), clock=clock) as client:
+        trip_id = _trip_with_stops(client, points)
+        legs = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
+        cookies = dict(client.cookies)
+    assert len(legs) == 3 and all(leg["source"] == "estimate" for leg in legs)
+    google_standin.reset()   # Google answers again
+    with make_client(google_settings(settings, google_standin), clock=clock) as client:   # a restart
+        client.cookies.update(cookies)
+        again = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
+        assert again == legs and google_standin.calls[ROUTES] == 0   # the estimates were kept: nobody asked
+    now[0] += ESTIMATE_TTL_S + 1
+    with make_client(google_settings(settings, google_standin), clock=clock) as client:   # later, restarted
+        client.cookies.update(cookies)
+        real = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
+    assert google_standin.calls[ROUTES] == 3
+    assert all(leg["source"] == "google" for leg in real)

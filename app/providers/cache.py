@@ -34,6 +34,13 @@ class ProviderCache:
         )
         return (False, None) if row is None else (True, json.loads(row[0]))
 
+    async def get_many(self, keys: list[str]) -> dict[str, tuple[Any, float]]:
+        """The unexpired entries of `keys`: {key: (value, expires_at)}, one query."""
+        rows = await self.db.fetchall(
+            "SELECT key, value, expires_at FROM provider_cache "
+            "WHERE key IN (SELECT value FROM json_each(?)) AND expires_at > ?", (json.dumps(keys), self.clock()))
+        return {key: (json.loads(value), expires_at) for key, value, expires_at in rows}
+
     async def put(self, key: str, value: Any, expires_at: float) -> None:
         await self.put_many([(key, value, expires_at)])
 

@@ -310,7 +310,11 @@ class OSM:
         query. Transit is known: never a route."""
         if mode == "transit":
             return True, None
-        return self.routes.in_memory(self._route_key(origin, destination, mode))
+        return self.routes.in_memory(self._route_key(origin, destination, mode), estimates=True)
+
+    async def load_routes(self, wanted: list[tuple[tuple[float, float], tuple[float, float], str]]) -> None:
+        """Bring the stored routes of (origin, destination, mode) into memory, one query."""
+        await self.routes.load_many([self._route_key(a, b, mode) for a, b, mode in wanted if mode != "transit"])
 
     async def route(self, origin: tuple[float, float], destination: tuple[float, float], mode: str) -> Route | None:
         """OSRM for one pair; None for transit or when OSRM finds no route."""
@@ -320,7 +324,11 @@ class OSM:
         hit, route = await self.routes.get(key)
         if hit:
             return route
-        return await self._flight.run(key, lambda: self._fetch_route(origin, destination, mode, key))
+        try:
+            return await self._flight.run(key, lambda: self._fetch_route(origin, destination, mode, key))
+        except Unavailable:
+            await self.routes.estimated(key)   # the leg shows an estimate: asked again later
+            raise
 
     async def _fetch_route(self, origin, destination, mode: str, key: str) -> Route | None:
         profile = OSRM_PROFILES[mode]
@@ -382,7 +390,11 @@ class OSM:
         return self.osrm_template.replace("{profile}", profile)
 
     def _route_key(self, origin, destination, mode: str) -> str:
-        return self._matrix_keys([origin], [destination], mode)[(0, 0)]
+        """`_matrix_keys` of one pair (a TripDto build makes one per leg)."""
+        if mode not in TRAVEL_MODES:
+            raise ValueError(f"unknown travel mode {mode!r}")
+        (a, b), (c, d) = _point(origin), _point(destination)
+        return f"osm-routes:{mode}:{a},{b}>{c},{d}"
 
     def _matrix_keys(self, origins, destinations, mode: str) -> dict[tuple[int, int], str]:
         if mode not in TRAVEL_MODES:

@@ -6,10 +6,22 @@ this mode" (None) is cached too, for a shorter time.
 A route fetched on its own keeps the path the provider drew (`geometry`,
 (lat, lng) points: OSRM's and Google's GeoJSON line) in the same record, so
 GPX can follow the streets; a route matrix gives none, and leaves the routes
-already in memory as they are (their geometry included)."""
+already in memory as they are (their geometry included).
+
+A leg the provider could not be asked about (an outage: `Unavailable`) is
+shown as an estimate; the cache keeps that as a marker (`{"estimate": true}`,
+ESTIMATE_TTL_S), so the legs of a trip read again, even after a restart, do
+not ask the provider for every leg once more. Only the legs read the marker
+(`in_memory(key, estimates=True)`: "known, no route: estimate it"); `get`,
+a route matrix and a single `route` call treat it as unknown and ask, and a
+real route written over it replaces it.
+
+A trip read for the first time looks up all its legs in one query
+(`load_many`), not one query per leg."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -21,6 +33,7 @@ ROUTE_TTL_S = 7 * DAY_S
 NO_ROUTE_TTL_S = DAY_S       # "no route here" may change sooner than a street route
 LRU_SIZE = 4096
 DB_HIT_TRUST_S = 3600        # a route read from SQLite is trusted in memory for an hour
+ESTIMATE_TTL_S = 15 * 60     # a leg estimated in an outage: the provider is asked again after this
 
 
 GEOMETRY_MAX_POINTS = 5000   # a day's leg; a longer line is thinned evenly (GPX apps draw it the same)
@@ -77,18 +90,42 @@ def route_keys(prefix: str, origins, destinations,
     return {(i, j): start + end for i, start in enumerate(starts) for j, end in enumerate(ends)}
 
 
+class Estimate:
+    """The marker of a leg estimated while its provider was unreachable."""
+
+    STORED = {"estimate": True}
+
+
+ESTIMATE = Estimate()
+Cached = Route | None | Estimate
+
+
+def _from_stored(value: object) -> Cached:
+    if value is None:
+        return None
+    if isinstance(value, dict) and value.get("estimate") is True:
+        return ESTIMATE
+    return Route.from_json(value)  # type: ignore[arg-type]
+
+
 class RouteCache:
     def __init__(self, cache: ProviderCache, clock: Callable[[], float], *, lru_size: int = LRU_SIZE):
         self.cache, self.clock, self.lru_size = cache, clock, lru_size
-        self._lru: OrderedDict[str, tuple[float, Route | None]] = OrderedDict()
+        self._lru: OrderedDict[str, tuple[float, Cached]] = OrderedDict()
+        self._estimated: dict[str, None] = {}   # markers not yet written (one write for a burst)
+        self._absent: set[str] = set()   # keys the last `load_many` found nowhere: `get` need not look again
 
-    def in_memory(self, key: str) -> tuple[bool, Route | None]:
+    def in_memory(self, key: str, *, estimates: bool = False) -> tuple[bool, Route | None]:
         """`get` from the LRU only: no wait, no query (a TripDto build asks
-        this for every leg)."""
+        this for every leg). With `estimates`, a leg estimated in an outage
+        is known too, as None (estimate it)."""
         entry = self._lru.get(key)
         if entry is not None and entry[0] > self.clock():
+            value = entry[1]
+            if value is ESTIMATE:
+                return (True, None) if estimates else (False, None)
             self._lru.move_to_end(key)
-            return True, entry[1]
+            return True, value  # type: ignore[return-value]
         return False, None
 
     async def get(self, key: str) -> tuple[bool, Route | None]:
@@ -96,13 +133,49 @@ class RouteCache:
         hit, route = self.in_memory(key)
         if hit:
             return True, route
+        if key in self._absent:
+            self._absent.discard(key)
+            return False, None
         now = self.clock()
         hit, value = await self.cache.get(key)
         if not hit:
             return False, None
-        route = None if value is None else Route.from_json(value)
-        self._remember(key, route, now + DB_HIT_TRUST_S)
-        return True, route
+        cached = _from_stored(value)
+        if cached is ESTIMATE:
+            return False, None
+        self._remember(key, cached, now + DB_HIT_TRUST_S)
+        return True, cached  # type: ignore[return-value]
+
+    async def load_many(self, keys: list[str]) -> None:
+        """Bring the stored routes (and estimate markers) of `keys` that are
+        not in memory into it, in one query: a trip's first read."""
+        now = self.clock()
+        wanted = [k for k in dict.fromkeys(keys) if not self._fresh(k, now)]
+        if not wanted:
+            return
+        found = await self.cache.get_many(wanted)
+        for key, (value, expires_at) in found.items():
+            self._remember(key, _from_stored(value), min(expires_at, now + DB_HIT_TRUST_S))
+        self._absent = {k for k in wanted if k not in found}
+
+    async def estimated(self, key: str) -> None:
+        """Remember that `key`'s leg was estimated (the provider is out): in
+        memory at once, stored with the other legs of the same burst in one
+        write (the first caller of a burst writes; the legs of a day are
+        asked for concurrently)."""
+        expires = self.clock() + ESTIMATE_TTL_S
+        self._remember(key, ESTIMATE, expires)
+        first = not self._estimated
+        self._estimated[key] = None
+        if not first:
+            return
+        await asyncio.sleep(0)   # let the rest of the burst fail and queue
+        keys, self._estimated = list(self._estimated), {}
+        await self.cache.put_many([(k, Estimate.STORED, expires) for k in keys])
+
+    def _fresh(self, key: str, now: float) -> bool:
+        entry = self._lru.get(key)
+        return entry is not None and entry[0] > now
 
     async def all_cached(self, keys: dict) -> dict | None:
         """The route of every key (`{pair: key}` -> `{pair: route}`), or None as
@@ -131,7 +204,7 @@ class RouteCache:
             rows.append((key, None if route is None else route.to_json(), expires))
         await self.cache.put_many(rows)
 
-    def _remember(self, key: str, route: Route | None, expires_at: float) -> None:
+    def _remember(self, key: str, route: Cached, expires_at: float) -> None:
         self._lru[key] = (expires_at, route)
         self._lru.move_to_end(key)
         while len(self._lru) > self.lru_size:
