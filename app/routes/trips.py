@@ -14,7 +14,8 @@ from ..fields import LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
 from ..trips.apply import apply_op, apply_ops, one_sentence
 from ..trips.edits import Edits, as_pairs
 from ..trips import catalog
-from ..trips.dto import tagged_trip_json, trip_json
+from ..trips.dto import member_bytes, member_etag, member_variant, member_view, trip_json
+from ..web import compression
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
 from .openapi import describe
@@ -61,14 +62,22 @@ async def create_trip(request: Request):
     return raw_ok(await trip_json(svc.trip_cache, trip_id, user["id"]), status=201)
 
 
-@describe(summary="The full TripDto (ETag / If-None-Match for cheap polling)")
+@describe(summary="The full TripDto (ETag / If-None-Match for cheap polling; brotli or gzip when accepted)")
 async def get_trip(request: Request):
     user = await signed_in(request)
-    payload, etag = await tagged_trip_json(services(request).trip_cache, request.path_params["tripId"], user["id"])
-    headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
+    view, role = await member_view(services(request).trip_cache, request.path_params["tripId"], user["id"])
+    etag = member_etag(view, user["id"], role)
+    headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Accept-Encoding"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    response = raw_ok(payload)
+    payload = member_bytes(view, user["id"], role)
+    coding = compression.choose(request.headers.get("accept-encoding"))
+    if coding is None or len(payload) + 9 < compression.MIN_BYTES:
+        response = raw_ok(payload)
+    else:   # compressed once per view and variant, kept with the view
+        packed = compression.once(view.derived, member_variant(view, user["id"], role),
+                                  b"".join((b'{"data":', payload, b"}")), coding)
+        response = Response(packed, media_type="application/json", headers={"Content-Encoding": coding})
     response.headers.update(headers)
     return response
 

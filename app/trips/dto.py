@@ -14,16 +14,20 @@ changed:
 - Legs come from memory (estimates, or Google routes already in the route
   cache) without waiting; only a day with an unknown route waits for Google,
   and concurrent readers wait for that one build.
-- The ETag is a hash of the shared body (computed once per build) plus the
-  caller's role and votes, so it changes exactly when their bytes do.
+- The ETag comes from what the bytes are made of, not from hashing them:
+  the trip's version, the view's serial number in this process (a view is
+  never changed once built: votes, comments, members or legs make a new one)
+  and the caller's role and own votes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import operator
+import os
 from json.encoder import encode_basestring
 from typing import Any
 from dataclasses import dataclass, field
@@ -42,6 +46,10 @@ from .state import TripState, TripStates
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 Key = tuple[Any, ...]   # what a part was encoded from, compared to tell whether it changed
 _text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with options builds one per call)
+# A view's ETag: this process's epoch (a restart may rebuild a version's legs
+# differently) and a serial number per view built.
+_EPOCH = os.urandom(3).hex()
+_serials = itertools.count(1)
 
 
 def _dumps(value: Any) -> bytes:
@@ -86,7 +94,7 @@ class View:
     length: int                   # bytes in head and rest
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
     plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
-    tag: str | None = None
+    serial: int = field(default_factory=lambda: next(_serials))
     # What other modules derive from exactly this view (the calendar feed's
     # bytes, app/exports/files.py): built once, dropped with the view.
     derived: dict[str, object] = field(default_factory=dict)
@@ -292,14 +300,16 @@ def member_bytes(view: View, user_id: str, role: str) -> bytes:
 
 
 def member_etag(view: View, user_id: str, role: str) -> str:
-    if view.tag is None:
-        digest = hashlib.blake2b(view.head, digest_size=12)
-        for piece in view.rest:
-            digest.update(piece)
-        view.tag = digest.hexdigest()
+    """The caller's ETag, from the version and the view (no hash of the body)."""
     votes = view.by_user.get(user_id)
     mine = hashlib.blake2b(repr(sorted(votes)).encode(), digest_size=6).hexdigest() if votes else "0"
-    return f'"{view.tag}.{role}.{mine}"'
+    return f'"{view.trip.version}.{_EPOCH}{view.serial}.{role}.{mine}"'
+
+
+def member_variant(view: View, user_id: str, role: str) -> str:
+    """Which bytes of the view the caller gets: shared by their role, or their
+    own (their votes): the key of whatever is kept for those bytes."""
+    return f"user:{user_id}" if view.by_user.get(user_id) else f"role:{role}"
 
 
 class TripCache:
@@ -374,8 +384,8 @@ class TripCache:
         return member_pieces((await self.current(trip_id))[1], user_id, role)
 
 
-async def tagged_trip_json(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[bytes, str]:
-    """The caller's TripDto bytes and ETag; 404 for non-members."""
+async def member_view(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[View, str]:
+    """The trip's current view and the caller's role; 404 for non-members."""
     try:
         state, view = await trip_cache.current(trip_id)
     except NotFound:
@@ -383,8 +393,9 @@ async def tagged_trip_json(trip_cache: TripCache, trip_id: str, user_id: str) ->
     role = state.role_of(user_id)
     if role is None:
         raise NotFound("Trip not found")
-    return member_bytes(view, user_id, role), member_etag(view, user_id, role)
+    return view, role
 
 
 async def trip_json(trip_cache: TripCache, trip_id: str, user_id: str) -> bytes:
-    return (await tagged_trip_json(trip_cache, trip_id, user_id))[0]
+    view, role = await member_view(trip_cache, trip_id, user_id)
+    return member_bytes(view, user_id, role)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount
@@ -18,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from xstatic.pkg import leaflet as xstatic_leaflet
 
 from ..auth import same_origin, server_secret
+from . import compression
 from .bodies import BodyLimitMiddleware
 from .csp import content_security_policy
 from ..db import Database
@@ -144,6 +146,8 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
                             sqlite3.DatabaseError: database_error,  # type: ignore[dict-item]
                             Exception: unexpected_error},
     )
+    # Answers over a few KB, per answer; a TripDto comes compressed once per version (app/web/compression.py).
+    app.add_middleware(GZipMiddleware, minimum_size=compression.MIN_BYTES)
     app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
     if settings.trip_machines and settings.machine_id:
