@@ -63,8 +63,10 @@ def new_trip(client: TestClient, days: int = 2, **fields) -> dict:
     return r.json()["data"]
 
 
-def op(client: TestClient, trip_id: str, op_name: str, **args):
-    return client.post(f"/api/trips/{trip_id}/ops/{op_name}", json=args)
+def op(client: TestClient, trip_id: str, op_name: str, *, full: bool = True, **args):
+    """One op. `full`: ask for the whole trip in the answer (`data.trip`, as
+    most tests read it); without it the answer is `data.change`."""
+    return client.post(f"/api/trips/{trip_id}/ops/{op_name}{'?full=1' if full else ''}", json=args)
 
 
 @contextmanager

@@ -75,7 +75,7 @@ def test_live_module_delivers_events_sends_presence_and_stops_when_removed(setti
         page.evaluate(START, [t, {}])
         assert got(page, "hello")["resumed"] is False
 
-        version = bob.post(f"/api/trips/{t}/ops/update_day", json={"dayId": day2, "title": "Sintra"}) \
+        version = bob.post(f"/api/trips/{t}/ops/update_day?full=1", json={"dayId": day2, "title": "Sintra"}) \
             .json()["data"]["trip"]["version"]
         assert got(page, "trip", f"data.version === {version}") == {"version": version}
 

@@ -223,7 +223,7 @@ def test_edits_apply_all_or_nothing_in_one_version(app, settings):
     trip = copenhagen(app, days=2)
     a = add(app, trip, 0, "A", (55.68, 12.57))
     version = trip_dto(app, trip)["version"]
-    url = f"/api/trips/{trip['id']}/ops"
+    url = f"/api/trips/{trip['id']}/ops?full=1"
     bad = [{"op": "update_stop", "args": {"stopId": a, "setTime": "10:00"}},
            {"op": "move_stop", "args": {"stopId": a, "toDayId": "no-such-day", "position": 0}}]
     r = app.post(url, json={"edits": bad})
@@ -333,7 +333,8 @@ def test_a_meal_nothing_else_can_fix_is_offered_at_an_open_place_nearby(settings
         assert fix["edits"][0]["args"]["meal"] == "lunch" and "allergies" in fix["edits"][0]["args"]["note"]
         r = client.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"]})
         assert r.status_code == 200, r.text
-        stops = r.json()["data"]["trip"]["days"][0]["stops"]
+        [changed] = r.json()["data"]["change"]["days"]   # the answer holds the one day the fix changed
+        stops = changed["stops"]
         assert [s["name"] for s in stops][0] == "Castelo" and "Tasca da Esquina" not in [s["name"] for s in stops]
         after = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
         assert [f["kind"] for f in after["findings"]] == [], after

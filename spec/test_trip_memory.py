@@ -260,7 +260,7 @@ def test_concurrent_first_reads_share_one_load(settings):
                 svc.trips.changed(trip["id"], frozenset({"members"}))  # as if a member joined: dropped
             else:
                 day = trip["days"][0]["id"]
-                stop = c.post(f"/api/trips/{trip['id']}/ops/insert_stop",
+                stop = c.post(f"/api/trips/{trip['id']}/ops/insert_stop?full=1",
                               json={"dayId": day, "name": "A"}).json()["data"]["trip"]["days"][0]["stops"][0]
                 c.put(f"/api/trips/{trip['id']}/stops/{stop['id']}/vote", json={"value": 1}).raise_for_status()
             loads.clear()

@@ -19,15 +19,18 @@ PARAM = re.compile(r"{(\w+)(?::\w+)?}")
 
 def describe(*, body: type[BaseModel] | None = None, summary: str = "", multipart: bool = False,
              stream: bool | str = False, query: type[BaseModel] | None = None,
-             variants: tuple[str, dict[str, type[BaseModel]]] | None = None):
+             variants: tuple[str, dict[str, type[BaseModel]]] | None = None,
+             answer: type[BaseModel] | None = None):
     """`query`: a model of the query parameters. `variants`: (path parameter,
     {value: body model}) for a route whose body depends on a path segment
-    (the ops endpoint); each value is also described as its own path."""
+    (the ops endpoint); each value is also described as its own path.
+    `answer`: a model of what `data` holds in a success."""
 
     def mark(handler: Callable[..., Any]) -> Callable[..., Any]:
         # Read back by build_openapi.
         handler.__api__ = {"body": body, "summary": summary,  # type: ignore[attr-defined]
-                           "multipart": multipart, "stream": stream, "query": query, "variants": variants}
+                           "multipart": multipart, "stream": stream, "query": query, "variants": variants,
+                           "answer": answer}
         return handler
 
     return mark
@@ -72,8 +75,12 @@ def _operation(route: Route, method: str, meta: dict, params: list[dict], body: 
                 "properties": {"file": {"type": "string", "format": "binary"}}}}},
         }
     content_type = "text/event-stream" if meta.get("stream") else "application/json"
+    content: dict = {}
+    if meta.get("answer") is not None:
+        content = {"schema": {"type": "object", "required": ["data"],
+                              "properties": {"data": _schema_of(meta["answer"], schemas)}}}
     op["responses"] = {
-        "200": {"description": _success(meta.get("stream")), "content": {content_type: {}}},
+        "200": {"description": _success(meta.get("stream")), "content": {content_type: content}},
         "default": {"description": "`{error: {code, message}}`", "content": {"application/json": {}}},
     }
     return op

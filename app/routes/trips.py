@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from starlette.requests import Request
@@ -14,7 +15,7 @@ from ..fields import LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
 from ..trips.apply import apply_op, apply_ops, one_sentence
 from ..trips.edits import Edits, as_pairs
 from ..trips import catalog
-from ..trips.dto import member_bytes, member_etag, member_variant, member_view, trip_json
+from ..trips.dto import TripCache, View, member_bytes, member_etag, member_variant, member_view, trip_json
 from ..web import compression
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
@@ -39,9 +40,52 @@ class NewTrip(BaseModel):
         return days
 
 
-def echo(summary: str | list[str], trip: list[bytes]) -> Response:
+class FullEcho(BaseModel):
+    full: Literal["1"] | None = Field(default=None, description="1: answer the whole trip (`trip`) instead of `change`")
+
+
+class TripChange(BaseModel):
+    """What an op changed, from the version the writer's page most likely
+    showed (`fromVersion`; null when unknown: read the whole trip). A page on
+    `fromVersion` replaces its trip's own fields (`trip`, with the caller's
+    role), orders its days as `dayIds`, replaces the days in `days` and, when
+    present, the members, expenses (with `expenseSummary`) and preferences.
+    A page on another version reads the whole trip instead."""
+
+    fromVersion: int | None
+    version: int
+    trip: dict[str, Any]
+    dayIds: list[str]
+    days: list[dict[str, Any]]
+    members: list[dict[str, Any]] | None = None
+    expenses: list[dict[str, Any]] | None = None
+    expenseSummary: dict[str, Any] | None = None
+    preferences: dict[str, Any] | None = None
+
+
+class OpAnswer(BaseModel):
+    """An op's answer: `change` by default, the whole TripDto as `trip` with ?full=1."""
+
+    ok: bool
+    summary: str
+    change: TripChange | None = None
+    trip: dict[str, Any] | None = None
+
+
+def echo(summary: str | list[str], trip: list[bytes], *, key: bytes = b"trip") -> Response:
     text = summary if isinstance(summary, str) else "; ".join(summary)
-    return raw_ok(b'{"ok":true,"summary":', json.dumps(text, ensure_ascii=False).encode(), b',"trip":', *trip, b"}")
+    return raw_ok(b'{"ok":true,"summary":', json.dumps(text, ensure_ascii=False).encode(), b',"', key, b'":', *trip,
+                  b"}")
+
+
+async def op_echo(request: Request, trip_cache: TripCache, trip_id: str, user_id: str, role: str,
+                  summary: str | list[str], before: View | None) -> Response:
+    """An op's answer: what changed since the view the writer most likely
+    shows (`change`, which the page applies: public/planner/store.js), or
+    the whole trip (`trip`) with ?full=1."""
+    if request.query_params.get("full") == "1":
+        return echo(summary, await trip_cache.pieces_for(trip_id, user_id, role))
+    return echo(summary, await trip_cache.change_for(trip_id, user_id, role, before), key=b"change")
 
 
 @describe(summary="Trips you are a member of")
@@ -82,7 +126,7 @@ async def get_trip(request: Request):
     return response
 
 
-@describe(body=UpdateTrip, summary="Update trip details (the update_trip op)")
+@describe(body=UpdateTrip, summary="Update trip details (the update_trip op)", query=FullEcho, answer=OpAnswer)
 async def patch_trip(request: Request):
     return await _run_op(request, request.path_params["tripId"], "update_trip")
 
@@ -105,26 +149,33 @@ async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
         raise Invalid("baseVersion: must be an integer", field="baseVersion")
     svc = services(request)
+    before = svc.trip_cache.view_now(trip_id)
     applied = await apply_op(svc.trips, trip_id, user["id"], op_name, data, base_version=base_version)
-    return echo(applied.summaries, await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
+    return await op_echo(request, svc.trip_cache, trip_id, user["id"], applied.role, applied.summaries, before)
 
 
-@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale",
+@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale. "
+                  "Answers what changed (`change`), or the whole trip with ?full=1",
+          query=FullEcho, answer=OpAnswer,
           variants=("op", {name: spec.args for name, spec in TRIP_OPS.items()}))
 async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
 
 
 @describe(body=Edits, summary="Apply several trip operations as one change (a review fix, a suggestion's patch): "
-                           "all or nothing, one version, one timeline line; optional baseVersion gives 409 when stale")
+                           "all or nothing, one version, one timeline line; optional baseVersion gives 409 when stale. "
+                           "Answers what changed (`change`), or the whole trip with ?full=1",
+          query=FullEcho, answer=OpAnswer)
 async def run_edits(request: Request):
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     change = parse(Edits, await read_json(request))
     svc = services(request)
+    before = svc.trip_cache.view_now(trip_id)
     applied = await apply_ops(svc.trips, trip_id, user["id"], as_pairs(change.edits),
                               base_version=change.baseVersion, one_change=True)
-    return echo(one_sentence(applied.summaries), await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
+    return await op_echo(request, svc.trip_cache, trip_id, user["id"], applied.role, one_sentence(applied.summaries),
+                         before)
 
 
 routes = [

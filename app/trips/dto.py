@@ -306,6 +306,59 @@ def member_etag(view: View, user_id: str, role: str) -> str:
     return f'"{view.trip.version}.{_EPOCH}{view.serial}.{role}.{mine}"'
 
 
+def _day_offsets(view: View) -> list[int]:
+    """Where each day's body starts in the joined `rest` (what `by_user` counts in)."""
+    out, at = [], len(view.rest[0])
+    for part in view.parts:
+        out.append(at)
+        at += len(part.body) + 1
+    return out
+
+
+def _member_day(view: View, i: int, start: int, marks: list[tuple[int, int]]) -> bytes:
+    """Day i's body with the caller's votes (`marks`, in `rest` offsets) spliced in."""
+    body = view.parts[i].body
+    end = start + len(body)
+    mine = [(at - start, value) for at, value in marks if start <= at < end]
+    if not mine:
+        return body
+    out, cut = [], 0
+    for at, value in sorted(mine):
+        out += [body[cut:at], b"1" if value > 0 else b"-1"]
+        cut = at + 1
+    out.append(body[cut:])
+    return b"".join(out)
+
+
+def member_change(before: View | None, view: View, user_id: str, role: str) -> list[bytes]:
+    """What changed from `before` to `view`, for the caller, as JSON in pieces:
+    `fromVersion` (the version `before` showed; null: unknown, read the whole
+    trip), `version`, `trip` (the trip's own fields and the caller's role),
+    `dayIds` (every day, in order), `days` (only the days whose bytes
+    changed, with the caller's votes) and `members`, `expenses` with
+    `expenseSummary`, and `preferences` only when they changed. A day's
+    bytes are the view's own, so this costs what changed."""
+    trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _dumps(role) + b"}"
+    day_ids = _dumps([d.id for d in view.trip.days])
+    if before is None:
+        return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
+                b',"dayIds":', day_ids, b',"days":[]}']
+    kept = {id(part) for part in before.parts}
+    marks = view.by_user.get(user_id) or []
+    days = [_member_day(view, i, start, marks) for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view)))
+            if id(part) not in kept]
+    out = [b'{"fromVersion":', str(before.trip.version).encode(), b',"version":', str(view.trip.version).encode(),
+           b',"trip":', trip_fields, b',"dayIds":', day_ids, b',"days":[', b",".join(days), b"]"]
+    if before.shared[1] is not view.shared[1]:
+        out += [b',"members":', view.shared[1]]
+    if before.expenses[1] is not view.expenses[1]:
+        out += [b',"expenses":', view.expenses[1]]
+    if before.shared[3] is not view.shared[3]:
+        out += [b',"preferences":', view.shared[3]]
+    out.append(b"}")
+    return out
+
+
 def member_variant(view: View, user_id: str, role: str) -> str:
     """Which bytes of the view the caller gets: shared by their role, or their
     own (their votes): the key of whatever is kept for those bytes."""
@@ -382,6 +435,16 @@ class TripCache:
     async def pieces_for(self, trip_id: str, user_id: str, role: str) -> list[bytes]:
         """`json_for` in pieces, for a response that wraps it (joined once there)."""
         return member_pieces((await self.current(trip_id))[1], user_id, role)
+
+    def view_now(self, trip_id: str) -> View | None:
+        """The view in memory as it is (no build, no wait): what a writer's
+        page most likely shows, for `change_for` after its op."""
+        state = self.trips.cached(trip_id)
+        return state.view if state is not None else None
+
+    async def change_for(self, trip_id: str, user_id: str, role: str, before: View | None) -> list[bytes]:
+        """An op's small echo: what changed since `before` (`member_change`)."""
+        return member_change(before, (await self.current(trip_id))[1], user_id, role)
 
 
 async def member_view(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[View, str]:

@@ -27,8 +27,8 @@ export function createRail(rail, store, views) {
   add.addEventListener("click", () =>
     withBusy(add, async () => {
       try {
-        const res = await store.op("add_day", {});
-        const days = res.trip.days;
+        await store.op("add_day", {});
+        const days = store.trip.days;
         store.selectDay(days[days.length - 1].id);
       } catch (err) {
         showError(err);

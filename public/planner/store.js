@@ -14,6 +14,7 @@
 import { get, post } from "../api.js";
 import { toast } from "./ui.js";
 import { sig } from "./keyed.js";
+import { patched } from "./patch.js";
 
 function initialState() {
   return {
@@ -134,11 +135,28 @@ export function createStore(app, tripId) {
       return trip;
     },
 
-    // The one write path: an op from the registry; the answer's trip is the
-    // new truth. Errors reach the caller (who shows the server's message).
+    // The one place the page takes a write's answer: the whole trip
+    // (`trip`: ?full=1, approvals, drafts) or what the write changed
+    // (`change`, from the version the page showed). A change from another
+    // version than the page's, or one that names a day the page does not
+    // have, is not patched in: the page reads the whole trip instead.
+    async applyAnswer(res) {
+      if (res && res.trip) {
+        store.setTrip(res.trip);
+        return;
+      }
+      const change = res && res.change;
+      if (!change) return;
+      const trip = patched(state.trip, change);
+      if (trip) store.setTrip(trip);
+      else if (!state.trip || change.version > state.trip.version) await store.refresh();
+    },
+
+    // The one write path: an op from the registry; its answer is the new
+    // truth. Errors reach the caller (who shows the server's message).
     async op(name, args = {}, { quiet = false } = {}) {
       const res = await post(`${base}/ops/${name}`, args);
-      store.setTrip(res.trip);
+      await store.applyAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
     },
@@ -147,7 +165,7 @@ export function createStore(app, tripId) {
     // nothing, one version, one line in the timeline saying what they did.
     async edits(edits, { quiet = false } = {}) {
       const res = await post(`${base}/ops`, { edits });
-      store.setTrip(res.trip);
+      await store.applyAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
     },

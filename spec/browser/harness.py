@@ -214,7 +214,8 @@ def api_trip(owner: httpx.Client, *members: httpx.Client, title: str = "Lisbon w
 
 
 def api_op(client: httpx.Client, trip_id: str, op_name: str, **args) -> dict:
-    return api(client, "POST", f"/api/trips/{trip_id}/ops/{op_name}", args)
+    """One op, answered with the whole trip (`trip`, ?full=1)."""
+    return api(client, "POST", f"/api/trips/{trip_id}/ops/{op_name}?full=1", args)
 
 
 def add_stops(client: httpx.Client, trip: dict, *stops: dict, day: int = 0) -> list[str]:
