@@ -28,6 +28,7 @@ from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
 from .db import Database
 from .filestore import FileStore
+from .idempotency import IdempotencyKeys
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import PlacesProvider
@@ -64,6 +65,7 @@ class Core:
     limiter: SignInLimiter
     last_use: LastUse                 # calendar links' and access tokens' last use
     assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
+    idempotency: IdempotencyKeys      # the first answer to each Idempotency-Key (app/web/idempotent_writes.py)
     # The optional group: None when not configured.
     ai: AI | None = None                    # without OPENAI_API_KEY
     google: Google | None = None            # without GOOGLE_MAPS_API_KEY

@@ -26,6 +26,7 @@ from .background import BackgroundWork
 from .core import Core
 from .db import Database
 from .filestore import open_filestore
+from .idempotency import IdempotencyKeys
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import open_provider
@@ -115,7 +116,8 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 limiter=overrides.get("limiter") or SignInLimiter(),
                 last_use=overrides.get("last_use") or LastUse(),
                 # The MCP server for outside assistants: started on the first /mcp request.
-                assistants=Assistants(background, **knobs["assistants"]))
+                assistants=Assistants(background, **knobs["assistants"]),
+                idempotency=IdempotencyKeys(db))
     # The trip agent evaluates members' edits (debounced, in the background),
     # and a periodic pass notices risks that come without an edit (the forecast).
     if ai is not None:

@@ -19,6 +19,7 @@ from xstatic.pkg import leaflet as xstatic_leaflet
 
 from ..auth import same_origin, server_secret
 from .bodies import BodyLimitMiddleware
+from .idempotent_writes import IdempotencyMiddleware
 from .csp import content_security_policy
 from ..db import Database
 from ..errors import AppError, storage_fault
@@ -144,6 +145,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
                             sqlite3.DatabaseError: database_error,  # type: ignore[dict-item]
                             Exception: unexpected_error},
     )
+    app.add_middleware(IdempotencyMiddleware)   # innermost: after the same-origin check, bodies already bounded
     app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
     if settings.trip_machines and settings.machine_id:
