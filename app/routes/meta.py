@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from ..meals import public_meals
 from ..money import EXPONENTS
+from ..trips.replay import replayable_ops
 from .common import ok, services
 from .openapi import build_openapi, describe
 
@@ -37,6 +38,8 @@ def public_config(settings) -> dict:
             "uploadBytes": 2 * 1024 * 1024,
             "agentPollSeconds": 12,
         },
+        # The trip ops the page may keep while offline and send later (the registry's `replay` flag).
+        "offlineOps": replayable_ops(),
     }
 
 

@@ -499,6 +499,13 @@ class OpSpec:
     apply: Callable[[Trip, Any, OpContext], str]
     description: str
     agent: bool = True  # offered to the agent as a write tool (approval still needed)
+    # The id arguments naming what the op changes (the stop it moves, the day it renames). Two members'
+    # ops naming the same id conflict when one was made offline (app/trips/replay.py).
+    changes: tuple[str, ...] = ()
+    # Safe to replay: made offline on an older version and sent later, it still means what its author
+    # meant, unless another member changed what it changes meanwhile. The page keeps these while offline
+    # (GET /api/config `offlineOps`); every other op needs a connection.
+    replay: bool = False
 
 
 TRIP_OPS: dict[str, OpSpec] = {
@@ -508,24 +515,29 @@ TRIP_OPS: dict[str, OpSpec] = {
                "Change the trip's title, destination, start date, time zone or currency."),
         OpSpec("add_day", AddDay, "editor", add_day, "Add a day at the end of the trip."),
         OpSpec("update_day", UpdateDay, "editor", update_day,
-               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
+               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears).",
+               changes=("dayId",), replay=True),
         OpSpec("reorder_days", ReorderDays, "editor", reorder_days,
                "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
-        OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
+        OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False,
+               changes=("dayId",)),
         OpSpec("insert_stop", InsertStop, "editor", insert_stop,
                "Add a stop to a day, after afterStopId or at the end. "
-               "setTime (HH:MM) fixes its time; otherwise it is computed."),
+               "setTime (HH:MM) fixes its time; otherwise it is computed.", replay=True),
         OpSpec("update_stop", UpdateStop, "editor", update_stop,
-               "Change fields of a stop; setTime null clears a set time."),
+               "Change fields of a stop; setTime null clears a set time.", changes=("stopId",), replay=True),
         OpSpec("move_stop", MoveStop, "editor", move_stop,
-               "Move a stop to a day (possibly the same) at a 0-based position."),
+               "Move a stop to a day (possibly the same) at a 0-based position.", changes=("stopId",), replay=True),
         OpSpec("swap_stops", SwapStops, "editor", swap_stops,
-               "Swap two stops: each takes the other's day and position."),
-        OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
+               "Swap two stops: each takes the other's day and position.", changes=("stopId", "otherStopId")),
+        OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop.", changes=("stopId",)),
         OpSpec("add_expense", AddExpense, "editor", add_expense,
-               "Record an expense in integer minor units, paid by a member, split equally or by shares."),
-        OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),
-        OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense."),
+               "Record an expense in integer minor units, paid by a member, split equally or by shares.",
+               replay=True),
+        OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense.",
+               changes=("expenseId",), replay=True),
+        OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense.",
+               changes=("expenseId",)),
         OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences,
                "Set the trip's shared travel choices.", agent=False),
     ]
