@@ -13,13 +13,14 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from xstatic.pkg import leaflet as xstatic_leaflet
 
 from ..auth import same_origin, server_secret
 from .bodies import BodyLimitMiddleware
 from .idempotent_writes import IdempotencyMiddleware
+from .service_worker import ShellWorker, service_worker_route
 from .csp import content_security_policy
 from ..db import Database
 from ..errors import AppError, storage_fault
@@ -136,6 +137,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     routes = build_routes()
     # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
     routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
+    routes.append(Route("/sw.js", service_worker_route(ShellWorker(PUBLIC_DIR)), methods=["GET"]))
     routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
     app = Starlette(
         routes=routes,
