@@ -159,8 +159,8 @@ function toolCard(store, msg, part, handlers) {
   if (state === "approval-requested" && part.approval) {
     const canDecide = store.canEdit && handlers && handlers.decide;
     if (canDecide) {
-      const approve = h("button", { type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool", "data-fkey": `approve:${part.toolCallId}` }, "Approve");
-      const deny = h("button", { type: "button", class: "btn btn-sm", "data-testid": "deny-tool", "data-fkey": `deny:${part.toolCallId}` }, "Deny");
+      const approve = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool", "data-fkey": `approve:${part.toolCallId}` }, "Approve");
+      const deny = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm", "data-testid": "deny-tool", "data-fkey": `deny:${part.toolCallId}` }, "Deny");
       approve.addEventListener("click", () => handlers.decide(msg, part, true, approve));
       deny.addEventListener("click", () => handlers.decide(msg, part, false, deny));
       card.append(h("div", { class: "row" }, approve, deny));

@@ -34,7 +34,7 @@ export function userPreferencesForm(onSaved) {
     const price = select("maxPriceLevel", PRICE, p.maxPriceLevel ?? "");
     const transport = select("transport", MODES, p.transport || "transit");
     const errorSlot = h("div", { "aria-live": "assertive" });
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save my defaults");
+    const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save my defaults");
     const form = h("form", { class: "stack" },
       field("Cuisines you like", cuisines, "Separate with commas."),
       field("Dietary needs", dietary, "Suggestions always tell you to check with the restaurant; Wayline never claims a place meets a diet."),
@@ -91,7 +91,7 @@ function tripPreferencesForm(store) {
     const interests = h("input", { name: "interests", value: (p.interests || []).join(", "), placeholder: "museums, viewpoints, markets" });
     const budget = select("budget", [["", "No budget set"], ["low", "Low"], ["moderate", "Moderate"], ["high", "High"]], p.budget || "");
     const errorSlot = h("div", { "aria-live": "assertive" });
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save for everyone");
+    const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save for everyone");
     const form = h("form", { class: "stack" },
       h("div", { class: "grid-2" }, field("Main transport", transport), field("Pace", pace)),
       h("fieldset", { class: "checks" }, h("legend", null, "Modes to avoid"), avoid),

@@ -48,6 +48,7 @@ export function createMembersView(root, store) {
 function memberControls(store, m) {
   const role = select("role", [["editor", "Editor"], ["viewer", "Viewer"], ["owner", "Owner"]], m.role);
   role.setAttribute("aria-label", `Role of ${store.memberName(m.userId)}`);
+  role.dataset.needsServer = "";
   role.addEventListener("change", async () => {
     try {
       await patch(`${store.base}/members/${encodeURIComponent(m.userId)}`, { role: role.value });
@@ -58,7 +59,7 @@ function memberControls(store, m) {
       showError(err);
     }
   });
-  const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Remove");
+  const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true }, "Remove");
   remove.addEventListener("click", async () => {
     if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip. Their past expenses stay.", "Remove"))) return;
     try {
@@ -74,7 +75,7 @@ function memberControls(store, m) {
 function inviteBox(store) {
   const role = select("inviteRole", [["editor", ROLE_HELP.editor], ["viewer", ROLE_HELP.viewer]], "editor");
   const out = h("div", { class: "invite-out", "aria-live": "polite" });
-  const create = h("button", { type: "button", class: "btn btn-primary" }, "Create invite link");
+  const create = h("button", { type: "button", class: "btn btn-primary", "data-needs-server": true }, "Create invite link");
   create.addEventListener("click", () => withBusy(create, async () => {
     clear(out);
     try {
@@ -97,7 +98,7 @@ function inviteBox(store) {
       const { invites } = await get(`${store.base}/members`);
       clear(open);
       for (const inv of invites || []) {
-        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Revoke");
+        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true }, "Revoke");
         revoke.addEventListener("click", () => withBusy(revoke, async () => {
           try {
             await del(`${store.base}/invites/${encodeURIComponent(inv.id)}`, {});
@@ -138,7 +139,7 @@ function settingsBox(store) {
   const currency = h("select", { name: "currency" });
   const fields = { title, start, destName, coords, tz, currency };
   const errorSlot = h("div", { "aria-live": "assertive" });
-  const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save trip details");
+  const save = h("button", { type: "submit", class: "btn btn-primary", "data-needs-server": true }, "Save trip details");
   const actions = h("div", { class: "actions" }, save);
   const danger = deleteTripButton(store);
   const form = h("form", { class: "card stack settings-box" },
@@ -216,7 +217,7 @@ function settingsBox(store) {
 }
 
 function deleteTripButton(store) {
-  const b = h("button", { type: "button", class: "btn btn-ghost danger-text" }, "Delete this trip");
+  const b = h("button", { type: "button", class: "btn btn-ghost danger-text", "data-needs-server": true }, "Delete this trip");
   b.addEventListener("click", async () => {
     if (!(await confirmDialog("Delete the whole trip?", "Every day, stop, expense and message is deleted for all members. This cannot be undone.", "Delete trip"))) return;
     try {
