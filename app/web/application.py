@@ -20,7 +20,7 @@ from xstatic.pkg import leaflet as xstatic_leaflet
 from ..auth import same_origin, server_secret
 from .bodies import BodyLimitMiddleware
 from .idempotent_writes import IdempotencyMiddleware
-from .service_worker import ShellWorker, service_worker_route
+from .service_worker import ShellWorker, service_worker
 from .csp import content_security_policy
 from ..db import Database
 from ..errors import AppError, storage_fault
@@ -137,7 +137,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     routes = build_routes()
     # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
     routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
-    routes.append(Route("/sw.js", service_worker_route(ShellWorker(PUBLIC_DIR)), methods=["GET"]))
+    routes.append(Route("/sw.js", service_worker, methods=["GET"]))
     routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
     app = Starlette(
         routes=routes,
@@ -155,4 +155,5 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
         # before anything here reads its body (app/trip_homes.py).
         app.add_middleware(FlyReplayMiddleware, machine_id=settings.machine_id, machines=settings.trip_machines)
     app.state.settings = settings
+    app.state.shell_worker = ShellWorker(PUBLIC_DIR)   # /sw.js and the shell it caches
     return app

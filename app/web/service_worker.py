@@ -62,10 +62,9 @@ class ShellWorker:
         return self._script
 
 
-def service_worker_route(worker: ShellWorker):
-    async def service_worker(request: Request) -> Response:
-        # no-cache: the browser asks each time it checks for an update (every start).
-        return Response(await run_in_threadpool(worker.script), media_type="text/javascript",
-                        headers={"Cache-Control": "no-cache"})
-
-    return service_worker
+async def service_worker(request: Request) -> Response:
+    """The app's ShellWorker (`app.state.shell_worker`, set by create_app)."""
+    worker: ShellWorker = request.app.state.shell_worker
+    # no-cache: the browser asks each time it checks for an update (every start).
+    return Response(await run_in_threadpool(worker.script), media_type="text/javascript",
+                    headers={"Cache-Control": "no-cache"})

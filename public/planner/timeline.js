@@ -43,7 +43,7 @@ export function createTimeline(store) {
       key: (item) => (item.stop ? `s:${item.stop.id}` : `l:${item.prev.id}>${item.next.id}`),
       signature: (item) => (item.stop
         ? sig(item.stop, item.index, item.findings, store.canEdit, store.isThreadOpen(item.stop.id))
-        : sig(item.leg, item.prev.endMinutes, item.next.startMinutes, item.next.setTime)),
+        : sig(item.leg, item.prev.endMinutes, item.next.startMinutes, item.next.setTime, item.prev.pending, item.next.pending)),
       create: (item) => (item.stop ? stopItem(store, day, item) : legItem(item)),
       update: (el, item) => (item.stop ? updateStop(store, day, el, item) : updateLeg(el, item)),
     });
@@ -78,6 +78,8 @@ function updateLeg(el, { leg, prev, next }) {
       leg.distanceM ? h("span", { class: "muted" }, ` · ${fmtDistance(leg.distanceM)}`) : null,
       leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not a real route" }, "estimate") : null,
     );
+  } else if (prev.pending || next.pending) {
+    parts.push(h("span", { class: "muted" }, "Travel time follows once your changes are sent"));
   } else {
     parts.push(h("span", { class: "muted" }, "No travel time (add a location to both stops)"));
   }
