@@ -7,8 +7,8 @@
 //   (any address of the app opens index.html; the router reads the hash),
 //   so a cold start offline is the same start as online. The data the page
 //   shows offline is the page's business (IndexedDB, public/offline/kept.js).
-// - Uploaded images are fetched as usual; with no connection the kept
-//   thumbnail answers (the page keeps them in IndexedDB's "media" store).
+// - Uploaded images are fetched as usual; when that fails (no connection)
+//   the kept thumbnail answers (the page keeps them in IndexedDB's "media" store).
 // - Updates: a new page version means a new /sw.js; the browser installs it
 //   beside the running one and it WAITS (no skipWaiting) until no page uses
 //   the old one, so it takes over at the next start and never swaps the
@@ -60,15 +60,21 @@ async function fromShell(path, request) {
   return hit || fetch(request);
 }
 
-// The network first; with no connection, the thumbnail the page kept.
+// The network first; when it fails or cannot give the image, the thumbnail
+// the page kept (if any).
 async function upload(request, path) {
+  let response = null;
+  let failure = null;
   try {
-    return await fetch(request);
+    response = await fetch(request);
+    if (response.ok) return response;
   } catch (err) {
-    const kept = await keptMedia(path);
-    if (kept) return new Response(kept.blob, { headers: { "Content-Type": kept.type || kept.blob.type } });
-    throw err;
+    failure = err;
   }
+  const kept = await keptMedia(path);
+  if (kept) return new Response(kept.blob, { headers: { "Content-Type": kept.type || kept.blob.type } });
+  if (response) return response;
+  throw failure;
 }
 
 function keptMedia(path) {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -101,8 +102,11 @@ def reopen_offline(p, profile, server, trip, *, viewport=WIDE, phone=False):
     gone, so what shows comes from what the page kept."""
     shutil.rmtree(profile / "Default" / "Cache", ignore_errors=True)
     page = open_installed(p, profile, server, offline=True, viewport=viewport, phone=phone)
-    # Playwright's offline mode does not reach the service worker's own requests: cut the uploads too.
+    # Playwright's offline mode does not always reach the service worker's own requests: cut the uploads too
+    # (the files are gone from the server as well, so the image can only be the kept thumbnail).
     page.context.route("**/api/uploads/**", lambda route: route.abort("internetdisconnected"))
+    for stored in Path(server.app.state.settings.uploads_dir).rglob("*.png"):
+        stored.unlink()
     page.goto(f"/#/trips/{trip['id']}")
     page.get_by_test_id("offline-line").wait_for()
     return page

@@ -64,7 +64,8 @@ export function onOutbox(fn) {
   return () => listeners.delete(fn);
 }
 
-// The trip's kept writes, oldest first (waiting and failed).
+// The trip's writes on this device, oldest first: waiting (`kept` once they
+// wait for the connection) and failed.
 export function writesOf(tripId) {
   return [...entries.values()].filter((w) => w.tripId === tripId).sort((a, b) => a.seq - b.seq);
 }
@@ -86,8 +87,10 @@ export async function send(write) {
   const offline = !isOnline();
   const body = { ...write.body };
   if (offline && write.kind === "op" && typeof write.madeOnVersion === "number") body.madeOnVersion = write.madeOnVersion;
+  // `kept`: it waits for the connection (made offline, or its sending could not get through). A write
+  // made online is not shown as waiting while its first try is on the way (no flicker on every change).
   const entry = { ...write, body, key: newKey(), seq: Date.now() * 1000 + entries.size, createdAt: new Date().toISOString(),
-    madeOffline: offline, state: "waiting", error: null };
+    madeOffline: offline, kept: offline, state: "waiting", error: null };
   entries.set(entry.key, entry);
   await storePut("outbox", entry.key, entry);
   emit({ type: "queued", write: entry });
@@ -125,7 +128,7 @@ export async function flush() {
         if (entry.state !== "waiting" || !entries.has(entry.key)) continue;
         if (!isOnline() || (await deliver(entry)) === "stop") {
           again = false;
-          settleWaitersAsQueued();
+          await settleWaitersAsQueued();
           break;
         }
       }
@@ -135,8 +138,15 @@ export async function flush() {
   }
 }
 
-// Writes made online whose callers wait: they are kept, and will be sent later.
-function settleWaitersAsQueued() {
+// Sending stopped: every write still waiting is kept for later (and shown
+// so), and callers waiting for one made online learn it was kept.
+async function settleWaitersAsQueued() {
+  for (const entry of entries.values()) {
+    if (entry.state !== "waiting" || entry.kept) continue;
+    entry.kept = true;
+    await storePut("outbox", entry.key, entry);
+    emit({ type: "queued", write: entry });
+  }
   for (const [key, waiter] of waiters) {
     waiters.delete(key);
     waiter.resolve({ queued: true });

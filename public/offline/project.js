@@ -1,4 +1,4 @@
-// What the page shows while writes wait to be sent (outbox.js): the trip
+// What the page shows while writes wait to be sent (outbox.js, `kept`): the trip
 // as the server last sent it, with the waiting writes laid over it, so a
 // stop moved offline shows where it was moved and a vote shows as given.
 // Each changed stop is marked `pending` (the timeline says "Waiting to
@@ -10,7 +10,7 @@
 // waiting changes only, since balances are the server's sums.
 
 export function projectTrip(trip, writes) {
-  const waiting = (writes || []).filter((w) => w.state === "waiting");
+  const waiting = (writes || []).filter((w) => w.state === "waiting" && w.kept);
   if (!trip || !waiting.length) return trip;
   const out = { ...trip, days: trip.days.map((d) => ({ ...d, stops: [...d.stops] })) };
   for (const write of waiting) {

@@ -36,7 +36,7 @@ export function createTripStatus(store) {
 
   function render() {
     const online = isOnline();
-    const waiting = store.writes.filter((w) => w.state === "waiting");
+    const waiting = store.writes.filter((w) => w.state === "waiting" && w.kept);
     const failed = store.writes.filter((w) => w.state === "failed");
     const moved = waiting.some((w) => w.kind === "op" && w.op !== "add_expense" && w.op !== "update_expense");
     patch(el, sig(online, store.savedAt, waiting.map((w) => w.key), failed.map((w) => w.key)), () => [

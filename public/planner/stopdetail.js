@@ -53,9 +53,11 @@ export function createThread(store, stop) {
     }
   }
 
-  // This device's comments on the stop that wait to be sent.
+  // This device's comments on the stop that wait for the connection.
+  const waitingHere = () => store.writes.filter((w) => w.kind === "comment" && w.stopId === stop.id && w.state === "waiting" && w.kept);
+
   function showWaiting() {
-    const mine = store.writes.filter((w) => w.kind === "comment" && w.stopId === stop.id && w.state === "waiting");
+    const mine = waitingHere();
     clear(waiting).append(...mine.map((w) => h("li", { class: "comment comment-waiting" },
       h("p", { class: "comment-meta" }, h("strong", null, store.memberName(store.app.session.me.id)), " ",
         h("span", { class: "pending-badge" }, "Waiting to send")),
@@ -88,8 +90,7 @@ export function createThread(store, stop) {
     // Someone else commented, or a kept comment was sent: show it, leaving the draft alone.
     update(next) {
       showWaiting();
-      const sent = store.writes.filter((w) => w.kind === "comment" && w.stopId === stop.id && w.state === "waiting").length;
-      const count = (next.commentCount || 0) - sent;
+      const count = (next.commentCount || 0) - waitingHere().length; // the server's count
       if (count !== shownCount) load();
     },
   };
