@@ -14,7 +14,7 @@
 import { post, onUnauthorized } from "./api.js";
 import { useCurrencyExponents } from "./money.js";
 import { keptGet, claimFor, forget } from "./offline/kept.js";
-import { allWrites, flush, ready as outboxReady } from "./offline/outbox.js";
+import { allWrites, flush, forgetWrites, ready as outboxReady } from "./offline/outbox.js";
 import { isOnline } from "./offline/connection.js";
 import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
 import { mountAuth, NOTICE } from "./planner/auth.js";
@@ -73,7 +73,8 @@ async function loadMe() {
   const me = await keptGet("/api/auth/me");
   session.me = me.user || null;
   session.isAdmin = Boolean(me.user && me.isAdmin);
-  if (session.me) await claimFor(session.me.id);
+  if (session.me && (await claimFor(session.me.id))) forgetWrites();
+  await outboxReady(); // the writes kept from an earlier visit are known before any page shows
 }
 
 // Signing out clears what this device kept, at once, even offline (the
@@ -84,6 +85,7 @@ async function signOut() {
   if (unsent && !(await confirmDialog("Sign out and lose unsent changes?",
     `${unsent === 1 ? "1 change made" : `${unsent} changes made`} without a connection ${unsent === 1 ? "has" : "have"} not been sent yet. `
     + "Signing out removes everything Wayline kept on this device, those changes too.", "Sign out"))) return;
+  forgetWrites();
   await forget();
   try {
     await post("/api/auth/signout", {});
@@ -97,6 +99,7 @@ async function signOut() {
 // A sign-out made offline reaches the server first thing when it can.
 async function finishSignOut() {
   if (!localStorage.getItem(SIGN_OUT_PENDING)) return;
+  forgetWrites();
   await forget();
   await post("/api/auth/signout", {});
   localStorage.removeItem(SIGN_OUT_PENDING);

@@ -241,6 +241,18 @@ def test_the_offline_views_on_a_phone(tmp_path, settings):
         shot(page, "offline-360-help")
         assert_accessible(page, "AI help offline at 360")
         page.errors.check()
+        page.context.close()
+
+        # The phone is switched off and on again, still offline: the move is still kept, and shown.
+        page = reopen_offline(p, profile, server, trip, viewport=NARROW, phone=True)
+        page.get_by_text("1 change waits to be sent").wait_for()
+        assert names_on_screen(page) == ["Castle", "Jerónimos"]
+        # Back online, it is sent.
+        page.context.set_offline(False)
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')", timeout=20_000)
+        now = api(alice, "GET", f"/api/trips/{trip['id']}")
+        assert [[s["name"] for s in d["stops"]] for d in now["days"]] == [["Castle", "Jerónimos"], ["Sintra", "Belém"]]
+        page.errors.check()
 
 
 def test_a_write_whose_answer_was_lost_is_sent_again_with_its_key_and_applied_once(tmp_path, settings):

@@ -107,11 +107,14 @@ export async function stillCurrent(url) {
 
 // -- the owner, and forgetting -----------------------------------------------------
 
-// Called once who is signed in is known: another account's data never shows.
+// Called once who is signed in is known: another account's data never
+// shows. True when an earlier account's data was cleared.
 export async function claimFor(userId) {
   const owner = await storeGet("meta", "owner");
-  if (owner && owner !== userId) await forget();
+  const other = Boolean(owner && owner !== userId);
+  if (other) await forget();
   if (owner !== userId) await storePut("meta", "owner", userId);
+  return other;
 }
 
 export async function forget() {

@@ -100,6 +100,15 @@ export async function send(write) {
   return settled;
 }
 
+// This device's data was cleared (signing out, another account): nothing
+// kept is sent any more.
+export function forgetWrites() {
+  entries.clear();
+  for (const waiter of waiters.values()) waiter.resolve({ queued: true });
+  waiters.clear();
+  loaded = Promise.resolve();
+}
+
 // Forget a failed write once its author has read what happened.
 export async function dismiss(key) {
   const entry = entries.get(key);

@@ -91,7 +91,7 @@ export function createStore(app, tripId) {
 
   const stopWatching = [
     onOutbox((event) => {
-      if (event.write.tripId !== tripId) return;
+      if (event.write && event.write.tripId !== tripId) return;
       if (event.type === "sent") store.applyWriteAnswer(event.answer, event.write);
       writesChanged();
     }),
