@@ -25,7 +25,7 @@ import pytest
 from app.web.application import PUBLIC_DIR
 from app.web.service_worker import ShellWorker
 from browser.a11y import assert_accessible
-from browser.harness import (add_stops, api, api_op, api_trip, api_user, live, names_on_screen,
+from browser.harness import (PAGE_DEADLINE_MS, add_stops, api, api_op, api_trip, api_user, live, names_on_screen,
                              no_sideways_scroll, open_installed, playwright_driver, png, shot, stop_card)
 
 pytestmark = pytest.mark.browser
@@ -87,11 +87,11 @@ def install(p, profile, server, user, trip, *, viewport=WIDE, phone=False, image
     page.get_by_role("heading", name="Your trips").wait_for()
     page.locator(f"[data-trip-id='{trip['id']}']").click()
     page.locator(".timeline .stop").first.wait_for()
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
     page.wait_for_function(KEPT, arg=[f"/api/trips/{trip['id']}"])
     page.wait_for_function(KEPT, arg=["/api/trips"])
     if images:
-        page.wait_for_function(COUNT, arg=["media"], timeout=15_000)
+        page.wait_for_function(COUNT, arg=["media"])
     page.errors.check()
     page.context.close()
 
@@ -162,14 +162,14 @@ def test_a_trip_opened_once_opens_cold_offline_and_what_is_done_there_arrives_on
         api_op(bob, trip["id"], "delete_stop", stopId=stops["Belém"])
         bob_page = open_installed(p, tmp_path / "bob", server, session=bob.token, viewport=WIDE)
         bob_page.goto(f"/#/trips/{trip['id']}")
-        bob_page.wait_for_function("() => document.documentElement.dataset.sync === 'live'", timeout=15_000)
+        bob_page.wait_for_function("() => document.documentElement.dataset.sync === 'live'")
 
         page.context.set_offline(False)
         refused = page.get_by_test_id("refused-write")
-        refused.wait_for(timeout=15_000)
+        refused.wait_for()
         assert refused.locator(".refused-title").inner_text() == "Not sent: Move “Belém” to Day 2"
         assert "While you were offline, Bob removed “Belém” from Day 1" in refused.inner_text()
-        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')", timeout=15_000)
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
         page.get_by_test_id("offline-line").wait_for(state="detached")
         shot(page, "offline-1280-refused")
         assert_accessible(page, "a refused change at 1280")
@@ -249,7 +249,7 @@ def test_the_offline_views_on_a_phone(tmp_path, settings):
         assert names_on_screen(page) == ["Castle", "Jerónimos"]
         # Back online, it is sent.
         page.context.set_offline(False)
-        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')", timeout=20_000)
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
         now = api(alice, "GET", f"/api/trips/{trip['id']}")
         assert [[s["name"] for s in d["stops"]] for d in now["days"]] == [["Castle", "Jerónimos"], ["Sintra", "Belém"]]
         page.errors.check()
@@ -278,10 +278,10 @@ def test_a_write_whose_answer_was_lost_is_sent_again_with_its_key_and_applied_on
         page.route("**/ops/move_stop", answer_lost_once)
         move(page, "Jerónimos", "Day 2")
         # Wayline answers again (the page's probe): the kept move goes again, with the same key.
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PAGE_DEADLINE_MS / 1000
         while len(sent) < 2 and time.monotonic() < deadline:
-            page.wait_for_timeout(100)
-        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')", timeout=20_000)
+            page.wait_for_timeout(100)   # the route handler runs while Playwright waits
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
         assert len(sent) == 2 and sent[0] and sent[0] == sent[1]
         now = api(bob, "GET", f"/api/trips/{trip['id']}")
         assert now["version"] == version + 1
@@ -300,7 +300,7 @@ def test_a_new_version_of_the_page_waits_for_the_next_start(tmp_path, settings):
         page = open_installed(p, tmp_path / "alice", server, session=alice.token, viewport=WIDE)
         page.goto(f"/#/trips/{trip['id']}")
         page.locator(".timeline .stop").first.wait_for()
-        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=20_000)
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         first = page.evaluate("() => caches.keys()")
         assert len(first) == 1 and first[0].startswith("wayline-shell-")
         page.evaluate("() => { window.sameDocument = true; }")
@@ -314,8 +314,7 @@ def test_a_new_version_of_the_page_waits_for_the_next_start(tmp_path, settings):
             css.write("\n/* the next version */\n")
         server.app.state.shell_worker = ShellWorker(deployed)
         page.evaluate("() => navigator.serviceWorker.getRegistration().then((r) => r.update())")
-        page.wait_for_function("() => navigator.serviceWorker.getRegistration().then((r) => Boolean(r.waiting))",
-                               timeout=20_000)
+        page.wait_for_function("() => navigator.serviceWorker.getRegistration().then((r) => Boolean(r.waiting))")
         # Installed and waiting: the open page keeps its document, its draft and the old version.
         assert page.evaluate("() => window.sameDocument") is True
         assert card.get_by_label("Comment on Castle").input_value() == "Half-written thought"
@@ -329,7 +328,7 @@ def test_a_new_version_of_the_page_waits_for_the_next_start(tmp_path, settings):
         again.goto(f"/#/trips/{trip['id']}")
         again.locator(".timeline .stop").first.wait_for()
         again.wait_for_function("([name]) => caches.keys().then((k) => k.length === 1 && k[0] === name)",
-                                arg=[next_cache(deployed)], timeout=20_000)
+                                arg=[next_cache(deployed)])
 
 
 def test_signing_out_clears_what_the_device_kept(tmp_path, settings):
