@@ -55,7 +55,7 @@ class IdempotencyMiddleware:
             await Response(first.body, status_code=first.status, media_type=first.content_type,
                            headers={"Idempotent-Replayed": "true"})(scope, receive, send)
             return
-        await _run_once(self.app, scope, body, send, svc.idempotency, user["id"], key)
+        await _run_once(self.app, scope, body, receive, send, svc.idempotency, user["id"], key)
 
 
 async def _read_body(receive) -> bytes:
@@ -70,14 +70,14 @@ async def _read_body(receive) -> bytes:
     return b"".join(chunks)
 
 
-async def _run_once(app, scope, body: bytes, send, keys, user_id: str, key: str) -> None:
+async def _run_once(app, scope, body: bytes, receive, send, keys, user_id: str, key: str) -> None:
     """Runs the request with the body already read, keeps its answer, then sends it."""
     sent_body = False
 
     async def replay_body():
         nonlocal sent_body
         if sent_body:
-            return {"type": "http.disconnect"}
+            return await receive()   # after the body: whatever the client does next (a disconnect)
         sent_body = True
         return {"type": "http.request", "body": body, "more_body": False}
 
