@@ -90,6 +90,8 @@ def install(p, profile, server, user, trip, *, viewport=WIDE, phone=False, image
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
     page.wait_for_function(KEPT, arg=[f"/api/trips/{trip['id']}"])
     page.wait_for_function(KEPT, arg=["/api/trips"])
+    for day in trip["days"]:   # every day's review, not only the day shown
+        page.wait_for_function(KEPT, arg=[f"/api/trips/{trip['id']}/days/{day['id']}/review"])
     if images:
         page.wait_for_function(COUNT, arg=["media"])
     page.errors.check()
@@ -138,6 +140,11 @@ def test_a_trip_opened_once_opens_cold_offline_and_what_is_done_there_arrives_on
         assert "Needs a connection" in page.evaluate(DESCRIPTION, delete.element_handle())
         assert page.get_by_role("button", name="Add day").is_disabled()
         assert page.get_by_role("button", name="Edit Castle").is_enabled()   # update_stop is kept offline
+        # Day 2, never shown on this device, has its review too.
+        page.locator(".rail .day-btn").nth(1).click()
+        page.get_by_test_id("review-status").wait_for()
+        page.locator(".rail .day-btn").nth(0).click()
+        stop_card(page, "Castle").wait_for()
         shot(page, "offline-1280-trip")
         assert_accessible(page, "the trip offline at 1280")
 

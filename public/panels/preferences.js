@@ -3,6 +3,7 @@
 // interests, budget), each labelled with who can see it.
 
 import { get, put } from "../api.js";
+import { keptGet } from "../offline/kept.js";
 import { h, clear, field, select, errorBox, handleSubmit, toast } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
 
@@ -23,7 +24,7 @@ export function userPreferencesForm(onSaved) {
   );
   const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
   box.append(body);
-  get("/api/users/preferences")
+  keptGet("/api/users/preferences") // offline: as this device last saw them (saving needs a connection)
     .then((data) => build(unwrap(data)))
     .catch((err) => clear(body).append(errorBox(err)));
 

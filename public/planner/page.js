@@ -91,6 +91,7 @@ export function mountPlanner(main, app, tripId, params) {
       reading = trackReading(store, panel);
       store.loadWeather();
       render("trip");
+      store.keepReviews(); // the other days' reviews too, for offline (quietly, one at a time)
       // A link to one stop (a calendar event's URL): show it once the day is drawn.
       if (params && params.get("stop")) showOnPlan(store, null, store.dayId, params.get("stop"));
     })

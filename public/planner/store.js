@@ -24,7 +24,7 @@
 import { post, ApiError } from "../api.js";
 import { toast } from "./ui.js";
 import { sig } from "./keyed.js";
-import { readThrough, keep, stillCurrent, keepThumbnails } from "../offline/kept.js";
+import { readThrough, keep, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
 import { send, writesOf, onOutbox, dismiss } from "../offline/outbox.js";
 import { isOnline, onConnection } from "../offline/connection.js";
 import { projectTrip } from "../offline/project.js";
@@ -362,6 +362,22 @@ export function createStore(app, tripId) {
       reviewsLoading.set(key, loading);
       loading.finally(() => reviewsLoading.delete(key));
       return loading;
+    },
+
+    // Every day's review, one after another, so that the trip opens offline
+    // with all of them (each answer is kept). Once per trip version on this
+    // device: the server is asked again only after a change.
+    async keepReviews() {
+      const trip = state.serverTrip;
+      if (!trip || state.fromDevice) return;
+      const mark = `reviews:${tripId}`;
+      if ((await storeGet("meta", mark)) === trip.version) return;
+      for (const day of trip.days) {
+        if (state.destroyed || !isOnline() || state.serverTrip.version !== trip.version) return;
+        const entry = await store.review(day.id);
+        if (!entry || entry.error) return;
+      }
+      await storePut("meta", mark, trip.version);
     },
 
     async loadWeather() {
