@@ -109,17 +109,28 @@ class IdempotencyKeys:
         return answer
 
     async def finish(self, user_id: str, key: str, answer: Answer) -> None:
+        """Hands the answer to the repeats waiting for it at once, then stores
+        it (a queued one-statement transaction: group commit). The key stays
+        known in memory until the database holds its answer, so no repeat can
+        slip between the two. The caller need not wait for this before
+        answering the first request (app/web/idempotent_writes.py does not)."""
+        slot = (user_id, key)
+        running = self._running.get(slot)
+        if running is not None and not running[1].done():
+            running[1].set_result(answer)
         try:
-            await self.db.execute_write(
+            await self.db.transact(lambda tx: tx.execute(
                 "UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE user_id = ? AND key = ?",
-                (answer.status, answer.content_type, answer.body, user_id, key))
+                (answer.status, answer.content_type, answer.body, user_id, key)))
         finally:
-            self._release((user_id, key), answer)
+            self._release(slot, answer)
 
     async def abandon(self, user_id: str, key: str) -> None:
+        if (running := self._running.get((user_id, key))) is not None and running[1].done():
+            return   # answered already (its answer is being stored): nothing to take back
         try:
-            await self.db.execute_write("DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND status IS NULL",
-                                        (user_id, key))
+            await self.db.transact(lambda tx: tx.execute(
+                "DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND status IS NULL", (user_id, key)))
         finally:
             self._release((user_id, key), None)
 

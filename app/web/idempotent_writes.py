@@ -55,7 +55,7 @@ class IdempotencyMiddleware:
             await Response(first.body, status_code=first.status, media_type=first.content_type,
                            headers={"Idempotent-Replayed": "true"})(scope, receive, send)
             return
-        await _run_once(self.app, scope, body, receive, send, svc.idempotency, user["id"], key)
+        await _run_once(self.app, scope, body, receive, send, svc, user["id"], key)
 
 
 async def _read_body(receive) -> bytes:
@@ -70,8 +70,10 @@ async def _read_body(receive) -> bytes:
     return b"".join(chunks)
 
 
-async def _run_once(app, scope, body: bytes, receive, send, keys, user_id: str, key: str) -> None:
-    """Runs the request with the body already read, keeps its answer, then sends it."""
+async def _run_once(app, scope, body: bytes, receive, send, svc, user_id: str, key: str) -> None:
+    """Runs the request with the body already read, keeps its answer (stored
+    while the answer goes out: repeats meanwhile get it from memory), sends it."""
+    keys = svc.idempotency
     sent_body = False
 
     async def replay_body():
@@ -107,7 +109,8 @@ async def _run_once(app, scope, body: bytes, receive, send, keys, user_id: str, 
         headers = dict(start_message.get("headers", []))
         if status < 500:
             content_type = headers.get(b"content-type", b"").decode("latin-1")
-            await keys.finish(user_id, key, Answer(status, content_type, payload))
+            svc.background.spawn(keys.finish(user_id, key, Answer(status, content_type, payload)),
+                                 "idempotency answer")
         else:
             await keys.abandon(user_id, key)
         await send(start_message)
