@@ -81,10 +81,10 @@ class IdempotencyKeys:
         another request, 409 when the first one's outcome is unknown."""
         slot = (user_id, key)
         while (running := self._running.get(slot)) is not None:
-            first_print, answer = running
+            first_print, first_answer = running
             if first_print != print_:
                 raise _reused()
-            first = await asyncio.shield(answer)
+            first = await asyncio.shield(first_answer)
             if first is not None:
                 return first
             # The first request ended without an answer to keep: this one may run.
@@ -104,9 +104,9 @@ class IdempotencyKeys:
         if status is None:
             self._release(slot, None)
             raise _unknown()
-        answer = Answer(status, content_type or "application/json", bytes(body or b""))
-        self._release(slot, answer)
-        return answer
+        stored = Answer(status, content_type or "application/json", bytes(body or b""))
+        self._release(slot, stored)
+        return stored
 
     async def finish(self, user_id: str, key: str, answer: Answer) -> None:
         """Hands the answer to the repeats waiting for it at once, then stores

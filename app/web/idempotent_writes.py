@@ -101,7 +101,7 @@ async def _run_once(app, scope, body: bytes, receive, send, svc, user_id: str, k
             await send(message)
             return
         chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
+        if not message.get("more_body", False) and start is not None:
             await _keep_then_send(start, b"".join(chunks))
 
     async def _keep_then_send(start_message: dict, payload: bytes) -> None:
