@@ -1,7 +1,8 @@
 // A kept write in words, for its author ("Move “Belém” to Day 2"), made
 // when the write is made (names as they were then) and kept with it.
 
-import { fmtMoney, fmtMinutes } from "../planner/ui.js";
+import { fmtMinutes } from "../planner/ui.js";
+import { formatMoney } from "../money.js";
 
 function stopName(store, stopId) {
   const found = store.stop(stopId);
@@ -34,7 +35,7 @@ const OPS = {
     if (a.title) return `Call ${day} ${quote(a.title)}`;
     return `Change ${day}`;
   },
-  add_expense: (s, a) => `Add the expense ${quote(a.title)} (${fmtMoney(a.amountMinor, a.currency)})`,
+  add_expense: (s, a) => `Add the expense ${quote(a.title)} (${formatMoney(a.amountMinor, a.currency)})`,
   update_expense: (s, a) => {
     const expense = ((s.trip && s.trip.expenses) || []).find((e) => e.id === a.expenseId);
     return expense ? `Change the expense ${quote(expense.title)}` : "Change an expense";
