@@ -13,11 +13,22 @@ from pydantic import AfterValidator, Field
 from .money import is_currency
 
 HHMM_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+# A service-day time, as transit timetables (GTFS) write it: past midnight the
+# hours go on counting, so "24:45" is 00:45 on the next morning of the same
+# day plan. Up to 29:59: a night out ends before the next day's plan starts.
+SERVICE_TIME_PATTERN = re.compile(r"^([01]\d|2[0-9]):[0-5]\d$")
+LAST_SERVICE_MINUTE = 30 * 60 - 1
 
 
 def _clock(value: str) -> str:
     if not HHMM_PATTERN.match(value):
         raise ValueError("must be a time as HH:MM (00:00-23:59)")
+    return value
+
+
+def _service_time(value: str) -> str:
+    if not SERVICE_TIME_PATTERN.match(value):
+        raise ValueError("must be a time as HH:MM, 00:00-29:59 (24:45 is 00:45 the next morning)")
     return value
 
 
@@ -31,6 +42,8 @@ def _zone(value: str) -> str:
 
 # A local wall-clock time of day.
 HHMM = Annotated[str, AfterValidator(_clock)]
+# A time on a day plan's clock (a set time): 00:00-29:59, past 24:00 after midnight.
+ServiceTime = Annotated[str, AfterValidator(_service_time)]
 # An IANA time zone name.
 TimeZone = Annotated[str, Field(max_length=64), AfterValidator(_zone)]
 

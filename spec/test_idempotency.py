@@ -44,6 +44,22 @@ def test_an_op_sent_twice_with_one_key_is_applied_once_and_answered_the_same(cli
     assert len(stops_of(client, trip["id"])) == 2
 
 
+def test_several_edits_as_one_change_sent_twice_with_one_key_are_applied_once(client):
+    # POST /ops (a review fix, a suggestion's patch) is a write like any other:
+    # a resend after a lost answer adds nothing and gets the first answer.
+    signup(client, "alice")
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    body = {"edits": [{"op": "insert_stop", "args": {"dayId": day, "name": "Belém Tower"}},
+                      {"op": "insert_stop", "args": {"dayId": day, "name": "Jerónimos"}}]}
+    first = keyed(client, f"/api/trips/{trip['id']}/ops", body, "e-1")
+    again = keyed(client, f"/api/trips/{trip['id']}/ops", body, "e-1")
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and again.headers["idempotent-replayed"] == "true"
+    assert [s["name"] for s in stops_of(client, trip["id"])] == ["Belém Tower", "Jerónimos"]
+    assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == trip["version"] + 1
+
+
 def test_a_repeat_with_another_body_is_refused_and_changes_nothing(client):
     signup(client, "alice")
     trip = new_trip(client)

@@ -19,10 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..ids import new_id
 from ..meals import MEALS, Meal
 from ..errors import Invalid, NotFound, validation_error
-from ..fields import HHMM, LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
+from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripDate, last_day_fits
 from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
+from .schedule import clock_label, to_minutes
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
@@ -88,7 +89,7 @@ class StopFields(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: HHMM | None = None
+    setTime: ServiceTime | None = None
     durationMin: int = Field(default=60, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note = ""
@@ -108,7 +109,7 @@ class UpdateStop(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: HHMM | None = None
+    setTime: ServiceTime | None = None
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note | None = None
@@ -361,7 +362,8 @@ def _stop_phrases(label: str, stop: Stop, changes: dict[str, Any]) -> list[tuple
     if "name" in changes:
         phrases.append((f"renamed {label} to {_q(stop.name)}", f"renamed it to {_q(stop.name)}"))
     if "setTime" in changes:
-        phrases.append((f"set {label} to {stop.set_time}", f"set it to {stop.set_time}") if stop.set_time
+        when = clock_label(to_minutes(stop.set_time)) if stop.set_time else ""   # "00:45 (+1)" for "24:45"
+        phrases.append((f"set {label} to {when}", f"set it to {when}") if stop.set_time
                        else (f"cleared the fixed time of {label}", "cleared its fixed time"))
     if "durationMin" in changes:
         length = _minutes(stop.duration_min)
@@ -523,9 +525,11 @@ TRIP_OPS: dict[str, OpSpec] = {
                changes=("dayId",)),
         OpSpec("insert_stop", InsertStop, "editor", insert_stop,
                "Add a stop to a day, after afterStopId or at the end. "
-               "setTime (HH:MM) fixes its time; otherwise it is computed.", replay=True),
+               "setTime (HH:MM, 00:00-29:59: 24:45 is 00:45 the next morning) fixes its time; otherwise it is "
+               "computed.", replay=True),
         OpSpec("update_stop", UpdateStop, "editor", update_stop,
-               "Change fields of a stop; setTime null clears a set time.", changes=("stopId",), replay=True),
+               "Change fields of a stop; setTime null clears a set time (HH:MM, 00:00-29:59: 24:45 is 00:45 the "
+               "next morning).", changes=("stopId",), replay=True),
         OpSpec("move_stop", MoveStop, "editor", move_stop,
                "Move a stop to a day (possibly the same) at a 0-based position.", changes=("stopId",), replay=True),
         OpSpec("swap_stops", SwapStops, "editor", swap_stops,

@@ -266,6 +266,18 @@ export function createStore(app, tripId) {
       return dismiss(key);
     },
 
+    // Several ops as one change (a review fix, a suggestion's patch): all or
+    // nothing, one version, one line in the timeline saying what they did.
+    // A fix is worked out by the server on the trip as it is now, so it is
+    // never kept for later: offline it says it needs a connection.
+    async edits(edits, { quiet = false } = {}) {
+      if (!isOnline()) throw new ApiError(0, "offline", NEEDS_CONNECTION);
+      const res = await post(`${base}/ops`, { edits });
+      store.applyWriteAnswer(res);
+      if (!quiet && res.summary) toast(res.summary, "success");
+      return res;
+    },
+
     // -- what is shown ----------------------------------------------------------
 
     // Shows `view` (and, for the plan, `dayId`); the address may name a day
