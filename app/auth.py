@@ -1,4 +1,4 @@
-"""Passwords, sessions, sign-in rate limits and the same-origin rule."""
+"""Passwords, sessions and sign-in rate limits (the same-origin rule: app/web/same_origin.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import secrets
 import time
 from collections import deque
 from datetime import datetime, timedelta, UTC
-from urllib.parse import urlsplit
 
 from .db import Database
 from .ids import iso, new_id, utcnow
@@ -296,19 +295,3 @@ def require_user(user: dict | None) -> dict:
     if user is None:
         raise NotSignedIn("Sign in first")
     return user
-
-
-def same_origin(headers, host: str) -> bool:
-    """True when a state-changing request comes from our own pages (or a non-browser client).
-
-    Browsers send Sec-Fetch-Site; older ones send Origin. A request with
-    neither is not from a browser form, so it cannot ride a member's cookie."""
-    site = headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return False
-    origin = headers.get("origin")
-    if origin is not None:
-        if origin == "null":
-            return False
-        return urlsplit(origin).netloc.lower() == host.lower()
-    return True

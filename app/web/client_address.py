@@ -46,6 +46,12 @@ def _trusted(address: Address | None, networks: tuple[Network, ...]) -> bool:
     return address is not None and any(address in net for net in networks)
 
 
+def peer_is_trusted(scope, trusted_proxies: tuple[str, ...]) -> bool:
+    """True when the TCP peer is one of our trusted proxies (its forwarded headers may be read)."""
+    networks = _networks(trusted_proxies)
+    return bool(networks) and _trusted(_address((scope.get("client") or ("", 0))[0]), networks)
+
+
 def client_address(scope, trusted_proxies: tuple[str, ...], *, fly: bool = False) -> str:
     """The address the sign-in limits count for this request."""
     peer = (scope.get("client") or ("unknown", 0))[0]
