@@ -173,3 +173,22 @@ def test_refusals_last_until_failures_leave_the_window_and_memory_stays_bounded(
     for i in range(200):
         limiter.failed(f"user{i}", f"203.0.113.{i % 250}")
     assert len(limiter._failures) <= 50 + 3
+
+
+def test_fly_toml_trusts_flys_proxy_so_clients_keep_their_own_address():
+    """Issue 22, item 11: fly.toml left WAYLINE_TRUSTED_PROXIES unset, so behind
+    Fly every client shared the proxy's address (21 failed sign-ins by anyone
+    locked a victim out)."""
+    import tomllib
+    from pathlib import Path
+
+    from app.settings import Settings
+
+    fly = tomllib.loads((Path(__file__).resolve().parents[1] / "fly.toml").read_text())
+    env = {**fly["env"], "FLY_APP_NAME": "wayline"}
+    settings = Settings.from_env(env=env, dotenv=None)
+    scope = {"client": ("172.19.4.10", 5000), "headers": [(b"fly-client-ip", b"203.0.113.9")]}
+    assert client_address(scope, settings.trusted_proxies, fly=settings.fly_client_ip) == "203.0.113.9"
+    # Anyone outside Fly's private network still cannot name an address.
+    scope["client"] = ("198.51.100.1", 5000)
+    assert client_address(scope, settings.trusted_proxies, fly=settings.fly_client_ip) == "198.51.100.1"
