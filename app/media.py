@@ -18,8 +18,8 @@ from typing import BinaryIO
 from collections.abc import AsyncIterator
 
 from .db import Database
-from .errors import NotFound, Unavailable, UnsupportedType
-from .filestore import CHUNK, FileStore, StoreUnavailable
+from .errors import NotFound, Unavailable, UnsupportedType, storage_unavailable
+from .filestore import CHUNK, FileStore, StoreFull, StoreUnavailable
 from .ids import new_id, utcnow
 
 log = logging.getLogger("wayline")
@@ -127,6 +127,8 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
         raise NotFound("Trip not found")
     try:
         await files.write(key, source, size, media_type)
+    except StoreFull:   # a full disk: the same plain 503 as a database write on it
+        raise storage_unavailable() from None
     except StoreUnavailable:
         raise _unavailable() from None
     try:
