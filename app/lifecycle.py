@@ -22,6 +22,7 @@ from .agent.watch import Watch
 from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
+from .quotas import SignUpLimiter
 from .background import BackgroundWork
 from .core import Core
 from .db import Database
@@ -113,6 +114,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 ai=ai, google=google, street_view=street_view,
                 sessions=overrides.get("sessions") or SessionCache(),
                 limiter=overrides.get("limiter") or SignInLimiter(),
+                signups=SignUpLimiter(),
                 last_use=overrides.get("last_use") or LastUse(),
                 # The MCP server for outside assistants: started on the first /mcp request.
                 assistants=Assistants(background, **knobs["assistants"]))

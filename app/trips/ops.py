@@ -21,13 +21,15 @@ from ..meals import MEALS, Meal
 from ..errors import Invalid, NotFound, validation_error
 from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..preferences import Mode, Pace, TripPreferences
+from ..quotas import check_days
+from ..settings import MAX_DAYS_CEILING
 from .model import Day, Expense, Stop, Trip
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
 Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
-MAX_DAYS = 30
+MAX_DAYS = MAX_DAYS_CEILING   # the schema's bound; the quota (WAYLINE_DAYS_PER_TRIP) is OpContext.max_days
 MAX_STOPS_PER_DAY = 40
 MAX_SHARE = 1_000_000     # one member's weight in a shares split
 MAX_AMOUNT_MINOR = 10**12
@@ -190,6 +192,7 @@ class SetTripPreferences(Args):
 class OpContext:
     actor_id: str
     now: str
+    max_days: int = MAX_DAYS   # the days-per-trip quota (apply_ops passes the setting)
 
 
 # Summaries are sentences for people (toasts, the group's timeline): names and
@@ -274,8 +277,7 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
 
 
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
-    if len(trip.days) >= MAX_DAYS:
-        raise Invalid(f"A trip has at most {MAX_DAYS} days", field="days")
+    check_days(len(trip.days) + 1, ctx.max_days)
     if not last_day_fits(date.fromisoformat(trip.start_date), len(trip.days) + 1):
         raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
