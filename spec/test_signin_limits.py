@@ -154,24 +154,29 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
         thread.join(timeout=15)
 
 
+async def fail(limiter: SignInLimiter, username: str, address: str) -> None:
+    async with limiter.attempt(username, address) as attempt:
+        attempt.failed()
+
+
 def test_refusals_last_until_failures_leave_the_window_and_memory_stays_bounded():
     import asyncio
 
     now = [1000.0]
     limiter = SignInLimiter(clock=lambda: now[0], sleep=RecordedSleep(), max_keys=50)
-    for _ in range(100):
-        limiter.failed("alice", "198.51.100.1")
+    for _ in range(5):
+        asyncio.run(fail(limiter, "alice", "198.51.100.1"))
         now[0] += 1
     with pytest.raises(Exception) as refused:
-        asyncio.run(limiter.admit("alice", "198.51.100.1"))
+        asyncio.run(fail(limiter, "alice", "198.51.100.1"))
     assert refused.value.status == 429
-    # The 5 most recent failures keep the pair refused; the oldest of them (at 1095)
-    # leaves the window at 1995, 895 s from now: rounded up.
+    # The 5 failures keep the pair refused; the oldest (at 1000) leaves the
+    # window at 1900, 895 s from now: rounded up.
     assert refused.value.extra["retryAfterS"] == 896
     now[0] += 900
-    asyncio.run(limiter.admit("alice", "198.51.100.1"))   # forgiven
+    asyncio.run(fail(limiter, "alice", "198.51.100.1"))   # forgiven
     for i in range(200):
-        limiter.failed(f"user{i}", f"203.0.113.{i % 250}")
+        asyncio.run(fail(limiter, f"user{i}", f"203.0.113.{i % 250}"))
     assert len(limiter._failures) <= 50 + 3
 
 
@@ -192,3 +197,94 @@ def test_fly_toml_trusts_flys_proxy_so_clients_keep_their_own_address():
     # Anyone outside Fly's private network still cannot name an address.
     scope["client"] = ("198.51.100.1", 5000)
     assert client_address(scope, settings.trusted_proxies, fly=settings.fly_client_ip) == "198.51.100.1"
+
+
+def test_parallel_guessing_from_hundreds_of_addresses_is_capped_yet_the_owner_signs_in(settings):
+    """Issue 22, failure 3: 768 wrong passwords for one user from 768
+    addresses, 256 at a time, were all evaluated in 34 s (the per-user limit
+    only delayed each attempt, and the delays ran side by side). Now past the
+    cap one attempt at a time is checked; the rest are refused unchecked."""
+    import asyncio
+
+    import httpx
+
+    from helpers import LiveServer
+
+    proxied = settings.with_(trusted_proxies=("127.0.0.1",))
+    # The real rule with shorter waits (0.05 s doubling to 0.4 s instead of 0.5 s to 8 s), so the test is quick.
+    limiter = SignInLimiter(slow_base_s=0.05, slow_max_s=0.4)
+    with LiveServer(create_app(proxied, limiter=limiter)) as server:
+        r = httpx.post(f"{server.url}/api/auth/signup", json={"username": "alice", "password": "correct horse"})
+        assert r.status_code == 201
+
+        async def attack() -> list[int]:
+            gate = asyncio.Semaphore(256)
+            async with httpx.AsyncClient(base_url=server.url, timeout=120,
+                                         limits=httpx.Limits(max_connections=256)) as http:
+                async def guess(i: int) -> int:
+                    async with gate:
+                        r = await http.post("/api/auth/signin", json={**WRONG, "password": f"guess {i}"},
+                                            headers={"X-Forwarded-For": f"10.{i // 250}.{i % 250}.1"})
+                        return r.status_code
+                return await asyncio.gather(*(guess(i) for i in range(768)))
+
+        answers = asyncio.run(attack())
+        assert set(answers) <= {401, 429}
+        evaluated = answers.count(401)
+        assert evaluated <= 60, f"{evaluated} of 768 guesses were checked"
+        # The owner, from an address with no failures, signs in; an address that failed is refused.
+        r = httpx.post(f"{server.url}/api/auth/signin", json=RIGHT, headers={"X-Forwarded-For": "192.0.2.50"})
+        assert r.status_code == 200, r.text
+        first_guesser = next(i for i, status in enumerate(answers) if status == 401)
+        r = httpx.post(f"{server.url}/api/auth/signin", json=RIGHT,
+                       headers={"X-Forwarded-For": f"10.{first_guesser // 250}.{first_guesser % 250}.1"})
+        assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
+
+
+def test_an_ipv6_network_counts_as_one_address(settings):
+    """Each /64 is one client: rotating through its 2**64 addresses gave a fresh count each time."""
+    proxied = settings.with_(trusted_proxies=("10.0.0.0/8",))
+    with app_client(proxied, peer="10.0.0.2", limiter=SignInLimiter(sleep=RecordedSleep())) as client:
+        signup(client, "alice")
+        client.cookies.clear()
+        for i in range(5):
+            r = client.post("/api/auth/signin", json=WRONG, headers={"X-Forwarded-For": f"2001:db8:5:6::{i + 1:x}"})
+            assert r.status_code == 401
+        r = client.post("/api/auth/signin", json=RIGHT, headers={"X-Forwarded-For": "2001:db8:5:6:ffff:1:2:3"})
+        assert r.status_code == 429
+        r = client.post("/api/auth/signin", json=RIGHT, headers={"X-Forwarded-For": "2001:db8:5:7::1"})
+        assert r.status_code == 200
+
+
+def test_past_the_cap_a_known_address_is_not_kept_waiting():
+    """While a guess from a fresh address holds the username's one place, the
+    owner's usual address signs in at once; other fresh addresses are refused
+    for a few seconds."""
+    import asyncio
+
+    async def scenario() -> None:
+        held = asyncio.Event()
+        release = asyncio.Event()
+
+        async def slow_sleep(seconds: float) -> None:
+            held.set()
+            await release.wait()
+
+        limiter = SignInLimiter(sleep=slow_sleep, user_cap=3, slow_after=3)
+        async with limiter.attempt("alice", "192.0.2.1") as attempt:   # the owner's address, some day before
+            attempt.succeeded()
+        for i in range(3):
+            await fail(limiter, "alice", f"203.0.113.{i}")
+        guess = asyncio.create_task(fail(limiter, "alice", "203.0.113.99"))
+        await held.wait()
+        with pytest.raises(Exception) as refused:
+            await fail(limiter, "alice", "203.0.113.100")
+        assert refused.value.status == 429 and refused.value.extra["retryAfterS"] >= 1
+        async with limiter.attempt("alice", "192.0.2.1") as attempt:   # no wait, no refusal
+            attempt.succeeded()
+        release.set()
+        await guess
+        async with limiter.attempt("alice", "198.51.100.77") as attempt:   # the place is free again
+            attempt.succeeded()
+
+    asyncio.run(scenario())

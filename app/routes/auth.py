@@ -55,12 +55,12 @@ async def signin(request: Request):
     svc = services(request)
     username = args.username.strip().lower()
     address = counted_address(request.scope, svc.settings)
-    await svc.limiter.admit(username, address)
-    user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
-    if user is None:
-        svc.limiter.failed(username, address)
-        raise NotSignedIn("Wrong username or password", code="bad_credentials")
-    svc.limiter.succeeded(username, address)
+    async with svc.limiter.attempt(username, address) as attempt:
+        user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
+        if user is None:
+            attempt.failed()
+            raise NotSignedIn("Wrong username or password", code="bad_credentials")
+        attempt.succeeded()
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user})
     _set_cookie(request, response, token)
