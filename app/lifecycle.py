@@ -36,6 +36,7 @@ from .settings import Settings
 from .telemetry import from_settings
 from .trips.dto import TripCache
 from .trips.heads import Heads
+from .trips.ops import OpRules
 from .trips.state import TripStates
 
 # Parts a test may inject instead of the configured ones.
@@ -90,6 +91,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     # memory first, then the heads, then the live hub (it reads the heads
     # fresh for the change it announces).
     trips = TripStates(db, settings.trip_cache_mb * 1024 * 1024)
+    trips.op_rules = OpRules(max_days=settings.days_per_trip, origin=settings.public_url)
     trip_cache = TripCache(trips, places)
     heads = Heads(db)
     live_limits = LiveLimits(**knobs["live_limits"])

@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator
 from ..ids import new_id
 from ..ai import require_ai
 from ..errors import AppError, Conflict, Forbidden, Invalid
+from ..markdown_links import check_links
 from ..preferences import effective
 from .deps import AgentDeps
 from ..trips.model import Trip
@@ -107,6 +108,7 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         text = timeline.text_of(last.parts)
         if len(text) > MAX_TEXT:
             raise Invalid(f"text: at most {MAX_TEXT} characters", field="text")
+        check_links(text, trip_id, "text", svc.settings.public_url)
         file_parts = [p for p in last.parts if p.get("type") == "file"]
         cleaned = await files.clean_file_parts(svc.db, trip_id, file_parts, own_hosts,
                                                field=f"messages.{len(messages) - 1}.parts")

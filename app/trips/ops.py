@@ -21,6 +21,7 @@ from ..meals import MEALS, Meal
 from ..errors import Invalid, NotFound, validation_error
 from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
 from ..preferences import Mode, Pace, TripPreferences
+from ..markdown_links import check_links
 from ..quotas import check_days
 from ..settings import MAX_DAYS_CEILING
 from .model import Day, Expense, Stop, Trip
@@ -188,11 +189,20 @@ class SetTripPreferences(Args):
 # -- apply functions ----------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class OpRules:
+    """The deployment's values the ops check against (app/lifecycle.py fills
+    them from the settings): the days-per-trip quota, and where the page is
+    served (WAYLINE_PUBLIC_URL) for links in notes."""
+    max_days: int = MAX_DAYS
+    origin: str | None = None
+
+
 @dataclass
 class OpContext:
     actor_id: str
     now: str
-    max_days: int = MAX_DAYS   # the days-per-trip quota (apply_ops passes the setting)
+    rules: OpRules = OpRules()
 
 
 # Summaries are sentences for people (toasts, the group's timeline): names and
@@ -277,7 +287,8 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
 
 
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
-    check_days(len(trip.days) + 1, ctx.max_days)
+    check_days(len(trip.days) + 1, ctx.rules.max_days)
+    check_links(a.note, trip.id, "note", ctx.rules.origin)
     if not last_day_fits(date.fromisoformat(trip.start_date), len(trip.days) + 1):
         raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
@@ -295,6 +306,7 @@ def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
         phrases.append((f"renamed {label} to {_q(day.title)}", f"renamed it to {_q(day.title)}") if day.title
                        else (f"cleared the title of {label}", "cleared its title"))
     if "note" in changes:
+        check_links(changes["note"], trip.id, "note", ctx.rules.origin)
         day.note = changes["note"] or ""
         phrases.append((f"edited the note of {label}", "edited its note"))
     if "startTime" in changes:
@@ -326,6 +338,7 @@ def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
 
 def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
     day = trip.day(a.dayId)
+    check_links(a.note, trip.id, "note", ctx.rules.origin)
     if len(day.stops) >= MAX_STOPS_PER_DAY:
         raise Invalid(f"A day holds at most {MAX_STOPS_PER_DAY} stops", field="dayId")
     index = len(day.stops)
@@ -356,6 +369,7 @@ def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
     label = _stop_label(stop)  # as it was: "Renamed “A” to “B”"
     changes = {k: v for k, v in a.given().items() if k != "stopId"}
+    check_links(changes.get("note"), trip.id, "note", ctx.rules.origin)
     for key, value in changes.items():
         if value is None and key not in UpdateStop.clearable:
             raise Invalid(f"{key} cannot be cleared", field=key)
