@@ -2,7 +2,10 @@
 
 A request either starts a turn (the last message is the member's) or
 continues one after approvals (the last message is the assistant turn whose
-write-tool parts now hold `approval-responded`). `prepare()` does everything
+write-tool parts now hold `approval-responded`). The history is the
+server's: the model's input is rebuilt from the stored chat
+(timeline.chat_history); from the request only the new member message and
+the approval responses are taken. `prepare()` does everything
 that can still fail as plain HTTP (membership, a bad attachment URL, a
 viewer responding to approvals, verifying and spending approvals); then the
 turn runs in a tracked background task that feeds a queue the response
@@ -50,7 +53,8 @@ from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
 from .ui_stream import DONE, sse
-from .transcript import UIMessageIn, build_input, compact_output, function_call, function_output, tool_name
+from .transcript import (WINDOW, UIMessageIn, build_input, compact_output, function_call, function_output,
+                         tool_name)
 from .turncards import TurnCards, recent_cards
 
 log = logging.getLogger("wayline.agent")
@@ -120,8 +124,10 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
                                             message_id=timeline.usable_client_id(last.id),
                                             actor_user_id=user["id"], actor_name=user["displayName"])
         street_view = grounding.parse(text)
-        items = [] if street_view else await build_input(svc, trip_id, messages, continuing=False,
-                                                         own_hosts=own_hosts)
+        # The history is the stored chat up to this message, never the client's copy of it.
+        items = [] if street_view else await build_input(
+            svc, trip_id, await timeline.chat_history(svc, trip_id, row["id"], WINDOW), continuing=False,
+            own_hosts=own_hosts)
         return Turn(trip_id, user, role, "msg_" + new_id(), row["id"], items, own_hosts=own_hosts,
                     street_view=street_view)
     if last.role != "assistant":
@@ -133,8 +139,13 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         raise Invalid("messages: nothing to continue (no approval responses)", field="messages")
     if role == "viewer":
         raise Forbidden("Only owners and editors can approve or deny changes to the trip")
+    history = await timeline.chat_history(svc, trip_id, message_id, WINDOW)
+    if not history or history[-1]["id"] != message_id or history[-1]["role"] != "assistant":
+        raise Invalid("messages: nothing to continue (no such turn of the agent)", field="messages")
+    # From the client: only its approval responses, each checked against what the server signed.
     responses = [await approvals.redeem(svc, trip_id, message_id, p, user["id"]) for p in responded]
-    items = await build_input(svc, trip_id, messages, continuing=True, own_hosts=own_hosts)
+    answered = frozenset(r.tool_call_id for r in responses if r.error is None)
+    items = await build_input(svc, trip_id, history, continuing=True, answered=answered, own_hosts=own_hosts)
     turn_id = await timeline.turn_of(svc, trip_id, message_id) or message_id
     return Turn(trip_id, user, role, message_id, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
 
