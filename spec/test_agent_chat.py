@@ -378,7 +378,9 @@ def test_provider_failure_and_limits_end_the_stream_cleanly(settings, openai_sta
 
 
 def test_one_usage_record_per_model_round_and_limits_refuse_before_the_provider(settings, openai_standin):
-    with agent_client(settings.with_(ai_admins=("alice",), ai_daily_limit=2), openai_standin) as client:
+    # The app-wide limit, spent by one member (a whole share: 1.0).
+    limited = settings.with_(ai_admins=("alice",), ai_daily_limit=2, ai_user_daily_share=1.0)
+    with agent_client(limited, openai_standin) as client:
         signup(client, "alice")
         trip = new_trip(client)
         openai_standin.reply_function_call("routes", {"fromLat": 38.71, "fromLng": -9.13, "toLat": 38.69,

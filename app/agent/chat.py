@@ -119,11 +119,13 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         if not text and not cleaned:
             raise Invalid("messages: the last message needs text or a file", field="messages")
         parts = ([{"type": "text", "text": text}] if text else []) + cleaned
+        street_view = grounding.parse(text)
+        if street_view is None and svc.ai is not None:
+            await svc.ai.check_share(user["id"], trip_id, "agent_chat")   # 429 before anything is stored
         row = await timeline.append_message(svc, trip_id, role="user", parts=parts,
                                             source="mention" if "@agent" in text.lower() else "chat",
                                             message_id=timeline.usable_client_id(last.id),
                                             actor_user_id=user["id"], actor_name=user["displayName"])
-        street_view = grounding.parse(text)
         # The history is the stored chat up to this message, never the client's copy of it.
         items = [] if street_view else await build_input(
             svc, trip_id, await timeline.chat_history(svc, trip_id, row["id"], WINDOW), continuing=False,
