@@ -242,7 +242,7 @@ class AIUsage:
             f"SELECT COUNT(*), COALESCE(SUM({COUNTED_TOKENS}), 0), "
             f"COALESCE(SUM(user_id = ?), 0), COALESCE(SUM(CASE WHEN user_id = ? THEN {COUNTED_TOKENS} END), 0) "
             f"FROM ai_usage WHERE day = ?", (user_id, user_id, now.strftime("%Y-%m-%d")))
-        calls, tokens, user_calls, user_tokens = row
+        calls, tokens, user_calls, user_tokens = row if row is not None else (0, 0, 0, 0)
         if calls >= s.ai_daily_limit or tokens >= s.ai_daily_tokens:
             return   # everyone's budget is spent: the call itself says so (503 ai_limit)
         share_calls, share_tokens = self.user_share()

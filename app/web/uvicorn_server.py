@@ -24,6 +24,7 @@ import asyncio
 import resource
 import socket
 import struct
+from typing import Any
 
 import uvicorn
 from uvicorn.config import HTTP_PROTOCOLS
@@ -44,11 +45,14 @@ def reset(transport: asyncio.Transport) -> None:
     transport.abort()
 
 
-def abortable(protocol: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol class, with the connection's controls in every request's scope."""
+def abortable(protocol: Any) -> Any:
+    """uvicorn's HTTP protocol class (h11's or httptools'), with the
+    connection's controls in every request's scope."""
 
-    class Abortable(protocol):  # type: ignore[misc, valid-type]
-        def connection_made(self, transport) -> None:  # type: ignore[override]
+    class Abortable(protocol):
+        app: Any
+
+        def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             app = self.app
             connection = {"abort": lambda: reset(transport),
