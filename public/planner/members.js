@@ -60,7 +60,7 @@ function memberControls(store, m) {
   });
   const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Remove");
   remove.addEventListener("click", async () => {
-    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip. Their past expenses stay.", "Remove"))) return;
+    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip, and the invite links made until now no longer let them back in. Their past expenses stay.", "Remove"))) return;
     try {
       await del(`${store.base}/members/${encodeURIComponent(m.userId)}`, {});
       await store.refresh();
@@ -109,7 +109,7 @@ function inviteBox(store) {
           }
         }));
         const names = inv.joined.map((j) => j.displayName);
-        const used = names.length ? `joined through it: ${names.join(", ")}` : "nobody has used it yet";
+        const used = names.length ? `Joined through it: ${names.join(", ")}` : "Nobody has used it yet.";
         open.append(h("li", { class: "invite-link" },
           h("span", null, h("strong", null, kind), ` · made ${fmtDate(inv.createdAt.slice(0, 10))} · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`,
             h("br"), h("span", { class: "muted" }, used)),
