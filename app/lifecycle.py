@@ -18,6 +18,7 @@ import httpx
 
 from .agent.deps import AgentTiming
 from .agent.proactive import Evaluator
+from .agent.suggestions import Resolver
 from .agent.watch import Watch
 from .aiusage import AIUsage
 from .assistants.door import Assistants
@@ -125,7 +126,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     # and a periodic pass notices risks that come without an edit (the forecast).
     if ai is not None:
         evaluator = Evaluator(core)
-        trips.op_listeners.append(evaluator)
+        trips.op_listeners += [evaluator, Resolver(core)]
         core.watch = Watch(core, evaluator)
         if core.agent_timing.watch_interval_s > 0:
             core.background.spawn(core.watch.run(), name="agent-watch", forever=True)

@@ -78,7 +78,7 @@ def pick_first_fix(request) -> Reply:
     fix = next(f for risk in payload["newRisks"] for f in risk["fixes"])
     decision = {"shouldNotify": True, "severity": "high", "confidence": 0.9,
                 "reason": "The set time cannot be reached.", "suggestion": fix["label"],
-                "pendingPatch": {"op": fix["op"], "args": json.dumps(fix["args"])}, "expiresInMinutes": 120}
+                "pendingPatch": None, "fixId": fix["id"], "expiresInMinutes": 120}
     return Reply(output=[message_item(json.dumps(decision))])
 
 

@@ -202,10 +202,10 @@ def api(client: httpx.Client, method: str, path: str, body: dict | None = None):
 
 
 def api_trip(owner: httpx.Client, *members: httpx.Client, title: str = "Lisbon with friends", start: str = "2026-12-14",
-             days: int = 2) -> dict:
+             days: int = 2, currency: str = "EUR") -> dict:
     """A trip owned by `owner` that `members` joined as editors."""
     trip = api(owner, "POST", "/api/trips", {
-        "title": title, "startDate": start, "days": days, "timezone": "Europe/Lisbon", "currency": "EUR",
+        "title": title, "startDate": start, "days": days, "timezone": "Europe/Lisbon", "currency": currency,
         "destination": {"name": "Lisbon", "lat": 38.7223, "lng": -9.1393}})
     for m in members:
         invite = api(owner, "POST", f"/api/trips/{trip['id']}/invites", {"role": "editor"})
