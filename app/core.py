@@ -26,6 +26,7 @@ from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
+from .quotas import SignUpLimiter
 from .db import Database
 from .filestore import FileStore
 from .idempotency import IdempotencyKeys
@@ -63,6 +64,7 @@ class Core:
     live_limits: LiveLimits
     sessions: SessionCache
     limiter: SignInLimiter
+    signups: SignUpLimiter            # new accounts per address (app/quotas.py)
     last_use: LastUse                 # calendar links' and access tokens' last use
     assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
     idempotency: IdempotencyKeys      # the first answer to each Idempotency-Key (app/web/idempotent_writes.py)

@@ -36,6 +36,7 @@ def public_config(settings) -> dict:
             "aiConcurrent": settings.ai_concurrent,
             "aiDailyTokens": settings.ai_daily_tokens,
             "uploadBytes": 2 * 1024 * 1024,
+            "tripDays": settings.days_per_trip,
             "agentPollSeconds": 12,
         },
         # The trip ops the page may keep while offline and send later (the registry's `replay` flag).

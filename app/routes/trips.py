@@ -58,7 +58,8 @@ async def create_trip(request: Request):
     trip_id = await catalog.create_trip(
         svc.db, user["id"], title=args.title, start_date=args.startDate, days=args.days,
         destination=args.destination.model_dump() if args.destination else None,
-        timezone=args.timezone, currency=args.currency)
+        timezone=args.timezone, currency=args.currency, days_per_trip=svc.settings.days_per_trip,
+        trips_per_user=svc.settings.trips_per_user)
     return raw_ok(await trip_json(svc.trip_cache, trip_id, user["id"]), status=201)
 
 

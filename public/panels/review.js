@@ -60,7 +60,7 @@ export function mountReview(el, store) {
   });
 
   function bubble(who, text) {
-    return h("div", { class: `bubble ${who === "you" ? "mine" : "theirs"}` }, who === "you" ? h("p", null, text) : renderMarkdown(text));
+    return h("div", { class: `bubble ${who === "you" ? "mine" : "theirs"}` }, who === "you" ? h("p", null, text) : renderMarkdown(text, store.tripId));
   }
 
   async function render(force = false) {

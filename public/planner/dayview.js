@@ -82,7 +82,7 @@ function header(store, day, w) {
       h("p", { class: "day-meta muted" }, meta.join(" · ")),
       weatherChip(store, w)),
     actions,
-    day.note ? h("div", { class: "day-note" }, renderMarkdown(day.note)) : null,
+    day.note ? h("div", { class: "day-note" }, renderMarkdown(day.note, store.tripId)) : null,
   ];
 }
 

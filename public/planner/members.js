@@ -61,7 +61,7 @@ function memberControls(store, m) {
   });
   const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true }, "Remove");
   remove.addEventListener("click", async () => {
-    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip. Their past expenses stay.", "Remove"))) return;
+    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip, and the invite links made until now no longer let them back in. Their past expenses stay.", "Remove"))) return;
     try {
       await del(`${store.base}/members/${encodeURIComponent(m.userId)}`, {});
       await store.refresh();
@@ -95,21 +95,28 @@ function inviteBox(store) {
   const open = h("ul", { class: "invite-list", "aria-label": "Open invite links" });
   const loadOpen = async () => {
     try {
-      const { invites } = await get(`${store.base}/members`);
+      const { invites } = await get(`${store.base}/invites`);
       clear(open);
       for (const inv of invites || []) {
-        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true }, "Revoke");
+        const kind = inv.role === "editor" ? "Editor link" : "Viewer link";
+        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true, "aria-label": `Revoke the ${kind.toLowerCase()} made ${fmtDate(inv.createdAt.slice(0, 10))}` }, "Revoke");
         revoke.addEventListener("click", () => withBusy(revoke, async () => {
           try {
             await del(`${store.base}/invites/${encodeURIComponent(inv.id)}`, {});
+            toast("The link no longer works", "success");
             await loadOpen();
           } catch (err) {
             showError(err);
           }
         }));
-        open.append(h("li", null, h("span", null, `${inv.role === "editor" ? "Editor" : "Viewer"} link · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`), revoke));
+        const names = inv.joined.map((j) => j.displayName);
+        const used = names.length ? `Joined through it: ${names.join(", ")}` : "Nobody has used it yet.";
+        open.append(h("li", { class: "invite-link" },
+          h("span", null, h("strong", null, kind), ` · made ${fmtDate(inv.createdAt.slice(0, 10))} · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`,
+            h("br"), h("span", { class: "muted" }, used)),
+          revoke));
       }
-      if (invites && invites.length) open.prepend(h("li", { class: "muted invite-list-head" }, "Open links (the link itself is shown only once):"));
+      if (invites && invites.length) open.prepend(h("li", { class: "muted invite-list-head" }, "Open links (each link is shown only once, when it is made; revoke one to stop it working):"));
     } catch {
       // listing is a convenience; creating links still works
     }

@@ -44,7 +44,7 @@ export function createThread(store, stop) {
         const author = authorOf(store, c);
         list.append(h("li", { class: `comment${c.byAgent ? " from-agent" : ""}` },
           h("p", { class: "comment-meta" }, h("strong", null, author), " ", h("span", { class: "muted" }, timeAgo(c.createdAt))),
-          renderMarkdown(c.body || c.text || "")));
+          renderMarkdown(c.body || c.text || "", store.tripId)));
       }
     } catch (err) {
       clear(list).append(err.status === 0

@@ -132,7 +132,7 @@ function updateStop(store, day, el, { stop, index, findings }) {
         h("p", { class: "stop-sub muted" },
           [KIND_LABELS[stop.kind] || stop.kind, meal, fmtMinutes(stop.durationMin), stop.address].filter(Boolean).join(" · "))),
       store.canEdit && !isNew(stop) ? stopMenu(store, stop, el) : null),
-    stop.note ? renderMarkdown(stop.note) : null,
+    stop.note ? renderMarkdown(stop.note, store.tripId) : null,
     findings.map((f) => findingBox(store, f)),
     isNew(stop) ? null : stopFooter(store, stop),
   ]);

@@ -164,7 +164,8 @@ function openCreate(app) {
     if (!title.value.trim()) throw new ApiError(422, "invalid", "Give the trip a name.");
     if (!start.value || !end.value) throw new ApiError(422, "invalid", "Choose the first and last day.");
     const days = daysBetween(start.value, end.value) + 1;
-    if (days < 1 || days > 30) throw new ApiError(422, "invalid", "A trip lasts from 1 to 30 days: check the dates.");
+    const most = Number(app.session.config.limits && app.session.config.limits.tripDays) || 30;
+    if (days < 1 || days > most) throw new ApiError(422, "invalid", `A trip lasts from 1 to ${most} days: check the dates.`);
     const body = { title: title.value.trim(), startDate: start.value, days, timezone: tz.value.trim() || "UTC", currency: currency.value };
     const match = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);
     if (dest.value.trim() && match) {
