@@ -137,6 +137,24 @@ def test_a_key_is_forgotten_after_a_day(settings):
         assert len(stops_of(client, trip["id"])) == 2
 
 
+def test_a_try_again_later_answer_is_not_kept(settings):
+    """429 says "try again later", and the outbox does, with the same key: the
+    repeat runs again instead of getting the refusal back for a day."""
+    with make_client(settings.with_(trips_per_user=1)) as client:
+        signup(client, "alice")
+        first = new_trip(client)
+        payload = {"title": "Porto", "startDate": "2026-12-10", "days": 1, "timezone": "Europe/Lisbon",
+                   "currency": "EUR"}
+        r = keyed(client, "/api/trips", payload, "t-2")
+        assert r.status_code == 429 and r.json()["error"]["code"] == "quota_exceeded"
+        assert client.delete(f"/api/trips/{first['id']}").status_code in (200, 204)
+        r = keyed(client, "/api/trips", payload, "t-2")
+        assert r.status_code == 201 and "idempotent-replayed" not in r.headers
+        again = keyed(client, "/api/trips", payload, "t-2")   # from now on the first answer: this one
+        assert (again.status_code, again.content) == (201, r.content)
+        assert [t["title"] for t in client.get("/api/trips").json()["data"]["trips"]] == ["Porto"]
+
+
 def test_a_request_cut_short_by_a_restart_is_not_run_again(settings):
     """A row without an answer and no request in flight: the process stopped
     mid-request; whether the change was made is unknown, so it is not made again."""
