@@ -37,6 +37,8 @@ def test_an_op_sent_twice_with_one_key_is_applied_once_and_answered_the_same(cli
     assert again.content == first.content
     assert again.headers["idempotent-replayed"] == "true"
     assert "idempotent-replayed" not in first.headers
+    # A replayed answer holds a trip like the first: never sniffed, never stored by a browser or proxy.
+    assert (again.headers["x-content-type-options"], again.headers["cache-control"]) == ("nosniff", "no-store")
     assert [s["name"] for s in stops_of(client, trip["id"])] == ["Belém Tower"]
     assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == first.json()["data"]["trip"]["version"]
     # Another key is another write.
