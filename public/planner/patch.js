@@ -2,11 +2,11 @@
 // op answers what it changed (`change`: the trip's own fields, the order of
 // the days, the days whose contents changed, and members, expenses or
 // preferences when they changed), not the whole trip. The store applies it
-// (store.applyAnswer, the one place the page takes a write's answer).
+// (store.applyWriteAnswer, the one place the page takes a write's answer).
 // No DOM here: spec/js/patch_check.mjs runs it under node against the server.
 
-// `trip` with a write's `change` applied (see the store's applyAnswer), or
-// null when the change does not start from this trip's version.
+// `trip` (the server's trip as the page has it) with a write's `change`
+// applied, or null when the change does not start from this trip's version.
 export function patched(trip, change) {
   if (!trip || change.fromVersion == null || trip.version !== change.fromVersion) return null;
   const days = new Map(trip.days.map((d) => [d.id, d]));
