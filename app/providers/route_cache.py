@@ -133,8 +133,7 @@ class RouteCache:
         hit, route = self.in_memory(key)
         if hit:
             return True, route
-        if key in self._absent:
-            self._absent.discard(key)
+        if key in self._absent:   # until the next load_many; a route put since is in memory, seen above
             return False, None
         now = self.clock()
         hit, value = await self.cache.get(key)
