@@ -21,9 +21,12 @@ the transport (uvicorn's default is 64 KiB). app/live/sse.py uses both.
 from __future__ import annotations
 
 import asyncio
+import logging
+import queue
 import resource
 import socket
 import struct
+from logging.handlers import QueueHandler, QueueListener
 from typing import Any
 
 import uvicorn
@@ -93,7 +96,38 @@ def raise_open_files(wanted: int = OPEN_FILES) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (allowed, hard))
 
 
+class _HandOff(QueueHandler):
+    """Queues the record as it is: formatting and writing happen on the listener's thread."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        return record
+
+
+def access_log_off_the_loop() -> QueueListener | None:
+    """uvicorn writes one access line per request from the event loop: its
+    formatter, then a write and a flush to stdout (a system call each time),
+    about 25 us a request, 5% of a cached read. This hands each record to a
+    thread that formats and writes it with uvicorn's own handlers; the loop
+    only queues it (about 3 us). docs/performance.md has the figures."""
+    logger = logging.getLogger("uvicorn.access")
+    handlers = list(logger.handlers)
+    if not handlers:
+        return None
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    listener = QueueListener(records, *handlers, respect_handler_level=True)
+    logger.handlers = [_HandOff(records)]
+    listener.start()
+    return listener
+
+
 def run(app, **options) -> None:
-    """`uvicorn.run(app, **options)` with this server (and room for the streams' sockets)."""
+    """`uvicorn.run(app, **options)` with this server (and room for the
+    streams' sockets), the access log written off the event loop."""
     raise_open_files()
-    Server(uvicorn.Config(app, **options)).run()
+    config = uvicorn.Config(app, **options)   # configures uvicorn's loggers
+    listener = access_log_off_the_loop() if config.access_log else None
+    try:
+        Server(config).run()
+    finally:
+        if listener is not None:
+            listener.stop()   # writes what is queued
