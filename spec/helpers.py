@@ -63,6 +63,16 @@ def new_trip(client: TestClient, days: int = 2, **fields) -> dict:
     return r.json()["data"]
 
 
+def add_sights(client: TestClient, trip: dict, per_day: int) -> None:
+    """`per_day` sights with coordinates on every day of `trip`, one change a day."""
+    for d, day in enumerate(trip["days"]):
+        edits = [{"op": "insert_stop", "args": {"dayId": day["id"], "kind": "sight", "name": f"Sight {d}.{i}",
+                                                  "lat": 38.70 + 0.004 * i, "lng": -9.15 + 0.003 * d}}
+                 for i in range(per_day)]
+        r = client.post(f"/api/trips/{trip['id']}/ops", json={"edits": edits})
+        assert r.status_code == 200, r.text
+
+
 def op(client: TestClient, trip_id: str, op_name: str, *, full: bool = True, **args):
     """One op. `full`: ask for the whole trip in the answer (`data.trip`, as
     most tests read it); without it the answer is `data.change`."""

@@ -10,17 +10,12 @@ import json
 import brotli
 
 from app.web import compression
-from helpers import join, new_trip, op, signup, use
+from helpers import add_sights, join, new_trip, op, signup, use
 
 
 def _big_trip(client, days: int = 5, per_day: int = 8) -> dict:
     trip = new_trip(client, days=days)
-    for d, day in enumerate(trip["days"]):
-        edits = [{"op": "insert_stop", "args": {"dayId": day["id"], "kind": "sight", "name": f"Sight {d}.{i}",
-                                                  "lat": 38.70 + 0.004 * i, "lng": -9.15 + 0.003 * d}}
-                 for i in range(per_day)]
-        r = client.post(f"/api/trips/{trip['id']}/ops", json={"edits": edits})
-        assert r.status_code == 200, r.text
+    add_sights(client, trip, per_day)
     return trip
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import join, new_trip, op, signup, use
+from helpers import add_sights, join, new_trip, op, signup, use
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,12 +26,7 @@ def _read(client, trip_id: str) -> dict:
 
 
 def _stops(client, trip: dict, per_day: int) -> dict:
-    for d, day in enumerate(trip["days"]):
-        edits = [{"op": "insert_stop", "args": {"dayId": day["id"], "kind": "sight", "name": f"Sight {d}.{i}",
-                                                  "lat": 38.70 + 0.004 * i, "lng": -9.15 + 0.003 * d}}
-                 for i in range(per_day)]
-        r = client.post(f"/api/trips/{trip['id']}/ops", json={"edits": edits})
-        assert r.status_code == 200, r.text
+    add_sights(client, trip, per_day)
     return _read(client, trip["id"])
 
 
