@@ -42,7 +42,7 @@ def test_backup_of_a_database_a_live_server_is_writing(settings, tmp_path):
                                   json={"title": f"Coffee {i}", "amountMinor": 250, "currency": "EUR",
                                         "paidBy": me["user"]["id"]})
                     assert r.status_code == 200, r.text
-                    acknowledged.append(r.json()["data"]["trip"]["version"])
+                    acknowledged.append(r.json()["data"]["change"]["version"])
                     if len(acknowledged) == 5:
                         warmed_up.set()
 

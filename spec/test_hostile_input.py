@@ -56,7 +56,7 @@ def test_lone_surrogates_are_422_naming_the_field(client):
     # A proper pair (an emoji) is text.
     r = client.post(f"/api/trips/{trip['id']}/ops/insert_stop",
                     content=b'{"dayId": "' + day.encode() + b'", "name": "\\ud83d\\ude00"}', headers=JSON)
-    assert r.status_code == 200 and r.json()["data"]["trip"]["days"][0]["stops"][0]["name"] == "\U0001F600"
+    assert r.status_code == 200 and r.json()["data"]["change"]["days"][0]["stops"][0]["name"] == "\U0001F600"
     assert client.get(f"/api/trips/{trip['id']}").status_code == 200
 
 

@@ -118,7 +118,7 @@ async def a_trip(owner: httpx.AsyncClient, *members: tuple[httpx.AsyncClient, st
     r = await owner.post("/api/trips", json={"title": "Lisbon", "startDate": "2026-12-10", "days": 3,
                                             "destination": {"name": "Lisbon", "lat": 38.72, "lng": -9.14}})
     trip = r.json()["data"]
-    r = await owner.post(f"/api/trips/{trip['id']}/ops/insert_stop",
+    r = await owner.post(f"/api/trips/{trip['id']}/ops/insert_stop?full=1",
                          json={"dayId": trip["days"][0]["id"], "name": "Castle", "lat": 38.71, "lng": -9.13})
     trip = r.json()["data"]["trip"]
     for client, role in members:
@@ -150,7 +150,7 @@ def test_each_kind_of_change_reaches_another_members_stream(settings, openai_sta
 
             day2 = trip["days"][1]["id"]
             r = await bob.post(f"/api/trips/{t}/ops/update_day", json={"dayId": day2, "title": "Sintra"})
-            version = r.json()["data"]["trip"]["version"]
+            version = r.json()["data"]["change"]["version"]
             assert (await feed.next("trip"))["data"] == {"version": version}
             operation_seq = (await feed.next("timeline"))["data"]["seq"]
 
@@ -472,7 +472,7 @@ def test_a_reconnect_with_last_event_id_receives_what_it_missed(settings):
         versions = []
         for title in ("Braga", "Faro"):
             r = await bob.post(f"/api/trips/{t}/ops/update_trip", json={"title": title})
-            versions.append(r.json()["data"]["trip"]["version"])
+            versions.append(r.json()["data"]["change"]["version"])
             await asyncio.sleep(0.05)
         await bob.post(f"/api/trips/{t}/stops/{stop}/comments", json={"body": "Lunch here"})
         await asyncio.sleep(0.1)

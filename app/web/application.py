@@ -106,7 +106,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     app.add_middleware(IdempotencyMiddleware)   # innermost: after the same-origin check, bodies already bounded
     # Answers over a few KB, per answer (a kept answer is replayed and compressed like a fresh one); a
     # TripDto comes compressed once per version (app/web/compression.py).
-    app.add_middleware(GZipMiddleware, minimum_size=compression.MIN_BYTES)
+    app.add_middleware(GZipMiddleware, minimum_size=compression.MIN_BYTES, compresslevel=compression.GZIP_LEVEL)
     app.add_middleware(SameOriginMiddleware, settings=settings)
     app.add_middleware(ResponseHeadersMiddleware, settings=settings)   # on refusals and replayed answers too
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
