@@ -388,32 +388,36 @@ class TripCache:
         return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
 
     async def _build_waiting(self, trip_id: str) -> tuple[TripState, View]:
-        """Fetch the legs some days need, then build; again if the trip moved meanwhile."""
+        """Load the stored routes the legs need (one query), build; else fetch
+        the legs still missing, then build; again if the trip moved meanwhile."""
         while True:
             state = await self.trips.get(trip_id)
             if _current(state.view, state):
                 return state, state.view
             trip, prev = state.trip, state.view
             missing = missing_legs(self.routes, trip, prev)
-            if missing:
-                missing = await self._load_routes(trip, missing)
+            if missing and await self._load_routes(trip, missing):
+                if state.trip is trip and self.trips.cached(trip_id) is state:
+                    view = build_view(self.routes, state, trip, prev)
+                    if view is not None:
+                        return state, self._install(state, view)
+                missing = missing_legs(self.routes, trip, prev)
             fetched = await self._fetch_legs(trip, missing)
             if state.trip is trip and self.trips.cached(trip_id) is state:
                 view = build_view(self.routes, state, trip, prev, fetched)
                 if view is not None:
                     return state, self._install(state, view)
 
-    async def _load_routes(self, trip: Trip, days: list[Day]) -> list[Day]:
-        """Load the stored routes the days' legs need in one query (twice
-        when long walks need a second mode), instead of one query per leg
-        in `_fetch_legs`; returns the days still missing some."""
-        for _ in range(2):
-            lacking = [r for d in days for r in legs_mod.routes_lacking(self.routes, d.stops, trip.prefs)]
-            if not lacking or self.routes is None:
-                break
-            await self.routes.load_routes(lacking)
-            days = [d for d in days if legs_mod.day_legs_now(self.routes, d.stops, trip.prefs) is None]
-        return days
+    async def _load_routes(self, trip: Trip, days: list[Day]) -> bool:
+        """Bring the stored routes the days' legs lack into memory in one
+        query, instead of one query per leg in `_fetch_legs`; False when
+        there was nothing to load. (A long walk's second mode shows only once
+        the walk is known: `_fetch_legs` asks for it.)"""
+        lacking = [r for d in days for r in legs_mod.routes_lacking(self.routes, d.stops, trip.prefs)]
+        if not lacking or self.routes is None:
+            return False
+        await self.routes.load_routes(lacking)
+        return True
 
     async def _fetch_legs(self, trip: Trip, days: list[Day]) -> dict[str, list[Leg]]:
         per_day = await asyncio.gather(*(legs_mod.day_legs(self.routes, d.stops, trip.prefs) for d in days))
