@@ -277,3 +277,25 @@ def test_a_leg_estimated_in_an_outage_is_kept_until_a_real_route_can_replace_it(
         real = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["legs"]
     assert google_standin.calls[ROUTES] == 3
     assert all(leg["source"] == "google" for leg in real)
+
+
+@pytest.mark.anyio
+async def test_a_trips_load_keeps_the_routes_it_shares_with_others_in_memory(tmp_path):
+    """A trip read after others shares some of their routes: loading its own
+    must not push the shared ones out of the LRU before its legs are built."""
+    from app.providers.cache import ProviderCache
+    from app.providers.route_cache import ESTIMATE_TTL_S, Route, RouteCache
+
+    db = await Database.open(str(tmp_path / "routes.db"))
+    try:
+        cache = ProviderCache(db, lambda: 1000.0)
+        routes = RouteCache(cache, lambda: 1000.0, lru_size=4)
+        await routes.put_many([("a", Route(60, 80)), ("b", Route(60, 80))])
+        await routes.estimated("c")
+        await cache.put_many([(k, Route(60, 80).to_json(), 1000.0 + ESTIMATE_TTL_S) for k in ("d", "e", "f")])
+        assert routes.in_memory("c", estimates=True) == (True, None)   # an outage's estimate, known
+        await routes.load_many(["a", "c", "d", "e"])   # a and c are in memory already; d and e are stored
+        assert all(routes.in_memory(k, estimates=True)[0] for k in ("a", "c", "d", "e"))
+        assert routes.in_memory("c") == (False, None)   # a route matrix or a route call asks again
+    finally:
+        await db.close()

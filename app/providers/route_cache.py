@@ -121,10 +121,10 @@ class RouteCache:
         is known too, as None (estimate it)."""
         entry = self._lru.get(key)
         if entry is not None and entry[0] > self.clock():
+            self._lru.move_to_end(key)
             value = entry[1]
             if value is ESTIMATE:
                 return (True, None) if estimates else (False, None)
-            self._lru.move_to_end(key)
             return True, value  # type: ignore[return-value]
         return False, None
 
@@ -149,7 +149,12 @@ class RouteCache:
         """Bring the stored routes (and estimate markers) of `keys` that are
         not in memory into it, in one query: a trip's first read."""
         now = self.clock()
-        wanted = [k for k in dict.fromkeys(keys) if not self._fresh(k, now)]
+        wanted = []
+        for key in dict.fromkeys(keys):
+            if self._fresh(key, now):
+                self._lru.move_to_end(key)   # kept: what this load adds must not push it out
+            else:
+                wanted.append(key)
         if not wanted:
             return
         found = await self.cache.get_many(wanted)
