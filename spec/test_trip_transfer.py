@@ -86,3 +86,10 @@ def test_the_etag_comes_from_the_version_and_answers_304_compressed_or_not(clien
     assert op(client, trip["id"], "update_trip", title="Porto").status_code == 200
     status, headers, _ = _raw(client, path, None, **{"If-None-Match": etag})
     assert status == 200 and headers["etag"].startswith(f'"{version + 1}.')
+
+
+def test_other_large_json_answers_are_gzip_when_accepted(client):
+    status, headers, packed = _raw(client, "/api/openapi.json", "gzip")
+    assert status == 200 and headers["content-encoding"] == "gzip" and len(packed) > 0
+    status, headers, plain = _raw(client, "/api/openapi.json", None)
+    assert "content-encoding" not in headers and gzip.decompress(packed) == plain and len(plain) > 4096

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
@@ -106,7 +105,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     app.add_middleware(IdempotencyMiddleware)   # innermost: after the same-origin check, bodies already bounded
     # Answers over a few KB, per answer (a kept answer is replayed and compressed like a fresh one); a
     # TripDto comes compressed once per version (app/web/compression.py).
-    app.add_middleware(GZipMiddleware, minimum_size=compression.MIN_BYTES, compresslevel=compression.GZIP_LEVEL)
+    app.add_middleware(compression.GzipWhenAccepted)
     app.add_middleware(SameOriginMiddleware, settings=settings)
     app.add_middleware(ResponseHeadersMiddleware, settings=settings)   # on refusals and replayed answers too
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit

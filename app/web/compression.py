@@ -16,6 +16,8 @@ import gzip
 from collections.abc import MutableMapping
 
 import brotli
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 MIN_BYTES = 4096        # below a few KB the headers and the work are not worth it
 BROTLI_QUALITY = 4
@@ -62,3 +64,21 @@ def once(store: MutableMapping[str, object], key: str, body: bytes, coding: str)
     if not isinstance(packed, bytes):
         packed = store[slot] = compress(body, coding)
     return packed
+
+
+class GzipWhenAccepted:
+    """Starlette's GZipMiddleware (answers over MIN_BYTES, live streams and
+    answers with their own Content-Encoding left alone), entered only when
+    the request accepts gzip: otherwise its pass-through responder still
+    inspects every answer's headers, a cost on every cached read."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.gzip = GZipMiddleware(app, minimum_size=MIN_BYTES, compresslevel=GZIP_LEVEL)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and any(name == b"accept-encoding" and b"gzip" in value.lower()
+                                           for name, value in scope["headers"]):
+            await self.gzip(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
