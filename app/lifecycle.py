@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 
 from .agent.deps import AgentTiming
 from .agent.proactive import Evaluator
@@ -64,8 +63,8 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
         if name in overrides:
             knobs[group][knob] = overrides[name]
     clock = overrides.get("clock") or time.time
-    # One shared client with short timeouts for the providers (made on first use).
-    http = OutboundClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
+    # One shared client for the providers, with the settings' timeouts (made on first use).
+    http = OutboundClient.for_providers(settings)
     # Google only with a server key; places and routes from the configured
     # provider (Google, or OpenStreetMap with no key); weather always
     # (Open-Meteo needs no key). All read the core's clock.

@@ -9,17 +9,33 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import uvicorn
 from starlette.testclient import TestClient
 
+from app.providers.outbound import OutboundClient
 from app.web.application import create_app
 from app.web.uvicorn_server import Server
 from app.settings import Settings
 
 _names = itertools.count(1)
+
+# A provider's client in tests waits as long as a loaded machine needs for a loopback
+# stand-in's answer: these deadlines only bound what never comes. A test of a timeout
+# sets its own `provider_read_timeout_s` (the stand-in holding the call far longer).
+PATIENT_PROVIDERS = {"provider_connect_timeout_s": 30.0, "provider_read_timeout_s": 60.0}
+
+
+@asynccontextmanager
+async def provider_client(settings: Settings, **options) -> AsyncIterator[OutboundClient]:
+    """The providers' client as the app makes it (app/lifecycle.py), closed afterwards."""
+    http = OutboundClient.for_providers(settings, **options)
+    try:
+        yield http
+    finally:
+        await http.aclose()
 
 
 def make_client(settings: Settings, **overrides) -> TestClient:
