@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import itertools
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
+import httpx
 import uvicorn
 from starlette.testclient import TestClient
 
@@ -92,6 +94,28 @@ def refused_port() -> Iterator[int]:
         yield s.getsockname()[1]
 
 
+# How long a server may take to start: a loaded machine (load 20-45 on 2 cores) starts a
+# process several times slower than a quiet one. Only a server that never answers waits it out.
+SERVER_START_DEADLINE_S = 120
+
+
+def wait_until_serving(proc: subprocess.Popen, url: str, log: Callable[[], str]) -> None:
+    """Poll `{url}/healthz` until `proc` (a `python -m app ...` it serves) answers 200;
+    fail with the server's log when it ends first or never answers."""
+    deadline = time.monotonic() + SERVER_START_DEADLINE_S
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"the server ended with {proc.returncode} before it answered:\n{log()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=10).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the server did not answer in {SERVER_START_DEADLINE_S} s:\n{log()}")
+        time.sleep(0.05)
+
+
 class LiveServer:
     """The real app on uvicorn in a thread, for tests that need real sockets
     (the app's own server class: live streams end when it shuts down).
@@ -113,10 +137,12 @@ class LiveServer:
 
     def __enter__(self):
         self.thread.start()
-        deadline = time.monotonic() + 60  # a generous bound: a loaded machine starts it slowly
+        deadline = time.monotonic() + SERVER_START_DEADLINE_S
         while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("live server did not start")
+            if not self.thread.is_alive():
+                raise RuntimeError("the live server stopped before it started (its error is in the log above)")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the live server did not start in {SERVER_START_DEADLINE_S} s")
             time.sleep(0.02)
         return self
 
