@@ -80,7 +80,7 @@ def test_an_assistant_reads_and_proposes_and_nothing_changes_until_a_member_appr
 
         listed, got, proposed, bad, followed = mcp(server, made["token"], session_work)
         # Read tools are annotated read-only; write tools come from TRIP_OPS (agent ops only), none read-only.
-        assert {"list_trips", "get_trip", "review_day", "shortest_order", "search_places", "recent_timeline",
+        assert {"list_trips", "get_trip", "review_day", "shortest_order", "place_search", "recent_timeline",
                 "get_suggestion", "propose_fix", "insert_stop", "update_stop", "move_stop"} <= set(listed)
         assert "delete_day" not in listed and "set_trip_preferences" not in listed
         assert listed["get_trip"].annotations.read_only_hint is True
@@ -208,7 +208,7 @@ def test_review_fixes_are_proposals_reads_stay_bounded_and_a_token_ends_with_the
             stale_fix = await session.call_tool("propose_fix", {"tripId": t, "dayId": day, "fixId": "x_nope"})
             lines = await session.call_tool("recent_timeline", {"tripId": t, "limit": 5})
             order = await session.call_tool("shortest_order", {"tripId": t, "dayId": day})
-            search = await session.call_tool("search_places", {"tripId": t, "query": "pastéis"})
+            search = await session.call_tool("place_search", {"tripId": t, "query": "pastéis"})
             calls = [await session.call_tool("list_trips", {}) for _ in range(3)]   # the 9th call in a minute
             return review, fix, proposed, stale_fix, lines, order, search, calls
 

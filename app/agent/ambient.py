@@ -33,7 +33,7 @@ from .deps import AgentDeps
 from ..social import insert_comment
 from ..trips.model import Trip
 from .. import media_for_model as files
-from ..read_tools import READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
+from ..read_tools import AGENT_READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
 from . import addressing, grounding, timeline
 from .chat import instructions_for
 
@@ -190,7 +190,7 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
         if not calls:
             break
         for call in calls:
-            if call.name in READ_TOOLS:
+            if call.name in AGENT_READ_TOOLS:
                 result = await run_read_tool(ToolContext(svc, trip), call.name, call.arguments)
             else:
                 result = ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")

@@ -44,7 +44,7 @@ from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
 from ..trips.apply import apply_ops
 from .. import media_for_model as files
-from ..read_tools import READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
+from ..read_tools import AGENT_READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
 from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
@@ -350,7 +350,7 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                 # A card that was drawn whole needs no answer; a refused or trimmed one is
                 # reported back so the model can fix it.
                 more |= not output.get("shown") or bool(output.get("dropped"))
-            elif name in READ_TOOLS:
+            elif name in AGENT_READ_TOOLS:
                 emit("tool-input-start", toolCallId=call.call_id, toolName=name)
                 emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
                 result = await run_read_tool(ToolContext(svc, trip, turn.own_hosts), name, call.arguments)
