@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .db import Database, Transaction
 from .errors import NotFound
+from .markdown_links import check_links
 from .ids import new_id, utcnow
 
 
@@ -37,7 +38,10 @@ async def insert_comment(tx: Transaction, trip_id: str, stop_id: str, user_id: s
     return comment_dto(row)
 
 
-async def add_comment(db: Database, trip_id: str, stop_id: str, user_id: str, author: str, text: str) -> dict:
+async def add_comment(db: Database, trip_id: str, stop_id: str, user_id: str, author: str, text: str, *,
+                      origin: str | None = None) -> dict:
+    """A member's comment; 422 when it links anywhere but this trip's files or the web (markdown_links.py)."""
+    check_links(text, trip_id, "body", origin)
     async with db.write() as tx:
         return await insert_comment(tx, trip_id, stop_id, user_id, author, text)
 

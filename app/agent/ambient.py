@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from ..ai import require_ai
 from ..errors import AppError
 from .deps import AgentDeps
+from ..markdown_links import check_links
 from ..social import insert_comment
 from ..trips.model import Trip
 from .. import media_for_model as files
@@ -76,6 +77,7 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
     `group_only`: the member chose the group. A street-view request that is
     not for a member is answered by the application. Returns (the agent
     answers: decided now, the stored row)."""
+    check_links(text, trip_id, "text", svc.settings.public_url)
     async with svc.db.write() as tx:
         previous = await timeline.latest_chat(tx, trip_id)
         row = await timeline.append(tx, trip_id, role="user", parts=parts,

@@ -44,7 +44,8 @@ async def list_comments(request: Request):
 async def add_comment(request: Request):
     trip_id, stop_id, user, args = await _on_stop(request, "editor", NewComment)
     svc = services(request)
-    comment = await social.add_comment(svc.db, trip_id, stop_id, user["id"], user["displayName"], args.body.strip())
+    comment = await social.add_comment(svc.db, trip_id, stop_id, user["id"], user["displayName"], args.body.strip(),
+                                       origin=svc.settings.public_url)
     if svc.ai is not None:
         from ..agent.ambient import on_stop_comment
 

@@ -45,6 +45,7 @@ from ..shared_reads import SingleFlight
 from . import store
 from .events import OpEvent
 from .model import Trip
+from .ops import OpRules
 
 # What a trip costs before its TripDto is first built (then the view's size
 # is used): measured with tracemalloc (5 x 8 to 30 x 40 trips), rounded up.
@@ -114,6 +115,7 @@ class TripStates:
         # here); listeners must not block.
         self.op_listeners: list[Callable[[OpEvent], None]] = []
         self.budget_bytes = budget_bytes
+        self.op_rules = OpRules()   # the deployment's quota and origin for ops (app/lifecycle.py sets them)
         self.bytes = 0
         self._states: OrderedDict[str, TripState] = OrderedDict()
         self._loading: dict[str, int] = {}    # trips being read: changes announced meanwhile
