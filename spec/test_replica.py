@@ -216,7 +216,8 @@ def test_a_lost_machine_loses_nothing_older_than_a_second(machines, owner):
             assert len(trip["expenses"]) == trip["version"] - 1
         lost = [w for w in must_survive if w not in present]
         # How long before the kill the oldest lost write was answered: the replica's lag that run.
-        lag = max((kill_at - at for at, trip, title in acknowledged if (trip, title) in set(lost)), default=0.0)
+        missing = set(lost)
+        lag = max((kill_at - at for at, trip, title in acknowledged if (trip, title) in missing), default=0.0)
         assert not lost, (f"{len(lost)} of {len(must_survive)} acknowledged writes lost, the oldest answered "
                           f"{lag:.1f} s before the kill, e.g. {lost[:3]}")
         # The upload was never on the volume: the new machine serves it from the bucket.
