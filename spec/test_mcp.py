@@ -12,6 +12,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from app.assistants.tools import mcp_name
+from app.read_tools import READ_TOOLS
 from app.web.application import create_app
 from helpers import LiveServer, mcp_session
 from standins.openai_standin import ai_settings
@@ -84,6 +86,13 @@ def test_an_assistant_reads_and_proposes_and_nothing_changes_until_a_member_appr
                 "get_suggestion", "propose_fix", "insert_stop", "update_stop", "move_stop"} <= set(listed)
         assert "delete_day" not in listed and "set_trip_preferences" not in listed
         assert listed["get_trip"].annotations.read_only_hint is True
+        # One definition per read tool: the shared table's (app/read_tools.py) for assistants, as it stands.
+        for tool in (t for t in READ_TOOLS.values() if t.mcp):
+            offered = listed[mcp_name(tool.name)]
+            assert offered.description == tool.description and offered.annotations.read_only_hint is True
+            assert offered.input_schema["properties"] == {"tripId": offered.input_schema["properties"]["tripId"],
+                                                          **tool.args.model_json_schema().get("properties", {})}
+        assert "read_trip_media" not in listed   # the agent's own: its answer is model input
         assert listed["insert_stop"].annotations.read_only_hint is False
         schema = listed["insert_stop"].input_schema   # the op's own schema, plus the trip
         assert {"tripId", "dayId", "name"} <= set(schema["required"]) and "afterStopId" in schema["properties"]
