@@ -130,10 +130,10 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
     except StoreUnavailable:
         raise _unavailable() from None
     try:
-        await db.execute_write(
+        await db.write(lambda tx: tx.execute(
             "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (media_id, trip_id, name, filename, media_type, size, user_id, utcnow()))
+            (media_id, trip_id, name, filename, media_type, size, user_id, utcnow())))
     except BaseException:
         await files.delete(key)   # no file without its record
         raise

@@ -39,8 +39,10 @@ from ..errors import AppError, Conflict, NotFound
 from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
+from ..db import Tx
+from ..trips import store
 from ..trips.apply import apply_ops
-from ..trips.events import OpEvent
+from ..trips.events import OpsApplied
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import material_risks
 from . import timeline
@@ -174,7 +176,7 @@ class _Burst:
 
 
 class Evaluator:
-    """Registered in `svc.op_listeners` when AI is on. The listener only
+    """Subscribed to `OpsApplied` (the AGENT phase) when AI is on. It only
     records the edit; a tracked background task waits out the debounce and
     evaluates everything since the first edit of the burst at once."""
 
@@ -187,7 +189,7 @@ class Evaluator:
     def debounce_s(self) -> float:
         return float(self.svc.agent_timing.debounce_s)
 
-    def __call__(self, event: OpEvent) -> None:
+    def __call__(self, event: OpsApplied) -> None:
         if event.source in AGENT_SOURCES or self.svc.ai is None:
             return
         loop = asyncio.get_running_loop()
@@ -259,21 +261,21 @@ class Evaluator:
         threshold = svc.settings.ai_proactive_threshold
         reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
         now = now_dt(svc)
-        async with svc.db.write() as tx:
-            version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
-            if not version or version[0][0] != trip.version:
+
+        def work(tx: Tx) -> bool:
+            if tx.fetchval("SELECT version FROM trips WHERE id = ?", (trip.id,)) != trip.version:
                 return False  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and patch is not None:
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
-                message = await timeline.append(tx, trip.id, role="assistant", source="threshold",
-                                                actor_name="Wayline agent", parts=[
+                message = store.append_message(tx, trip.id, role="assistant", source="threshold",
+                                               actor_name="Wayline agent", parts=[
                     {"type": "text", "text": text},
                     {"type": "data-suggestion", "data": {"suggestionId": suggestion_id, "severity": decision.severity,
                                                          "confidence": decision.confidence, "reason": reason,
                                                          "patch": patch}}])
                 tx.touch(trip.id, "suggestions")
-                await tx.execute(
+                tx.execute(
                     "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
                     "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at) "
                     "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -281,12 +283,14 @@ class Evaluator:
                      json.dumps(patch, ensure_ascii=False), trip.version,
                      iso(now + timedelta(minutes=minutes)), iso(now), iso(now)))
             else:
-                await timeline.append(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
-                                      parts=[{"type": "text", "text": reason or text},
-                                             {"type": "data-observation", "data": {
-                                                 "severity": decision.severity, "confidence": decision.confidence,
-                                                 "quiet": True}}])
-        return True
+                store.append_message(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
+                                     parts=[{"type": "text", "text": reason or text},
+                                            {"type": "data-observation", "data": {
+                                                "severity": decision.severity, "confidence": decision.confidence,
+                                                "quiet": True}}])
+            return True
+
+        return await svc.db.write(work)
 
 
 # -- approve and dismiss ---------------------------------------------------------
@@ -304,10 +308,14 @@ async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
 
 
 async def _mark(svc: AgentDeps, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
-    async with svc.db.write() as tx:
+    now = iso(now_dt(svc))
+
+    def work(tx: Tx) -> None:
         tx.touch(trip_id, "suggestions")
-        await tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
-                         (status, iso(now_dt(svc)), suggestion_id, only_from))
+        tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+                   (status, now, suggestion_id, only_from))
+
+    await svc.db.write(work)
 
 
 async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
@@ -315,11 +323,15 @@ async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str
     The trip's open pages are told (a `suggestion` event), so the member's
     other devices drop the card too; everyone else's read finds it unchanged."""
     await _suggestion(svc, trip_id, suggestion_id)
-    async with svc.db.write() as tx:
-        await tx.execute(
+    now = iso(now_dt(svc))
+
+    def work(tx: Tx) -> None:
+        tx.execute(
             "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
-            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, now))
         tx.touch(trip_id, "suggestions")
+
+    await svc.db.write(work)
     return {"dismissed": True}
 
 

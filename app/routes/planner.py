@@ -67,7 +67,7 @@ async def _suggestions(request: Request, *, explore: bool):
         await body(request, NoOptions)
     svc = services(request)
     ctx = await load_day(svc, trip_id, day_id, review_facts=False)
-    prefs = await preferences.effective(svc.db, user["id"], trip_id)
+    prefs = await preferences.effective(svc.db, user["id"], ctx.trip.prefs, ctx.trip.prefs_set)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 
 
@@ -88,7 +88,7 @@ async def optimize(request: Request):
     await body(request, NoOptions)
     svc = services(request)
     ctx = await load_day(svc, trip_id, day_id, fixes=False)
-    prefs = await preferences.effective(svc.db, user["id"], trip_id)
+    prefs = await preferences.effective(svc.db, user["id"], ctx.trip.prefs, ctx.trip.prefs_set)
     return ok(await optimize_day(svc, ctx, user["id"], prefs))
 
 

@@ -43,12 +43,8 @@ async def list_comments(request: Request):
 @describe(body=NewComment, summary="Comment on a stop (editors and owners); @agent asks the trip agent")
 async def add_comment(request: Request):
     trip_id, stop_id, user, args = await _on_stop(request, "editor", NewComment)
-    svc = services(request)
-    comment = await social.add_comment(svc.db, trip_id, stop_id, user["id"], user["displayName"], args.body.strip())
-    if svc.ai is not None:
-        from ..agent.ambient import on_stop_comment
-
-        await on_stop_comment(svc, trip_id, stop_id, user, args.body)
+    comment = await social.add_comment(services(request).db, trip_id, stop_id, user["id"], user["displayName"],
+                                       args.body.strip())
     return ok(comment, status=201)
 
 
