@@ -20,6 +20,7 @@ import httpx
 from .agent.ambient import on_stop_comment
 from .agent.deps import AgentTiming
 from .agent.proactive import Evaluator
+from .agent.suggestions import Resolver
 from .agent.watch import Watch
 from .aiusage import AIUsage
 from .assistants.door import Assistants
@@ -129,6 +130,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     if ai is not None:
         evaluator = Evaluator(core)
         db.changes.subscribe(Phase.AGENT, OpsApplied, evaluator)
+        db.changes.subscribe(Phase.AGENT, OpsApplied, Resolver(core))
         db.changes.subscribe(Phase.AGENT, StopCommented, partial(on_stop_comment, core))
         core.watch = Watch(core, evaluator)
         if core.agent_timing.watch_interval_s > 0:

@@ -49,6 +49,11 @@ MEALS: dict[str, MealRule] = {m.key: m for m in (
 )}
 assert tuple(MEALS) == get_args(Meal), "Meal and MEALS list the same meals in the same order"
 
+# Every food place Wayline suggests (Find places to eat, Optimize, a review fix
+# that replaces a meal) carries this note: nothing can confirm a diet.
+FOOD_NOTE = ("Check allergies and dietary needs with the restaurant before you go: the map data can't "
+             "confirm them, and Wayline never claims a place meets one.")
+
 MEAL_MINUTES = {key: m.minutes for key, m in MEALS.items()}
 
 

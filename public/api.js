@@ -35,7 +35,25 @@ async function readError(res) {
   return new ApiError(res.status, (err && err.code) || `http_${res.status}`, (err && err.message) || fallback, err || {});
 }
 
+// How many requests have no answer yet, as <html data-requests> (for tests:
+// at "0" every answer the page was waiting for has come, a 401 has already
+// sent it to sign in; bodies may still be being read).
+let inFlight = 0;
+function noteInFlight(change) {
+  inFlight += change;
+  document.documentElement.dataset.requests = String(inFlight);
+}
+
 async function send(path, init) {
+  noteInFlight(1);
+  try {
+    return await sendNow(path, init);
+  } finally {
+    noteInFlight(-1);
+  }
+}
+
+async function sendNow(path, init) {
   let res;
   try {
     res = await fetch(path, { credentials: "same-origin", ...init });

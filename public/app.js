@@ -8,6 +8,7 @@
 // invite (its page first, then the trip).
 
 import { get, post, onUnauthorized } from "./api.js";
+import { useCurrencyExponents } from "./money.js";
 import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
 import { mountAuth, NOTICE } from "./planner/auth.js";
 import { accountMenu } from "./planner/account.js";
@@ -201,6 +202,7 @@ async function boot() {
     const [config, meals] = await Promise.all([get("/api/config"), get("/api/meals")]);
     session.config = config;
     setMeals(meals.meals);
+    useCurrencyExponents(config.currencyExponents);
     await loadMe();
   } catch (err) {
     const main = document.getElementById("main");

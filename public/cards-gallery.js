@@ -4,6 +4,7 @@
 
 import { renderSpec } from "./panels/cards.js";
 import { h } from "./planner/ui.js";
+import { useCurrencyExponents } from "./money.js";
 
 window.cardEvents = [];
 const log = document.getElementById("gallery-log");
@@ -18,6 +19,12 @@ const handlers = {
   onFocus: ({ dayId, stopId }) => record({ kind: "focus", dayId, stopId }),
 };
 
+// Amounts read as on the app's pages when the server is there (ISO 4217 decimals).
+try {
+  useCurrencyExponents((await (await fetch("/api/config")).json()).data.currencyExponents);
+} catch {
+  // Without the server: two decimals, right for the gallery's euros.
+}
 const res = await fetch("/cards-gallery.json");
 const fixture = await res.json();
 const grid = document.getElementById("gallery");

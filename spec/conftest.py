@@ -3,6 +3,8 @@ Helpers (signup, new_trip, op, LiveServer, ...) live in spec/helpers.py."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,63 @@ pytest_plugins = ("standins.openai_standin", "standins.google_standin", "standin
 CLOSED = "http://127.0.0.1:9"
 
 
+# How long each slow test took in a whole run here (`scripts/test
+# --record-durations` writes it again). The longest start first, so that
+# under xdist they spread over the workers instead of ending the run last.
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
+NEW_BROWSER_TEST_S = 10.0  # a browser test not yet in the file: a typical one
+# Workers per core for `-n auto` (scripts/test): most tests wait on sockets,
+# stand-ins and Chromium more than they compute, so a core keeps two busy.
+WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", action="store_true",
+                     help=f"write each slow test's duration to {DURATIONS.name} (the order tests start in)")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Browser tests take seconds each: run them first, so that under xdist
-    # (scripts/test) they spread over the workers instead of ending the run.
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+    known = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+
+    def expected_s(item: pytest.Item) -> float:
+        default = NEW_BROWSER_TEST_S if item.get_closest_marker("browser") else 0.0
+        return known.get(item.nodeid, default)
+
+    items.sort(key=expected_s, reverse=True)  # stable: equal ones keep pytest's order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("record_durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_DurationRecorder(), "wayline-durations")
+
+
+class _DurationRecorder:
+    """Adds up setup, call and teardown per test (xdist sends every worker's
+    reports here) and merges the slow ones into DURATIONS at the end."""
+
+    SLOW_S = 1.0
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        known = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+        for nodeid, seconds in self.seconds.items():
+            known.pop(nodeid, None)
+            if seconds >= self.SLOW_S:
+                known[nodeid] = round(seconds, 1)
+        ordered = dict(sorted(known.items(), key=lambda kv: (-kv[1], kv[0])))
+        DURATIONS.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @pytest.fixture

@@ -88,13 +88,16 @@ class LiveServer:
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        # An idle keep-alive connection is never closed under a test's client: on a loaded machine
+        # uvicorn's 5 s default lapses between two requests, and a request sent as the server closes
+        # the connection fails ("Server disconnected without sending a response").
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=600)
         self.server = Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self):
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a generous bound: a loaded machine starts it slowly
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("live server did not start")

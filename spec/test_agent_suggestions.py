@@ -87,7 +87,8 @@ def test_unreachable_set_time_gives_a_pending_suggestion_whose_patch_fixes_it(se
 
 def test_below_threshold_is_a_quiet_observation(settings, openai_standin):
     openai_standin.reply_json({"shouldNotify": True, "severity": "low", "confidence": 0.3, "reason": "Tight.",
-                               "suggestion": "Maybe leave earlier.", "pendingPatch": None, "expiresInMinutes": None})
+                               "suggestion": "Maybe leave earlier.", "pendingPatch": None, "expiresInMinutes": None,
+                               "fixId": None})
     with agent_client(settings, openai_standin) as client:
         signup(client, "alice")
         trip = new_trip(client)
@@ -98,16 +99,20 @@ def test_below_threshold_is_a_quiet_observation(settings, openai_standin):
         assert events(client, trip["id"])["suggestions"] == []
 
 
-def test_an_invented_patch_that_does_not_apply_is_dropped(settings, openai_standin):
+def test_an_invented_patch_that_does_not_apply_is_dropped_for_the_computed_fix(settings, openai_standin):
     openai_standin.reply_json({"shouldNotify": True, "severity": "high", "confidence": 0.95, "reason": "Late.",
-                               "suggestion": "Move it.", "expiresInMinutes": 60,
+                               "suggestion": "Move it.", "expiresInMinutes": 60, "fixId": None,
                                "pendingPatch": {"op": "update_stop", "args": {"stopId": "nope", "setTime": "12:00"}}})
     with agent_client(settings, openai_standin) as client:
         signup(client, "alice")
         trip = new_trip(client)
         make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
-        eventually(lambda: [m for m in events(client, trip["id"])["messages"] if m["source"] == "threshold"])
-        assert events(client, trip["id"])["suggestions"] == []
+        [suggestion] = _pending(client, trip["id"])
+        # Never the invented edit: the risk's cheapest computed fix, exactly as the review gives it.
+        review = client.get(f"/api/trips/{trip['id']}/days/{trip['days'][0]['id']}/review").json()["data"]
+        computed = next(f for f in review["findings"] if f["kind"] == "unreachable")["fixes"][0]
+        assert suggestion["patch"]["edits"] == computed["edits"] and suggestion["patch"]["label"] == computed["label"]
+        assert "nope" not in json.dumps(suggestion["patch"])
 
 
 def _trip_with_suggestion(client):
@@ -149,16 +154,22 @@ def test_viewer_gets_403_and_dismissal_hides_it_for_that_member_only(settings, o
         assert _approve(client, trip["id"], suggestion["id"]).status_code == 200
 
 
-def test_stale_suggestion_is_refused_and_marked(settings, openai_standin):
+def test_approving_after_an_unrelated_edit_checks_again_and_applies(settings, openai_standin):
+    """Renaming another day moves the trip on; the suggestion's finding is still
+    there and its edits still apply, so approving applies it on the trip as it
+    is now (it used to be a 409 and a lost suggestion)."""
     openai_standin.responder = pick_first_fix
     with agent_client(settings, openai_standin) as client:
         alice, trip, suggestion = _trip_with_suggestion(client)
         assert op(client, trip["id"], "update_day", dayId=trip["days"][1]["id"], title="Sintra").status_code == 200
+        version = client.get(f"/api/trips/{trip['id']}").json()["data"]["version"]
         r = _approve(client, trip["id"], suggestion["id"])
-        assert r.status_code == 409 and r.json()["error"]["code"] == "stale"
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["version"] == version + 1 and r.json()["data"]["days"][1]["title"] == "Sintra"
         r = _approve(client, trip["id"], suggestion["id"])
-        assert r.status_code == 409 and r.json()["error"]["suggestionStatus"] == "stale"
-        assert events(client, trip["id"])["suggestions"] == []
+        assert r.status_code == 409 and r.json()["error"]["suggestionStatus"] == "applied"
+        review = client.get(f"/api/trips/{trip['id']}/days/{trip['days'][0]['id']}/review").json()["data"]
+        assert "unreachable" not in [f["kind"] for f in review["findings"]]
 
 
 def test_expired_suggestion_is_refused_and_marked(settings, openai_standin):
@@ -266,13 +277,15 @@ def test_a_set_time_just_before_closing_gives_the_computed_fix_as_a_suggestion(s
         assert risk["kind"] == "closed" and risk["stopIds"] == [lunch] and "15:00" in risk["message"]
         review = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
         computed = next(f for f in review["findings"] if f["kind"] == "closed")["fixes"][0]
-        assert computed["args"] == {"stopId": lunch, "setTime": "12:00"}
-        assert suggestion["patch"] == {"op": computed["op"], "args": computed["args"]}
+        # The nearest start that leaves lunch and its 30 minutes before the break.
+        assert computed["args"] == {"stopId": lunch, "setTime": "13:30"}
+        assert suggestion["patch"] == {"edits": computed["edits"], "op": computed["op"], "args": computed["args"],
+                                       "label": computed["label"]}
 
         r = _approve(client, trip["id"], suggestion["id"])
         assert r.status_code == 200, r.text
-        assert client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"] == {
-            "status": "ok", "findings": []}
+        after = client.get(f"/api/trips/{trip['id']}/days/{day}/review").json()["data"]
+        assert after["status"] == "ok" and after["findings"] == []
 
 
 def test_an_evaluation_judges_its_own_edits_not_the_ones_after_it(settings, openai_standin):

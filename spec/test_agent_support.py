@@ -47,8 +47,10 @@ def of_type(chunks: list, kind: str) -> list[dict]:
     return [c for c in chunks if isinstance(c, dict) and c.get("type") == kind]
 
 
-def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.03) -> Any:
-    """Poll until `check()` is truthy (background work runs on the app's loop)."""
+def eventually(check: Callable[[], Any], timeout: float = 60.0, interval: float = 0.03) -> Any:
+    """Poll until `check()` is truthy (background work runs on the app's loop).
+    The deadline only bounds work that never finishes: generous, because a
+    loaded two-core machine is many times slower than one alone."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
@@ -76,7 +78,7 @@ def pick_first_fix(request) -> Reply:
     fix = next(f for risk in payload["newRisks"] for f in risk["fixes"])
     decision = {"shouldNotify": True, "severity": "high", "confidence": 0.9,
                 "reason": "The set time cannot be reached.", "suggestion": fix["label"],
-                "pendingPatch": {"op": fix["op"], "args": json.dumps(fix["args"])}, "expiresInMinutes": 120}
+                "pendingPatch": None, "fixId": fix["id"], "expiresInMinutes": 120}
     return Reply(output=[message_item(json.dumps(decision))])
 
 

@@ -132,7 +132,10 @@ def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_noti
         notice = page.get_by_test_id("notice")
         notice.wait_for()
         assert notice.inner_text() == "Your account was deleted, with the trip only you belonged to."
-        page.wait_for_timeout(1500)  # whatever else was on its way (the live "gone", a 401) changes nothing
+        # Whatever else was on its way (the live "gone", a 401) changes nothing: wait until the
+        # planner's stream is closed and every answer the page was waiting for has come.
+        page.wait_for_function("() => document.documentElement.dataset.sync === 'off'"
+                               " && document.documentElement.dataset.requests === '0'")
         assert re.search(r"#/signin$", page.url)
         assert page.get_by_test_id("notice").inner_text().startswith("Your account was deleted")
         shot(page, "account-deleted-notice-1366")

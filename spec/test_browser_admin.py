@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.harness import (SCREENSHOTS, chromium, live, offline, open_ai_help, open_page, shot, ui_add_stop,
-                             ui_create_trip, ui_signin, ui_signup)
+from browser.harness import (chromium, live, offline, open_ai_help, open_page, shot, ui_add_stop, ui_create_trip,
+                             ui_signin, ui_signup)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -89,10 +89,8 @@ def limit_card(page, key: str):
 
 
 def whole_page_shot(page, name: str) -> None:
-    """The page top to bottom (the harness's shot() is the viewport only)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(250)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """The page top to bottom (shot()'s default is the viewport only)."""
+    shot(page, name, full_page=True)
 
 
 def assert_no_horizontal_overflow(page) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from app.agent.cardtool import SHOW_CARD
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_chat,
-                             open_page, shot)
+                             open_page, shot, timeline_caught_up)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, function_call_item, message_item, reasoning_item
@@ -22,6 +22,10 @@ from standins.openai_standin import Reply, function_call_item, message_item, rea
 pytestmark = pytest.mark.browser
 
 LAPTOP = {"width": 1366, "height": 850}
+
+
+def saving_panel_state(response) -> bool:
+    return response.request.method == "PUT" and urlsplit(response.url).path == "/api/users/preferences/agent-panel"
 
 
 def last_user_text(body: dict) -> str:
@@ -148,7 +152,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         shot(page, "agent-street-view-desktop")
 
         # Copy debug info: ids and a fingerprint, never the text.
-        page.wait_for_timeout(1500)   # a poll replaces the streamed copies with the server's
+        timeline_caught_up(page, trip["id"])  # the server's copies have replaced the streamed ones
         agent_msg = panel.locator(".msg.from-agent", has=page.locator(".gen-card .gc-plan")).first
         agent_msg.get_by_role("button", name="Copy debug info").click()
         page.get_by_text("Debug info copied").wait_for()
@@ -157,17 +161,17 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         assert "sketch" not in json.dumps(copied) and copied["textSha256"]
 
         # The panel's state follows the account: closed here, closed in another browser.
-        page.locator(".side-close").click()
+        with page.expect_response(saving_panel_state):
+            page.locator(".side-close").click()
         page.wait_for_function("() => !document.querySelector('#side-panel').classList.contains('open')")
-        page.wait_for_timeout(300)
         assert api(alice, "GET", "/api/users/preferences/agent-panel")["open"] is False
         elsewhere = open_page(browser, server, viewport=LAPTOP, session=alice.token)
         elsewhere.goto(f"/#/trips/{trip['id']}")
         elsewhere.locator(".day-view").wait_for()
-        elsewhere.wait_for_timeout(500)
+        elsewhere.locator("#side-panel[data-account-choice=read]").wait_for(state="attached")
         assert "open" not in (elsewhere.locator("#side-panel").get_attribute("class") or "").split()
-        elsewhere.locator(".sparkle").click()
-        elsewhere.wait_for_timeout(300)
+        with elsewhere.expect_response(saving_panel_state):
+            elsewhere.locator(".sparkle").click()
         assert api(alice, "GET", "/api/users/preferences/agent-panel")["open"] is True
         page.errors.check()
         elsewhere.errors.check()

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pytest
 
 from browser.harness import (chromium, live, offline, open_ai_help, open_chat, open_page, shot, stop_card, stop_times,
-                             ui_add_stop, ui_create_trip, ui_signup)
+                             timeline_caught_up, ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, ai_settings, message_item
@@ -75,7 +75,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         open_ai_help(page)
         panel.get_by_role("button", name="Optimize my day").click()
         preview = panel.locator(".draft")
-        preview.wait_for(timeout=20_000)
+        preview.wait_for()
         # The day changes before Apply: one clear message, and Apply can no longer be pressed.
         ui_add_stop(page, "Feira da Ladra", kind="activity", duration=45, lat=38.7150, lng=-9.1250)
         panel.get_by_role("button", name="Apply Plan").click()
@@ -88,7 +88,7 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         stops_before = page.locator(".timeline .stop").count()
         panel.get_by_role("button", name="Optimize my day").click()
         panel.locator(".draft .error-box").wait_for(state="detached")
-        preview.wait_for(timeout=20_000)
+        preview.wait_for()
         text = preview.inner_text().lower()
         assert "before" in text and "after" in text
         assert preview.locator(".ba-list li.added").count() == 1
@@ -120,7 +120,7 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
     with live(offline(ai_settings(settings, openai_standin))) as server, chromium() as browser:
         page = open_page(browser, server)
         ui_signup(page, "alice", "Alice")
-        ui_create_trip(page, "Belém day", start=soon(5), end=soon(5))
+        trip_id = ui_create_trip(page, "Belém day", start=soon(5), end=soon(5))
         day_id.append(page.locator(".day-view").get_attribute("data-day-id"))
         ui_add_stop(page, "Mosteiro dos Jerónimos", set_time="10:00", duration=90, lat=38.6979, lng=-9.2068)
 
@@ -140,8 +140,8 @@ def test_agent_chat_turn_with_an_approval_adds_a_stop(settings, openai_standin):
         panel.locator(".tool-card.state-output-available").wait_for()
         panel.locator(".msg.from-agent", has_text="Pastéis de Belém is on day 1").wait_for()
         assert len(chat_rounds) == 2
-        # After the next poll the server's copies replace the streamed ones: no duplicates.
-        page.wait_for_timeout(2500)
+        # Once the page has read the timeline, the server's copies replace the streamed ones: no duplicates.
+        timeline_caught_up(page, trip_id)
         assert panel.locator(".msg.from-agent", has_text="Pastéis de Belém is on day 1").count() == 1
         assert panel.locator(".msg.mine", has_text="@agent add Pastéis de Belém").count() == 1
         shot(page, "16-agent-applied")
@@ -158,10 +158,11 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
         # A second fixed appointment inside the first: the review flags it, the agent proposes a fix.
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
         bar = page.locator("[data-testid=tray-bar]")
-        bar.wait_for(timeout=10_000)  # debounce (1.5 s) + the model call + one poll
+        bar.wait_for()  # after the debounce (1.5 s), the model call and the page's read
         assert bar.inner_text().strip() == "1 suggestion from the AI"
         bar.click()
         card = page.locator(".sugg-card")
+        card.wait_for()
         assert card.locator(".sugg-where").inner_text().startswith("Day 1 · ")   # which day (and stop) it is about
         shot(page, "17-suggestion-card")
         ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))

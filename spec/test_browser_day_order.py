@@ -102,7 +102,7 @@ def test_past_twelve_free_stops_the_order_is_labelled_best_found(settings, osm_s
         panel = open_day_help(page)
         panel.get_by_role("button", name="Shortest order").click()
         preview = panel.locator(".draft[aria-label='Shortest order preview']")
-        preview.wait_for(timeout=20_000)
+        preview.wait_for()
         assert preview.locator("h4").inner_text().startswith("Shortest order saves ")
         assert "Best order found: 13 stops have too many orders to try every one" in preview.inner_text()
         assert "Exact" not in preview.inner_text()

@@ -172,7 +172,7 @@ def test_optimize_shows_each_sides_hours_and_offers_the_shortest_order(settings,
         panel = day_help(page)
         panel.get_by_role("button", name="Optimize my day").click()
         preview = panel.locator(".draft[aria-label='Optimized plan preview']")
-        preview.wait_for(timeout=20_000)
+        preview.wait_for()
         before = preview.locator("[data-side=before] li", has_text="Rosenborg Slot")
         after = preview.locator("[data-side=after] li", has_text="Rosenborg Slot")
         assert before.locator(".badge", has_text="closed then").count() == 1
@@ -210,5 +210,5 @@ def test_a_forecast_slower_than_the_review_still_brings_its_finding(settings, os
         page.goto(f"/#/trips/{trip['id']}")
         stop_card(page, "Kongens Have").wait_for()
         # Once the page has the weather it asks for the review again, which now has it too.
-        stop_card(page, "Kongens Have").locator(".finding[data-kind=weather]").wait_for(timeout=15_000)
+        stop_card(page, "Kongens Have").locator(".finding[data-kind=weather]").wait_for()
         page.errors.check()

@@ -11,7 +11,7 @@ from datetime import date, timedelta
 import pytest
 
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline,
-                             open_ai_help, open_chat, open_page, panel_button, shot, stop_card)
+                             open_ai_help, open_chat, open_page, panel_button, settled, shot, stop_card)
 from browser.scripts import proposing_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings
@@ -64,7 +64,7 @@ def make_world(server) -> dict:
 
 
 def check(page, width: int, name: str) -> None:
-    page.wait_for_timeout(150)
+    settled(page)
     overflow = no_sideways_scroll(page)
     shot(page, f"view-{width}-{name}")
     assert overflow == 0, f"{name} at {width} px scrolls sideways by {overflow} px"

@@ -12,10 +12,6 @@ from __future__ import annotations
 import os
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
-from hypothesis.errors import Unsatisfiable
-from schemathesis import GenerationMode
 
 from app.auth import SignInLimiter
 from helpers import join, new_trip, op, signup, use
@@ -30,7 +26,14 @@ DESTRUCTIVE = ("DELETE /api/trips/{tripId}", "POST /api/auth/signout", "DELETE /
 NEVER_ENDS = ("GET /api/trips/{tripId}/live",)
 
 
+# schemathesis and hypothesis are imported where they are used: every xdist
+# worker imports every test module, and they cost seconds to import (the
+# worker that runs these tests pays it once).
+
+
 def ordered_operations(doc: dict) -> list:
+    import schemathesis
+
     operations = [result.ok() for result in schemathesis.openapi.from_dict(doc).get_all_operations()]
     assert set(NEVER_ENDS) <= {f"{o.method.upper()} {o.path}" for o in operations}
     operations = [o for o in operations if f"{o.method.upper()} {o.path}" not in NEVER_ENDS]
@@ -49,6 +52,10 @@ def send(client, case):
 
 
 def fuzz(client, operation, path_parameters: dict[str, str], examples: int) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis.errors import Unsatisfiable
+    from schemathesis import GenerationMode
+
     known = {name: value for name, value in path_parameters.items() if "{" + name + "}" in operation.path}
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
         strategy = operation.as_strategy(mode, path_parameters=known or None)
@@ -92,6 +99,12 @@ def world(settings, openai_standin):
         yield client, alice, ids
 
 
+# Each fuzz test computes for 15-20 CPU-seconds (hypothesis drawing cases for ~70 operations): on a
+# two-core machine running several suites that is many minutes, past pyproject's hang guard.
+FUZZ_TIMEOUT_S = 900
+
+
+@pytest.mark.timeout(FUZZ_TIMEOUT_S)
 def test_no_route_answers_500_to_a_member(world):
     client, alice, ids = world
     doc = client.get("/api/openapi.json").json()
@@ -109,6 +122,7 @@ def test_no_route_answers_500_to_a_member(world):
     assert trip.status_code in (200, 404)   # the fuzzed DELETE may have deleted it, last
 
 
+@pytest.mark.timeout(FUZZ_TIMEOUT_S)
 def test_no_route_answers_500_to_anyone(world):
     client, _, ids = world
     client.cookies.clear()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from nodetest import copy_under_commonjs_parent, node_test
 from app.hours.rules import (CLOSING_BUFFER_MIN, MEAL_MINUTES, DayHours, HoursCheck, check_at, check_hours,
                              check_visit, first_start, hours_on, meal_minutes, osm_value)
 
@@ -100,13 +99,15 @@ def test_result_shape():
 
 
 def test_js_implementation_passes_the_same_vectors():
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not on PATH: public/hours.js cannot be checked against the vectors "
-                    "(install Node 20+ to run spec/js/hours.test.mjs)")
-    proc = subprocess.run([node, "--test", str(JS_TEST)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, f"node --test failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    node_test(JS_TEST)
+
+
+def test_js_vectors_pass_under_a_parent_folder_whose_package_json_says_commonjs(tmp_path):
+    """node takes a .js file's module type from the nearest package.json: the
+    repository's own says "module", so a parent folder's cannot change it."""
+    copied = copy_under_commonjs_parent(tmp_path, "public", "spec/js/hours.test.mjs",
+                                        "spec/fixtures/hours_vectors.json")
+    node_test(JS_TEST, root=copied)
 
 
 # -- the (status, spans) model the review runs on -----------------------------------------

@@ -18,7 +18,7 @@ def test_config_key_set_is_pinned_and_holds_no_secret(settings):
         r = client.get("/api/config")
         data = r.json()["data"]
         assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
-                             "mapAttribution", "limits"}
+                             "mapAttribution", "currencyExponents", "limits"}
         assert data["googleMapsBrowserKey"] == "browser-key" and data["aiEnabled"] and data["placesEnabled"]
         assert "sk-test" not in r.text and "AIzaServer" not in r.text
 
@@ -63,7 +63,7 @@ def test_malformed_json_is_400_and_wrong_types_are_422_naming_the_field(client):
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "malformed_json"
     assert client.post(url, json=[1, 2]).status_code == 400
     for args, field in [({"dayId": day, "name": "x", "durationMin": "long"}, "durationMin"),
-                        ({"dayId": day, "name": "x", "setTime": "25:00"}, "setTime"),
+                        ({"dayId": day, "name": "x", "setTime": "30:00"}, "setTime"),
                         ({"dayId": day, "name": "x", "lat": 200}, "lat"),
                         ({"dayId": day}, "name"),
                         ({"dayId": day, "name": "x", "colour": "red"}, "colour")]:

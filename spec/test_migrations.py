@@ -102,3 +102,56 @@ def test_a_failing_migration_leaves_no_record(tmp_path, monkeypatch):
         assert [r[0] for r in conn.execute("SELECT name FROM _migrations")] == ["0001_ok"]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "a" in tables and "b" not in tables
+
+
+def test_resolved_suggestions_come_to_a_database_made_before_them(tmp_path, monkeypatch):
+    """0015 (a suggestion's finding, the status 'resolved') on a database that
+    already ran every other migration, 0026's suggestion columns included: the
+    rows, their dismissals and the later columns are all still there, and every
+    connection takes the new status (and still refuses any other)."""
+    import app.db as db_module
+
+    path = str(tmp_path / "w.db")
+    others = [p for p in migration_files() if not p.stem.startswith("0015")]
+
+    async def go():
+        monkeypatch.setattr(db_module, "migration_files", lambda: others)
+        db = await Database.open(path)
+        await db.close()
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("INSERT INTO users (id, username, display_name, password_hash, created_at) "
+                         "VALUES ('u1', 'ann', 'Ann', 'x', 'now')")
+            conn.execute("INSERT INTO trips (id, title, start_date, timezone, currency, version, created_by, "
+                         "created_at, updated_at) VALUES ('t1', 'T', '2026-12-10', 'UTC', 'EUR', 3, 'u1', 'n', 'n')")
+            conn.execute("INSERT INTO agent_suggestions (id, trip_id, status, severity, confidence, reason, "
+                         "suggestion_text, patch_json, trip_version, created_at, updated_at, proposed_as) VALUES "
+                         "('s1', 't1', 'pending', 'high', 0.9, 'r', 's', '{\"op\":\"update_stop\",\"args\":{}}', 3, "
+                         "'n', 'n', 'Claude via Ann')")
+            conn.execute("INSERT INTO agent_suggestion_dismissals (suggestion_id, user_id, created_at) "
+                         "VALUES ('s1', 'u1', 'n')")
+        monkeypatch.undo()
+        db = await Database.open(path)   # 0015 now
+        await db.close()
+
+    reader = None
+    try:
+        anyio.run(go)
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT id, status, proposed_as, finding_json FROM agent_suggestions").fetchall() == [
+                ("s1", "pending", "Claude via Ann", None)]
+            assert conn.execute("SELECT suggestion_id, user_id FROM agent_suggestion_dismissals").fetchall() == [
+                ("s1", "u1")]
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            assert unindexed_foreign_keys(conn) == []
+        reader = sqlite3.connect(path)
+        reader.execute("UPDATE agent_suggestions SET status = 'resolved'")   # the new status is allowed
+        reader.commit()
+        try:
+            reader.execute("UPDATE agent_suggestions SET status = 'gone'")
+            raise AssertionError("any other status is still refused")
+        except sqlite3.IntegrityError:
+            reader.rollback()
+    finally:
+        if reader is not None:
+            reader.close()

@@ -46,6 +46,15 @@ def test_expense_amounts_use_the_currency_s_own_units(client):
     me = signup(client, "alice")
     t = new_trip(client)["id"]
     assert summary(client, t, "add_expense", title="Sushi", amountMinor=3000, currency="JPY", paidBy=me["id"]) == (
-        "Added the expense “Sushi” (3000 JPY)")
+        "Added the expense “Sushi” (3,000 JPY)")
     assert summary(client, t, "add_expense", title="Tram", amountMinor=640, currency="EUR", paidBy=me["id"]) == (
         "Added the expense “Tram” (6.40 EUR)")
+    # 1500 fils are 1.500 KWD (ISO 4217 gives the dinar three decimals), never "15.00 KWD".
+    r = op(client, t, "add_expense", title="Tea", amountMinor=1500, currency="KWD", paidBy=me["id"])
+    assert r.json()["data"]["summary"] == "Added the expense “Tea” (1.500 KWD)"
+    tea = r.json()["data"]["trip"]["expenses"][-1]["id"]
+    assert summary(client, t, "update_expense", expenseId=tea, amountMinor=2250) == (
+        "Changed the expense “Tea” to 2.250 KWD")
+    assert summary(client, t, "update_expense", expenseId=tea, currency="BHD") == (
+        "Changed the expense “Tea” to 2.250 BHD")
+    assert summary(client, t, "update_expense", expenseId=tea, title="Mint tea") == "Changed the expense “Mint tea”"

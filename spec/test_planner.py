@@ -23,7 +23,7 @@ FOOD_NOTE_WORDS = "allergies and dietary needs with the restaurant"
 
 
 QUIET = {"shouldNotify": False, "severity": "low", "confidence": 0.0, "reason": "", "suggestion": "",
-         "pendingPatch": None, "expiresInMinutes": None}
+         "pendingPatch": None, "expiresInMinutes": None, "fixId": None}
 # The trip agent evaluates edits in the background right away (no debounce to wait out at shutdown).
 NO_DEBOUNCE = {"agent_debounce_s": 0.0}
 
@@ -148,11 +148,12 @@ def test_preview_then_apply_equals_the_preview(env, model, settings):
     save_prefs(env)
     t = plan_trip(env)
     version = trip_dto(env, t["id"])["version"]
-    model.json("plan_day", good_plan(t, [{"placeId": "ChIJ_cervejaria_ramiro", "afterStopId": t["pinned"]}]))
+    # Ramiro at the end of the day: after the tour, where the path does not cross itself.
+    model.json("plan_day", good_plan(t, [{"placeId": "ChIJ_cervejaria_ramiro", "afterStopId": t["free"][0]}]))
     r = optimize(env, t)
     assert r.status_code == 200, r.text
     draft = r.json()["data"]["draft"]
-    assert set(draft) == {"id", "edits", "preview", "travel"}
+    assert set(draft) == {"id", "edits", "preview", "travel"} and draft["preview"]["added"] == []
     assert {e["op"] for e in draft["edits"]} <= {"move_stop", "insert_stop"}
     preview = draft["preview"]
     added = [s for s in preview["stops"] if s["added"]]

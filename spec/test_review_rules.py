@@ -65,17 +65,28 @@ def only(result, kind: str):
 
 
 def apply(t: Trip, op: str, args: dict) -> Trip:
+    return apply_all(t, ((op, args),))
+
+
+def apply_all(t: Trip, edits) -> Trip:
     out = copy.deepcopy(t)
-    TRIP_OPS[op].apply(out, validate_args(op, args), OpContext(actor_id="u1", now=""))
+    for op, args in edits:
+        TRIP_OPS[op].apply(out, validate_args(op, args), OpContext(actor_id="u1", now=""))
     return out
 
 
 def every_fix_clears(t: Trip, finding, day: int = 0, weather=None) -> None:
+    """Every fix, its edits applied in order, clears its finding and adds none on any day."""
     assert finding.fixes, finding
+    before = {f.key for d in range(len(t.days)) for f in review(t, d, weather).findings}
     for fix in finding.fixes:
-        after = apply(t, fix.op, fix.args)
+        after = apply_all(t, fix.edits)
         keys = {f.key for d in range(len(after.days)) for f in review(after, d, weather).findings}
-        assert finding.key not in keys, (fix, keys)
+        assert finding.key not in keys and keys <= before, (fix, keys - before)
+
+
+def edits(finding) -> list:
+    return [[(op, args) for op, args in fix.edits] for fix in finding.fixes]
 
 
 # -- closed: every stop with a place ---------------------------------------------------------------
@@ -87,7 +98,7 @@ def test_a_museum_on_the_weekday_it_is_closed_moves_to_a_day_it_is_open():
     assert finding.severity == "warning"    # usual weekly hours, not confirmed for the date
     assert finding.message == "“Museu do Azulejo” is closed all day on Mon 14 Dec (its usual opening hours)."
     assert [(f.op, f.args.get("toDayId")) for f in finding.fixes] == [("move_stop", "d2")]
-    assert finding.fixes[0].label == "Move “Museu do Azulejo” to Day 2"
+    assert finding.fixes[0].label == "Move “Museu do Azulejo” to Day 2 (Tue 15 Dec)"   # after the viewpoint: 10:00
     every_fix_clears(t, finding)
     assert review(t).status == "warning"
 
@@ -98,16 +109,21 @@ def test_a_visit_after_closing_gets_a_set_time_or_another_day_that_fits():
              [stop("c", "Coffee", duration_min=90)])
     finding = only(review(t, 1), "closed")
     assert "does not fit its usual opening hours" in finding.message and "30 minutes" not in finding.message
-    # No set time that day can follow a 12-hour walk; Monday is closed; Wednesday after the coffee fits.
-    assert [(f.op, f.args) for f in finding.fixes] == [
-        ("move_stop", {"stopId": "m", "toDayId": "d3", "position": 1})]
+    # No set time that day can follow a 12-hour walk; Monday is closed; Wednesday after the coffee fits,
+    # and so does the museum before the walk, at opening time (two edits, one fix).
+    assert edits(finding) == [
+        [("move_stop", {"stopId": "m", "toDayId": "d3", "position": 1})],
+        [("swap_stops", {"stopId": "m", "otherStopId": "x"}), ("update_stop", {"stopId": "m", "setTime": "10:00"})]]
+    assert finding.fixes[1].label == "Move “Museu do Azulejo” before “Long walk” at 10:00"
+    assert finding.fixes[1].op is None and finding.fixes[1].to_json()["edits"][1]["op"] == "update_stop"
     every_fix_clears(t, finding, 1)
-    # At 17:30 for an hour: the first start that fits the day is offered.
+    # At 17:30 for an hour: the nearest start that fits (17:00), or a visit cut to what is left of the hours.
     t = trip([], [stop("x", "Coffee", duration_min=30), stop("m", "Museu do Azulejo", "p_museum", set_time="17:30")])
     finding = only(review(t, 1), "closed")
     assert finding.message.endswith("(it closes at 18:00).")
-    set_time = [f for f in finding.fixes if f.op == "update_stop"]
-    assert set_time and set_time[0].args == {"stopId": "m", "setTime": "10:00"}
+    assert [f.label for f in finding.fixes] == ["Set “Museu do Azulejo” to 17:00",
+                                                "Shorten “Museu do Azulejo” to 30 min",
+                                                "Move “Museu do Azulejo” before “Coffee” at 17:00"]
     every_fix_clears(t, finding, 1)
 
 
@@ -123,7 +139,8 @@ def test_a_visit_fits_to_the_minute_without_a_buffer_and_a_meal_keeps_its_buffer
                        duration_min=60)])
     finding = only(review(lunch), "closed")
     assert "with 30 minutes before closing (it closes at 15:00)" in finding.message
-    assert [f.args for f in finding.fixes if f.op == "update_stop"] == [{"stopId": "l", "setTime": "12:00"}]
+    # The nearest start that leaves the meal and its 30 minutes (13:30), or a 45-minute lunch (not below half).
+    assert [f.args for f in finding.fixes] == [{"stopId": "l", "setTime": "13:30"}, {"stopId": "l", "durationMin": 45}]
     every_fix_clears(lunch, finding)
 
 
@@ -214,13 +231,13 @@ def test_an_outdoor_stop_on_a_wet_forecast_day_moves_to_the_driest_day_or_swaps_
     assert sorted(f.stop_ids for f in result.findings if f.kind == "weather") == [("p",), ("v",)]
     finding = next(f for f in result.findings if f.stop_ids == ("p",))
     assert finding.severity == "warning" and result.status == "warning"
-    assert finding.message == ("“Jardim da Estrela” is outdoors, and the forecast for 2026-12-14 says an 80 % "
+    assert finding.message == ("“Jardim da Estrela” is outdoors, and the forecast for Mon 14 Dec says an 80% "
                                "chance of rain.")
     moves = [f for f in finding.fixes if f.op == "move_stop"]
     swaps = [f for f in finding.fixes if f.op == "swap_stops"]
     assert [m.args["toDayId"] for m in moves] == ["d3"], "the driest day: 10 %"
     assert [s.args for s in swaps] == [{"stopId": "p", "otherStopId": "m2"}]
-    assert swaps[0].label == "Swap “Jardim da Estrela” with “LX Factory” from Day 3"
+    assert swaps[0].label == "Swap “Jardim da Estrela” with “LX Factory” from Day 3 (Wed 16 Dec)"
     every_fix_clears(t, finding, weather=WEATHER)
     # A swap that would close the indoor stop (the museum on a Monday) is never offered.
     closed_monday = trip([stop("p", "Jardim da Estrela", "p_park")], [], [stop("m", "Museu do Azulejo", "p_museum")])
@@ -228,7 +245,7 @@ def test_an_outdoor_stop_on_a_wet_forecast_day_moves_to_the_driest_day_or_swaps_
 
 
 @pytest.mark.parametrize("day_weather, reason", [
-    (forecast(70), "a 70 % chance of rain"), (forecast(40, 5.0), "5 mm of rain"),
+    (forecast(70), "a 70% chance of rain"), (forecast(40, 5.0), "5 mm of rain"),
     (forecast(10, 0.5, 95), "thunderstorms"), (forecast(10, 0.5, 73), "snow"), (forecast(69, 4.9, 61), None),
 ])
 def test_what_counts_as_wet(day_weather, reason):

@@ -11,7 +11,7 @@ from datetime import date
 
 import pytest
 
-from app.planner.shortest import day_stops
+from app.review.ordering import day_stops
 from app.planner.shortest_order import EXACT_LIMIT, shortest_order
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import MATRIX_PATH, google_settings, weekly

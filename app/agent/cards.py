@@ -41,7 +41,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..trips.model import Trip
-from ..trips.ops import Kind
+from ..fields import CurrencyCode
+from ..trips.ops import MINOR_UNITS, Kind
 
 MAX_ELEMENTS = 60           # elements in one spec (counted before cleaning)
 MAX_DEPTH = 6               # the root is depth 1
@@ -126,12 +127,12 @@ class ComparisonProps(Props):
 
 class BudgetLine(Props):
     label: Title
-    amountMinor: int = Field(ge=0, le=100_000_000, description="in minor units (cents)")
+    amountMinor: int = Field(ge=0, le=100_000_000, description=MINOR_UNITS)
 
 
 class BudgetEstimateProps(Props):
     title: Title | None = None
-    currency: str = Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. EUR")
+    currency: CurrencyCode
     lines: list[BudgetLine] = Field(min_length=1, max_length=12, description="1 to 12 lines")
     totalMinor: int = Field(ge=0, description="the sum of the lines' amountMinor")
     note: Note | None = None

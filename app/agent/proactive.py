@@ -7,19 +7,27 @@ then is the model asked for an `intervention_decision`, so a benign edit costs
 nothing and a burst of edits costs one call. The forecast watch
 (app/agent/watch.py) asks the same way when a risk appears without an edit.
 The model chooses; the server owns the facts: the patch it may pick is one of
-the fixes review computed (copied exactly), or an op of PATCH_OPS that
-validates and applies to the current trip; anything else is dropped.
+the fixes review computed and verified (by its id, stored exactly; several
+edits are one patch, `{"edits": [...]}`), or an op of PATCH_OPS that
+validates and applies to the current trip; anything else is dropped. When it
+speaks up without a usable pick and a risk has a computed fix, that fix is
+the patch. A suggestion remembers the finding its fix clears (resolve.py
+marks it `resolved` once that finding is gone).
 
 - shouldNotify, confidence >= AI_PROACTIVE_THRESHOLD, a usable patch:
   an assistant message and a pending suggestion (members see a toast);
 - shouldNotify otherwise: a quiet observation line, no toast;
 - not shouldNotify: nothing.
 
-Approval follows the seed exactly: edit rights (viewers 403), non-pending
-409, expired 409 (marked expired), version mismatch 409 (marked stale), then
-a claim with a single `UPDATE ... WHERE status = 'pending'` so concurrent
-approvals are first come, first served, then `apply_ops` attributed to the
-approver with the suggestion's version as base version.
+Approval: edit rights (viewers 403), non-pending 409, expired 409 (marked
+expired); when the trip moved on since the suggestion, the patch is checked
+again against the trip as it is (its finding still there, its edits still
+valid) and applied on it, so an unrelated edit costs nothing; a finding
+that is gone marks it resolved (409 `resolved`), edits that no longer apply
+mark it stale (409 `stale`) and the agent looks at the day again. Then a
+claim with a single `UPDATE ... WHERE status = 'pending'` so concurrent
+approvals are first come, first served, and `apply_ops` (one change, one
+timeline line) attributed to the approver.
 """
 
 from __future__ import annotations
@@ -35,17 +43,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from ..ids import new_id
 from ..ai import require_ai
-from ..errors import AppError, Conflict, NotFound
+from ..errors import AppError, NotFound
 from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
 from ..db import Tx
 from ..trips import store
-from ..trips.apply import apply_ops
+from ..trips.edits import as_patch
 from ..trips.events import OpsApplied
 from ..review.facts import stop_places, trip_country, trip_weather
-from ..review.findings import material_risks
-from . import timeline
+from ..review.findings import material_risks, review_day
 from .timeline import iso, now_dt
 from .snapshot import trip_snapshot
 from .watch import remember_seen
@@ -85,7 +92,8 @@ class PendingPatch(BaseModel):
 
 
 class InterventionDecision(BaseModel):
-    """Structured output `intervention_decision` (spec section 10)."""
+    """Structured output `intervention_decision` (spec section 10), plus the
+    id of the computed fix the model picks (`fixId`)."""
 
     model_config = ConfigDict(extra="forbid")
     shouldNotify: bool
@@ -95,6 +103,8 @@ class InterventionDecision(BaseModel):
     suggestion: str
     pendingPatch: PendingPatch | None
     expiresInMinutes: int | None
+    fixId: str | None = Field(default=None, description="The id of the computed fix to propose (preferred), "
+                                                        "or null.")
 
 
 EVAL_INSTRUCTIONS = """You watch a shared trip plan for a small group and speak up only for MATERIAL planning risks:
@@ -109,25 +119,32 @@ Answer with intervention_decision:
 - shouldNotify: true only if a member should hear about this now.
 - severity: low | medium | high; confidence: 0..1 that this is a real problem worth interrupting for.
 - reason: one sentence a member understands; suggestion: one short sentence proposing the change.
-- pendingPatch: the fix to propose, {op, args}. Prefer one of the computed fixes and copy its op and args
-  exactly (args as a JSON string). Use null when no fix fits. Never invent ids.
+- fixId: the id of the computed fix to propose (a fix may be several edits applied together). Prefer this.
+- pendingPatch: null when you give a fixId; otherwise your own single edit {op, args} (args as a JSON string),
+  or null when no fix fits. Never invent ids.
 - expiresInMinutes: how long the proposal stays useful (for example 120), or null."""
 
 
 # -- risks and patches ---------------------------------------------------------
 
 
-def _as_dict(finding: Any) -> dict:
+SUGGESTION_OPS = frozenset(name for name, spec in TRIP_OPS.items() if spec.agent)   # a computed fix's edits
+
+
+def risk_json(finding: Any) -> dict:
+    """A finding as the model and the suggestion see it (with its day)."""
     return finding.to_json() if hasattr(finding, "to_json") else dict(finding)
 
 
 def new_risks(before: Trip, after: Trip, places: dict | None = None, weather: dict | None = None) -> list[dict]:
     """Material risks present after the edit and not before (review rules, no I/O)."""
-    return [_as_dict(f) for f in material_risks(before, after, places=places, weather=weather)]
+    return [risk_json(f) for f in material_risks(before, after, places=places, weather=weather)]
 
 
-def offered_fixes(risks: list[dict]) -> list[dict]:
-    return [fix for risk in risks for fix in risk.get("fixes", []) if fix.get("op") in PATCH_OPS]
+def offered_fixes(risks: list[dict]) -> list[tuple[dict, dict]]:
+    """(risk, fix) for every computed fix a suggestion may carry."""
+    return [(risk, fix) for risk in risks for fix in risk.get("fixes", [])
+            if all(edit["op"] in SUGGESTION_OPS for edit in fix["edits"])]
 
 
 def _same_args(model_args: dict, fix_args: dict) -> bool:
@@ -145,22 +162,40 @@ def dry_run(trip: Trip, op: str, args: dict, actor_id: str = "agent") -> dict:
     return validated.model_dump(mode="json", exclude_unset=True)
 
 
-def choose_patch(decision: InterventionDecision, fixes: list[dict], trip: Trip) -> dict | None:
-    """The patch to store: a computed fix the model picked (exactly as the
-    server computed it), else the model's own PATCH_OPS op if it validates and
-    applies to this trip; None otherwise."""
+@dataclass(frozen=True)
+class Chosen:
+    patch: dict                  # {"edits": [...], "label"?, "op"?, "args"?}
+    finding: dict | None         # {id, kind, dayId, stopIds}: what the patch clears; None for the model's own edit
+
+
+def _fix_patch(risk: dict, fix: dict) -> Chosen:
+    edits = [(e["op"], e["args"]) for e in fix["edits"]]
+    return Chosen(as_patch(edits, label=fix["label"]),
+                  {"id": risk["id"], "kind": risk["kind"], "dayId": risk.get("dayId"), "stopIds": risk["stopIds"]})
+
+
+def choose_patch(decision: InterventionDecision, risks: list[dict], trip: Trip) -> Chosen | None:
+    """The patch to store: the computed fix the model picked (by id, or by
+    copying a one-edit fix), exactly as the server computed it; else the
+    model's own PATCH_OPS op if it validates and applies to this trip; else,
+    when a risk has a computed fix, the first one (the cheapest of the first
+    risk). None when there is nothing to propose."""
+    fixes = offered_fixes(risks)
     picked = decision.pendingPatch
-    if picked is None:
-        return None
-    for fix in fixes:
-        if fix["op"] == picked.op and _same_args(picked.args, fix["args"]):
-            return {"op": fix["op"], "args": fix["args"]}
-    args = {k: v for k, v in picked.args.items() if v is not None}
-    try:
-        return {"op": picked.op, "args": dry_run(trip, picked.op, args)}
-    except AppError:
-        log.info("agent evaluation: dropped a patch that does not apply (%s)", picked.op)
-        return None
+    for risk, fix in fixes:
+        if decision.fixId is not None and fix["id"] == decision.fixId:
+            return _fix_patch(risk, fix)
+    for risk, fix in fixes:
+        if picked is not None and len(fix["edits"]) == 1 and fix["edits"][0]["op"] == picked.op \
+                and _same_args(picked.args, fix["edits"][0]["args"]):
+            return _fix_patch(risk, fix)
+    if picked is not None:
+        args = {k: v for k, v in picked.args.items() if v is not None}
+        try:
+            return Chosen(as_patch([(picked.op, dry_run(trip, picked.op, args))]), None)
+        except AppError:
+            log.info("agent evaluation: dropped a patch that does not apply (%s)", picked.op)
+    return _fix_patch(*fixes[0]) if fixes else None
 
 
 # -- evaluation ------------------------------------------------------------------
@@ -243,17 +278,37 @@ class Evaluator:
         the AI limits) and record what it decided; False when the trip moved
         on meanwhile (nothing recorded). Raises AppError when the limits or
         the provider refuse."""
-        fixes = offered_fixes(risks)
+        usable = {id(fix) for _, fix in offered_fixes(risks)}
         payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
-             "fixes": [f for f in r.get("fixes", []) if f.get("op") in PATCH_OPS]} for r in risks]}
+             "fixes": [f for f in r.get("fixes", []) if id(f) in usable]} for r in risks]}
         decision = await require_ai(self.svc.ai).structured(
             feature="agent_eval", user_id=user_id, trip_id=trip.id, name="intervention_decision",
             schema=InterventionDecision, instructions=EVAL_INSTRUCTIONS,
             input=json.dumps(payload, ensure_ascii=False), max_output_tokens=EVAL_MAX_OUTPUT_TOKENS)
-        return await self.record(trip, decision, choose_patch(decision, fixes, trip))
+        return await self.record(trip, decision, choose_patch(decision, risks, trip))
 
-    async def record(self, trip: Trip, decision: InterventionDecision, patch: dict | None) -> bool:
+    async def reconsider(self, trip_id: str, day_id: str, user_id: str, why: str) -> None:
+        """Look at a day again (a suggestion for it could not apply): its
+        material findings as they are now go to the model like new ones."""
+        try:
+            entry = await self.svc.trip_cache.entry(trip_id)
+            trip = entry.trip
+            places, weather = await asyncio.gather(stop_places(self.svc.places, trip.all_stops(), trip_country(trip)),
+                                                   trip_weather(self.svc.weather, trip))
+            days = [d for d in trip.days if d.id == day_id]
+            risks = await asyncio.to_thread(lambda: [
+                risk_json(f) for d in days
+                for f in review_day(trip, d, entry.legs.get(d.id, []), trip.prefs, places, weather=weather,
+                                    trip_legs=dict(entry.legs)).findings if f.material])
+            if risks:
+                await self.decide(trip, risks, [why], user_id)
+        except NotFound:
+            pass
+        except AppError as exc:
+            log.info("agent re-evaluation skipped: %s", exc.code)
+
+    async def record(self, trip: Trip, decision: InterventionDecision, chosen: Chosen | None) -> bool:
         """Store the decision; False when the trip moved on since it was read."""
         if not decision.shouldNotify:
             return True
@@ -265,7 +320,8 @@ class Evaluator:
         def work(tx: Tx) -> bool:
             if tx.fetchval("SELECT version FROM trips WHERE id = ?", (trip.id,)) != trip.version:
                 return False  # the trip moved on; the edit that moved it gets its own evaluation
-            if decision.confidence >= threshold and patch is not None:
+            if decision.confidence >= threshold and chosen is not None:
+                patch = chosen.patch
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
                 message = store.append_message(tx, trip.id, role="assistant", source="threshold",
@@ -277,11 +333,12 @@ class Evaluator:
                 tx.touch(trip.id, "suggestions")
                 tx.execute(
                     "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
-                    "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at) "
-                    "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at, finding_json) "
+                    "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (suggestion_id, trip.id, message["id"], decision.severity, decision.confidence, reason, text,
                      json.dumps(patch, ensure_ascii=False), trip.version,
-                     iso(now + timedelta(minutes=minutes)), iso(now), iso(now)))
+                     iso(now + timedelta(minutes=minutes)), iso(now), iso(now),
+                     None if chosen.finding is None else json.dumps(chosen.finding, ensure_ascii=False)))
             else:
                 store.append_message(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
                                      parts=[{"type": "text", "text": reason or text},
@@ -291,92 +348,3 @@ class Evaluator:
             return True
 
         return await svc.db.write(work)
-
-
-# -- approve and dismiss ---------------------------------------------------------
-
-
-async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
-    """The suggestion's row and the trip's current version, read together (one
-    snapshot: another approval commits either before both or after both)."""
-    row = await svc.db.fetchone(
-        f"SELECT {timeline.SUGGESTION_COLUMNS}, (SELECT version FROM trips WHERE id = ?) AS current_version "
-        "FROM agent_suggestions WHERE id = ? AND trip_id = ?", (trip_id, suggestion_id, trip_id))
-    if row is None:
-        raise NotFound("Suggestion not found", code="suggestion_not_found")
-    return row
-
-
-async def _mark(svc: AgentDeps, trip_id: str, suggestion_id: str, status: str, *, only_from: str = "pending") -> None:
-    now = iso(now_dt(svc))
-
-    def work(tx: Tx) -> None:
-        tx.touch(trip_id, "suggestions")
-        tx.execute("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
-                   (status, now, suggestion_id, only_from))
-
-    await svc.db.write(work)
-
-
-async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
-    """Hide the suggestion for this member only; the shared record is untouched.
-    The trip's open pages are told (a `suggestion` event), so the member's
-    other devices drop the card too; everyone else's read finds it unchanged."""
-    await _suggestion(svc, trip_id, suggestion_id)
-    now = iso(now_dt(svc))
-
-    def work(tx: Tx) -> None:
-        tx.execute(
-            "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
-            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, now))
-        tx.touch(trip_id, "suggestions")
-
-    await svc.db.write(work)
-    return {"dismissed": True}
-
-
-async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str):
-    """Apply a pending suggestion's patch as `user_id` (edit rights already
-    checked by the route); returns `Applied`. 409s per the seed's rules."""
-    row = await _suggestion(svc, trip_id, suggestion_id)
-    if row["status"] != "pending":
-        raise Conflict(f"This suggestion is {timeline.suggestion_dto(row)['status']}, not pending",
-                       code="not_pending", suggestionStatus=timeline.suggestion_dto(row)["status"])
-    if row["expires_at"] is not None and row["expires_at"] <= iso(now_dt(svc)):
-        await _mark(svc, trip_id, suggestion_id, "expired")
-        raise Conflict("This suggestion has expired", code="expired")
-    version = row["current_version"]
-    # The agent's patch answers a risk in the trip as it was: any change makes
-    # it stale. An outside assistant's proposal is an explicit edit the group
-    # reads before approving (filed several at a time): it applies to the trip
-    # as it is now, and is stale only when it no longer applies.
-    proposal = row["proposed_by"] is not None
-    if version != row["trip_version"] and not proposal:
-        await _mark(svc, trip_id, suggestion_id, "stale")
-        raise Conflict("The trip changed since this suggestion was made", code="stale", currentVersion=version)
-    patch = json.loads(row["patch_json"])
-
-    def claim(tx) -> None:
-        # Runs inside apply_ops' transaction: exactly one concurrent approval
-        # moves the row out of 'pending', and only if its change commits.
-        tx.touch(trip_id, "suggestions")
-        cursor = tx.execute(
-            "UPDATE agent_suggestions SET status = 'applied', applied_by = ?, updated_at = ? "
-            "WHERE id = ? AND status = 'pending'", (user_id, iso(now_dt(svc)), suggestion_id))
-        if cursor.rowcount != 1:
-            raise Conflict("Another member already applied this suggestion", code="not_pending")
-
-    try:
-        applied = await apply_ops(svc.trips, trip_id, user_id, [(patch["op"], patch["args"])],
-                                  base_version=None if proposal else row["trip_version"], source="suggestion",
-                                  claim=claim)
-    except Conflict as exc:
-        if exc.code == "stale":
-            await _mark(svc, trip_id, suggestion_id, "stale")
-        raise
-    except AppError as exc:
-        if exc.status in (401, 403, 429, 503):
-            raise  # not the patch's fault: someone else may still apply it
-        await _mark(svc, trip_id, suggestion_id, "stale")  # the patch no longer applies
-        raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
-    return applied

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..legs import Leg, by_pair, legs_for
+from ..money import format_money
 from ..trips.model import Trip
 from ..trips.schedule import clock_label, day_schedule
 
@@ -51,7 +52,9 @@ def trip_snapshot(trip: Trip, shown_legs: dict[str, list[Leg]] | None = None) ->
                                                              "lng": trip.dest_lng},
         "startDate": trip.start_date, "timezone": trip.timezone, "currency": trip.currency,
         "days": days,
-        "expenses": [{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
+        # `amount` as people read it, so the model never guesses a currency's decimals (1500 KWD is 1.500 KWD).
+        "expenses": [{"id": e.id, "title": e.title, "amount": format_money(e.amount_minor, e.currency),
+                      "amountMinor": e.amount_minor, "currency": e.currency,
                       "paidBy": e.paid_by, "dayId": e.day_id, "stopId": e.stop_id} for e in trip.expenses[:50]],
         "sharedPreferences": trip.prefs.model_dump(),
     }

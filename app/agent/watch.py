@@ -72,9 +72,12 @@ def watched_findings(trip: Trip, legs: dict[str, list], places: dict | None, wea
 
 
 class Decider(Protocol):
-    """What the watch asks about new risks (the agent's Evaluator, app/agent/proactive.py)."""
+    """What the watch asks about new risks (the agent's Evaluator, app/agent/proactive.py);
+    an approval that hit a real conflict asks it to look at the day again."""
 
     async def decide(self, trip: Trip, risks: list[dict[str, Any]], edit: list[str], user_id: str | None) -> bool: ...
+
+    async def reconsider(self, trip_id: str, day_id: str, user_id: str, why: str) -> None: ...
 
 
 class Watch:

@@ -7,7 +7,7 @@ same rules as the agent's evaluation (`material_risks`, with the trip's
 places and weather) say what new problem the change would bring, and that
 verdict goes with it. It is filed as a pending suggestion in the trip's
 timeline, attributed "Claude via Alice", and members approve or deny it with
-the agent's suggestion routes (app/agent/proactive.py applies it through
+the agent's suggestion routes (app/agent/suggestions.py applies it through
 apply_ops as the approving member). The trip is not touched here.
 """
 
@@ -27,6 +27,8 @@ from ..errors import NotFound
 from ..ids import new_id
 from ..review.facts import load_day, stop_places, trip_country, trip_weather
 from ..review.findings import material_risks
+from ..trips.apply import one_sentence
+from ..trips.edits import as_patch, patch_edits
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
 from .tokens import Caller, role_for
@@ -43,8 +45,7 @@ async def propose_op(svc: AssistantDeps, caller: Caller, trip_id: str, op_name: 
     await role_for(svc, caller, trip_id, needs=spec.role)
     validated = validate_args(op_name, args)
     trip = (await svc.trips.get(trip_id)).trip
-    patch = {"op": op_name, "args": validated.model_dump(mode="json", exclude_unset=True)}
-    return await _file(svc, caller, trip, patch)
+    return await _file(svc, caller, trip, as_patch([(op_name, validated.model_dump(mode="json", exclude_unset=True))]))
 
 
 async def propose_fix(svc: AssistantDeps, caller: Caller, trip_id: str, day_id: str, fix_id: str) -> dict:
@@ -53,15 +54,20 @@ async def propose_fix(svc: AssistantDeps, caller: Caller, trip_id: str, day_id: 
     ctx = await load_day(svc, trip_id, day_id)
     for finding in ctx.review().findings:
         for fix in finding.fixes:
-            if fix.id == fix_id:
-                return await _file(svc, caller, ctx.trip, {"op": fix.op, "args": fix.args})
+            if fix.id == fix_id:   # a fix may be several edits: one patch, one change, as the page applies it
+                return await _file(svc, caller, ctx.trip, as_patch(list(fix.edits), label=fix.label),
+                                   {"id": finding.id, "kind": finding.kind, "dayId": finding.day_id,
+                                    "stopIds": list(finding.stop_ids)})
     raise NotFound("That fix is not in the day's review any more: review the day again", code="fix_not_found")
 
 
-async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict) -> dict:
-    spec = TRIP_OPS[patch["op"]]
+async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, finding: dict | None = None) -> dict:
+    """File the patch (`{"edits": [...]}`); `finding`, for a review fix, is
+    the finding it clears: the suggestion resolves once that is gone."""
     after = trip.edit()
-    summary = spec.apply(after, validate_args(patch["op"], patch["args"]), OpContext(caller.user_id, ""))
+    ctx = OpContext(caller.user_id, "")
+    summary = one_sentence([TRIP_OPS[op].apply(after, validate_args(op, args), ctx)
+                            for op, args in patch_edits(patch)])
     verdict = await _review(svc, trip, after)
     now, suggestion_id = now_dt(svc), new_id()
 
@@ -76,10 +82,12 @@ async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict) -> 
         tx.execute(
             "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
             "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at, proposed_by, "
-            "proposed_as, review_json) VALUES (?, ?, ?, 'pending', ?, 1.0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "proposed_as, review_json, finding_json) "
+            "VALUES (?, ?, ?, 'pending', ?, 1.0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (suggestion_id, trip.id, message["id"], SEVERITY[verdict["status"]], verdict["text"], summary,
              json.dumps(patch, ensure_ascii=False), trip.version, iso(now + EXPIRY), iso(now), iso(now),
-             caller.user_id, caller.label, json.dumps(verdict, ensure_ascii=False)))
+             caller.user_id, caller.label, json.dumps(verdict, ensure_ascii=False),
+             None if finding is None else json.dumps(finding, ensure_ascii=False)))
 
     await svc.db.write(work)
     return {"suggestionId": suggestion_id, "status": "pending", "summary": summary, "review": verdict,

@@ -10,8 +10,6 @@ from ..meals import MEALS
 from ..preferences import EffectivePreferences
 from ..trips.model import Day, Trip
 
-FOOD_NOTE = ("Check allergies and dietary needs with the restaurant before you go: the map data can't "
-             "confirm them, and Wayline never claims a place meets one.")
 MEAL_TYPES = {key: list(meal.place_types) for key, meal in MEALS.items()}
 FOOD_TYPES = {"restaurant", "cafe", "bakery", "bar", "food_court", "coffee_shop", "tea_house", "meal_takeaway",
               "food"} | {t for types in MEAL_TYPES.values() for t in types}

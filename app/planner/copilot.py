@@ -27,7 +27,7 @@ from ..db import Tx
 from .deps import PlannerDeps
 from ..ids import utcnow
 from ..legs import by_pair
-from ..review.facts import DayContext
+from ..review.facts import DayContext, full_review
 from ..review.findings import ReviewResult
 from ..trips.schedule import clock_label, day_schedule
 
@@ -104,7 +104,7 @@ def cache_key(facts: dict, ask: CopilotQuestion) -> str:
 
 async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: CopilotQuestion) -> dict:
     ai = require_ai(svc.ai)
-    review = ctx.review()
+    review = await full_review(svc, ctx)
     facts = day_facts(ctx, review)
     key = cache_key(facts, ask)
     cached = await svc.db.fetchval("SELECT answer_json FROM copilot_cache WHERE key = ?", (key,))

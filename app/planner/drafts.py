@@ -18,7 +18,7 @@ from ..hours.rules import check_at
 from ..ids import iso, utcnow
 from ..legs import Leg, by_pair
 from ..review.facts import DayContext, FactSources
-from ..review.findings import day_fingerprint, review_day
+from ..review.findings import added_findings, day_fingerprint, review_day
 from ..trips.apply import Applied, apply_ops
 from ..trips.model import Day, Trip
 from ..trips.ops import simulate
@@ -94,7 +94,7 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
             raise Conflict(STALE, code="stale")
         if place_raw is not None:
             args = edits[0][1]
-            # A set time is on the day's own clock; a computed start may run past midnight.
+            # A set time is on the day plan's clock ("24:30" is 00:30 the next morning), in minutes like a start.
             start = (to_minutes(args["setTime"]) if args.get("setTime")
                      else preview.get("startMinutes", to_minutes(preview["startTime"])))
             check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=True)
@@ -157,9 +157,14 @@ def _preview(ctx: DayContext, day: Day, legs: list[Leg], slots: dict, refs: dict
                       "before": None if was is None else _side(was_stop[s.id], was, ctx.date, places),
                       "after": _side(s, slots[s.id], ctx.date, places)})
     findings = review_day(trip, day, legs, trip.prefs, places, weather=ctx.weather, with_fixes=False).findings
+    added = {f.id for f in added_findings(ctx.trip, trip, day.id, legs_before=ctx.legs, legs_after=legs, places=places,
+                                          weather=ctx.weather)}
+    shown = [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings]
     return {
         "summary": summary, "date": ctx.date, "stops": stops,
         "legs": [{**leg.to_json(), "fromStopId": ref(leg.from_stop_id), "toStopId": ref(leg.to_stop_id)}
                  for leg in legs],
-        "findings": [{**f.to_json(), "stopIds": [ref(i) for i in f.stop_ids]} for f in findings],
+        "findings": shown,
+        # What the draft would add to the day (a planner draft is never offered with any).
+        "added": [f for f in shown if f["id"] in added],
     }

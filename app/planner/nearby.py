@@ -7,23 +7,26 @@ applied as one change."""
 from __future__ import annotations
 
 import asyncio
-import math
+from datetime import date as date_type
 from typing import Any
 
 from .. import legs as legs_mod
 from ..errors import Invalid
-from ..hours.rules import CLOSING_BUFFER_MIN, check_at, first_start, hours_on
-from ..meals import MEAL_MINUTES, MEALS
+from ..hours.rules import check_at
+from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS
 from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
 from .deps import PlannerDeps
 from ..trips.model import Day, Stop, Trip
-from ..trips.schedule import day_schedule, to_hhmm
+from ..trips.schedule import day_schedule, to_hhmm, to_service_time
 from ..providers.maps import in_country
 from ..review.facts import DayContext, trip_country
+from ..review.findings import added_findings
+from ..review.issues import PlaceBook
+from ..review.starts import fits_ranges, start_options, start_ranges
 from ..trips.ops import simulate
 from .drafts import new_refs, store_draft
-from .candidates import (FOOD_NOTE, MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
+from .candidates import (MEAL_TYPES, DEFAULT_EXPLORE_TYPES, centre, cuisine_types, interest_types, is_food,
                          score, usable)
 
 NO_HOURS_NOTE = "No opening hours are listed for this place; check before you go."
@@ -43,12 +46,13 @@ def _insertion_after(day: Day, slots, meal: str) -> str | None:
     return (before[-1] if before else day.stops[0]).id
 
 
-def _cheapest_after(day: Day, place: dict) -> str | None:
-    """The stop after which the place adds the least straight-line distance."""
+def _cheapest_afters(day: Day, place: dict) -> list[str | None]:
+    """The stops after which the place adds the least straight-line
+    distance, cheapest first (the last stop alone when none is located)."""
     points = [s for s in day.stops if s.lat is not None]
     if not points:
-        return day.stops[-1].id if day.stops else None
-    best, best_cost = day.stops[-1].id, math.inf
+        return [day.stops[-1].id if day.stops else None]
+    costs = []
     for i, stop in enumerate(day.stops):
         if stop.lat is None or stop.lng is None:
             continue
@@ -57,9 +61,8 @@ def _cheapest_after(day: Day, place: dict) -> str | None:
         if nxt is not None and nxt.lat is not None and nxt.lng is not None:
             cost += haversine_m(place["lat"], place["lng"], nxt.lat, nxt.lng)
             cost -= haversine_m(stop.lat, stop.lng, nxt.lat, nxt.lng)
-        if cost < best_cost:
-            best, best_cost = stop.id, cost
-    return best
+        costs.append((cost, -i, stop.id))
+    return [sid for _, _, sid in sorted(costs)]
 
 
 async def timed_insert(svc: PlannerDeps, ctx: DayContext, args: dict,
@@ -73,7 +76,7 @@ async def timed_insert(svc: PlannerDeps, ctx: DayContext, args: dict,
     slots = day_schedule(day, by_pair(legs))
     ref = next(iter(new_refs(ctx.day, day)))
     slot = next(s for s in slots if s.stop_id == ref)
-    return trip, day, {"start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
+    return trip, day, {"stopId": ref, "start": slot.start, "end": slot.end, "earliest": slot.earliest}, legs
 
 
 def _edits(args: dict, replaces: str | None) -> list[tuple[str, dict]]:
@@ -134,25 +137,47 @@ async def suggest(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: Effect
     return out
 
 
-def _makes_a_set_time_late(ctx: DayContext, slots, day, legs) -> bool:
-    """Whether the day with the suggestion reaches a set-time stop too late
-    when it was reachable before."""
-    late_before = {s.stop_id for s in slots if s.earliest > s.start}
-    return any(s.earliest > s.start and s.stop_id not in late_before
-               for s in day_schedule(day, by_pair(legs)))
+POSITIONS_TRIED = 3          # places in the day tried for one suggestion, the preferred first
 
 
 async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
                           replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
     """(what the person sees, the draft's edits, the place JSON for the hours
-    re-check on apply), or None when the place does not fit the day."""
+    re-check on apply), or None when the place fits nowhere in the day: a
+    replacement where the old meal is; a new meal after the stop before its
+    usual time, else the next nearest to it; an explored place where it adds
+    the least distance, else the next cheapest."""
     food = not explore or is_food(place)
+    afters: list[str | None]
+    if replaced is not None:
+        afters = [replaced.id]
+    elif explore:
+        afters = list(_cheapest_afters(ctx.day, place))
+    else:
+        assert meal is not None, "a place to eat is always for a meal"
+        first = _insertion_after(ctx.day, slots, meal)
+        target = MEALS[meal].target
+        by_time = sorted(zip(ctx.day.stops, slots), key=lambda pair: abs(pair[1].end - target))
+        afters = list(dict.fromkeys([first, *(s.id for s, _ in by_time)]))
+    for after_id in afters[:POSITIONS_TRIED]:
+        found = await _suggestion_at(svc, ctx, place, meal, explore, food, after_id, replaced)
+        if found is not None:
+            return found
+    return None
+
+
+async def _suggestion_at(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, food: bool,
+                         after_id: str | None, replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
+    """The suggestion after `after_id`, or None when it does not fit there:
+    its hours (a restaurant: the whole meal plus 30 minutes; no hours:
+    never), a meal's usual window (a set time where the computed start is
+    early), and nothing the review would newly flag on the day (a set time
+    pushed out of reach, a path that crosses itself, rain on an outdoor
+    visit, more stops than the pace holds)."""
     if explore:
-        after_id = _cheapest_after(ctx.day, place)
         duration = PACE_VISIT_MIN[ctx.trip.prefs.pace]
     else:
         assert meal is not None, "a place to eat is always for a meal"
-        after_id = replaced.id if replaced else _insertion_after(ctx.day, slots, meal)
         duration = replaced.duration_min if replaced else MEAL_MINUTES[meal]
     args: dict[str, Any] = {"dayId": ctx.day.id, "kind": "food" if food else "sight", "name": place["name"][:120],
                             "placeId": place["placeId"], "lat": place["lat"], "lng": place["lng"],
@@ -166,25 +191,27 @@ async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, e
     if replaced is not None and replaced.set_time:
         args["setTime"] = replaced.set_time     # the meal keeps its appointment if the new place allows it
     replaces = replaced.id if replaced else None
-    _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
-    if _makes_a_set_time_late(ctx, slots, day, legs):
-        return None   # it would push a fixed appointment (a booked lunch) out of reach
+    book = PlaceBook({place["placeId"]: place["raw"]})
+    trip, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+    new_stop = next(s for s in day.stops if s.id == slot["stopId"])
+    if food and book.hours(new_stop, date_type.fromisoformat(ctx.date)) is None:
+        return None   # no hours: never treated as open
+    ranges = start_ranges(new_stop, ctx.date, book)
     start = slot["start"]
-    hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
-    if food and not hours.fits:
-        # A later start that fits becomes a set time (the meal waits for the
-        # opening); none: the place is not suggested. No hours: never open.
-        later = first_start(hours_on(place["raw"], ctx.date, meal=True), start, duration, CLOSING_BUFFER_MIN)
-        if later is None:
+    if not fits_ranges(ranges, start):
+        # A later start that fits (the hours, a meal's window) becomes a set
+        # time: the meal waits for the opening; none, or a sight: not offered.
+        options = start_options(ranges, slot["earliest"], start, most=1) if food else []
+        if not options:
             return None
-        args["setTime"] = to_hhmm(later)
-        start = later
-        hours = check_at(place["raw"], ctx.date, later, duration, meal=True)
-        _, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
-        if _makes_a_set_time_late(ctx, slots, day, legs):
-            return None   # waiting for the opening pushes what follows out of reach
-    elif not food and hours.status != "none" and not hours.fits:
+        args["setTime"] = to_service_time(options[0])
+        trip, day, slot, legs = await timed_insert(svc, ctx, args, replaces)
+        start = slot["start"]
+    places = {**(ctx.places or {}), place["placeId"]: place["raw"]}
+    if added_findings(ctx.trip, trip, ctx.day.id, legs_before=ctx.legs, legs_after=legs, places=places,
+                      weather=ctx.weather):
         return None
+    hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
     note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
     before = next((s.id for s, n in zip(ctx.day.stops, ctx.day.stops[1:]) if n.id == replaces), None)
     shown = {

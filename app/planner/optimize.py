@@ -31,7 +31,7 @@ from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
 from ..hours.rules import check_at
-from ..meals import MEAL_MINUTES, MEALS, meal_for
+from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
 from ..ai import require_ai
@@ -39,9 +39,10 @@ from .deps import PlannerDeps
 from ..review.facts import DayContext, trip_country
 from ..trips.ops import simulate
 from .drafts import new_refs, preview_draft, store_draft
-from .shortest import SAVING_WORTH_MIN, day_stops, order_edits, solve, summary_of
+from ..review.ordering import day_stops, order_edits
+from .shortest import SAVING_WORTH_MIN, solve, summary_of
 from .shortest_order import EXACT_LIMIT, free_count
-from .candidates import FOOD_NOTE, centre, cuisine_types, interest_types, is_food, score, usable
+from .candidates import centre, cuisine_types, interest_types, is_food, score, usable
 from ..preferences import PACE_STOPS, PACE_VISIT_MIN, EffectivePreferences
 from ..trips.model import Day
 from ..trips.schedule import clock_label, day_schedule
@@ -317,19 +318,74 @@ async def optimize_day(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: E
     candidates = await collect_candidates(svc, ctx, prefs)
     facts = plan_facts(ctx, candidates)
 
+    checked: list[CheckedPlan] = []
+
     async def to_draft(plan: PlanDay) -> dict:
-        return await build_draft(svc, ctx, check_plan(plan, facts), facts.candidates)
+        checked.append(check_plan(plan, facts))
+        return await build_draft(svc, ctx, checked[-1], facts.candidates)
 
     draft = await ai.structured(feature="plan_day", user_id=user_id, trip_id=ctx.trip.id, name="plan_day",
                                     schema=plan_schema(facts), instructions=PLAN_INSTRUCTIONS,
                                     input=[{"role": "user", "content": model_input(ctx, candidates, prefs)}],
                                     max_output_tokens=PLAN_MAX_OUTPUT_TOKENS, validate=to_draft)
+    draft = await repaired(svc, ctx, checked[-1], facts.candidates, draft)
     shortest = await shortest_alternative(svc, ctx, draft, candidate_places(facts.candidates))
+    if shortest is not None and shortest["preview"]["added"]:
+        shortest = None   # never offered with a new finding
     draft["travel"]["optimalMin"] = shortest["travel"]["afterMin"] if shortest else None
     out = {"draft": {"id": await store_plan(svc, ctx, user_id, draft), **draft}}
     if shortest and draft["travel"]["afterMin"] - shortest["travel"]["afterMin"] >= SAVING_WORTH_MIN:
         out["shortestDraft"] = {"id": await store_plan(svc, ctx, user_id, shortest), **shortest}
     return out
+
+
+async def repaired(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candidates: dict, draft: dict) -> dict:
+    """The draft, or its repair when it would add a warning or a problem to
+    the day (preview.added): the model's picks in the exact shortest order
+    that fits every set time, hours and meal; else without the additions
+    the new findings name, one at a time; else the picks in the day's own
+    order; else no change. The summary says what was left out and why."""
+    if not draft["preview"]["added"]:
+        return draft
+    reason = draft["preview"]["added"][0]["message"]
+    alternative = await shortest_alternative(svc, ctx, draft, candidate_places(candidates))
+    if alternative is not None and not alternative["preview"]["added"]:
+        alternative["preview"]["summary"] = (f"{plan.summary} Wayline put the stops in another order, because in "
+                                             f"the suggested one: {reason}")
+        return alternative
+    notes = []
+    while draft["preview"]["added"] and plan.additions:
+        culprit = _culprit(draft, plan)
+        notes.append(f"Left out “{candidates[culprit]['name']}”: {draft['preview']['added'][0]['message']}")
+        plan = plan.model_copy(update={"additions": [a for a in plan.additions if a.placeId != culprit]})
+        try:
+            draft = await build_draft(svc, ctx, plan, candidates)
+        except PlanRejected:
+            continue   # a restaurant that no longer fits its hours goes next
+    kept: dict | None = draft
+    if draft["preview"]["added"]:
+        added = draft["preview"]["added"][0]["message"]
+        notes.append(f"Kept the day's order: the suggested one would bring this: {added}")
+        current = [s.id for s in ctx.day.stops if not s.set_time]
+        try:
+            kept = await build_draft(svc, ctx, plan.model_copy(update={"order": current}), candidates)
+        except PlanRejected:
+            kept = None
+    if kept is None or kept["preview"]["added"]:
+        return await preview_draft(svc, ctx, [], "No part of this plan fits the day without a new problem, so "
+                                                 "nothing changes.")
+    kept["preview"]["summary"] = " ".join([plan.summary, *notes])
+    return kept
+
+
+def _culprit(draft: dict, plan: CheckedPlan) -> str:
+    """The added place the first new finding names (else the last one added)."""
+    places = {s["ref"]: s["placeId"] for s in draft["preview"]["stops"] if s["added"]}
+    for finding in draft["preview"]["added"]:
+        named = [places[ref] for ref in finding["stopIds"] if ref in places]
+        if named:
+            return named[0]
+    return plan.additions[-1].placeId
 
 
 async def store_plan(svc: PlannerDeps, ctx: DayContext, user_id: str, draft: dict) -> str:

@@ -21,15 +21,14 @@ import asyncio
 from dataclasses import dataclass
 
 from ..errors import Conflict, Invalid, Unavailable
-from ..hours.rules import buffer_for, hours_on
 from ..legs import choose_mode, estimate, haversine_m
-from ..meals import MEALS
 from .deps import PlannerDeps
 from ..trips.model import Day
 from ..trips.schedule import to_minutes
 from ..review.facts import DayContext, FactSources
+from ..review.ordering import day_stops, order_edits
 from .drafts import preview_draft, store_draft
-from .shortest_order import EXACT_LIMIT, DayStop, ShortestOrder, shortest_order
+from .shortest_order import EXACT_LIMIT, ShortestOrder, shortest_order
 
 MAX_STOPS = 25          # as Optimize my day
 SAVING_WORTH_MIN = 5    # Optimize offers the shortest order when it saves at least this much
@@ -97,46 +96,12 @@ async def travel_matrix(svc: FactSources, stops: list, prefs) -> Matrix:
     return Matrix(travel, estimated)
 
 
-def allowed_starts(stop, date: str, places: dict | None) -> tuple[tuple[int, int], ...] | None:
-    """Start minutes at which the stop fits its hours and its meal window (None: any)."""
-    ranges: list[tuple[int, int]] | None = None
-    raw = (places or {}).get(stop.place_id) if stop.place_id else None
-    meal = stop.kind == "food"
-    hours = hours_on(raw, date, meal=meal) if raw is not None else None
-    if hours is not None:
-        need = stop.duration_min + buffer_for(meal)
-        ranges = [(max(o, 0), c - need) for o, c in hours.spans if c - need >= max(o, 0)]
-    window = MEALS[stop.meal].window if stop.meal in MEALS else None   # any stop with a meal, as the review judges it
-    if window is not None:
-        lo, hi = window
-        ranges = [(lo, hi)] if ranges is None else [(max(a, lo), min(b, hi)) for a, b in ranges
-                                                    if max(a, lo) <= min(b, hi)]
-    return None if ranges is None else tuple(ranges)
-
-
-def day_stops(day: Day, date: str, places: dict | None) -> list[DayStop]:
-    return [DayStop(s.id, s.duration_min, to_minutes(s.set_time) if s.set_time else None,
-                    None if s.set_time else allowed_starts(s, date, places), s.kind) for s in day.stops]
-
-
 async def solve(svc: FactSources, ctx: DayContext, day: Day, places: dict | None) -> tuple[ShortestOrder, Matrix]:
     matrix = await travel_matrix(svc, day.stops, ctx.trip.prefs)
     start = to_minutes(day.start_time or "09:00")
     # CPU for tens of milliseconds at 12 free stops: off the event loop.
     result = await asyncio.to_thread(shortest_order, day_stops(day, ctx.date, places), matrix.travel_s, start)
     return result, matrix
-
-
-def order_edits(day: Day, target: list[str]) -> list[tuple[str, dict]]:
-    """move_stop ops that turn the day's order into `target` (existing ids only)."""
-    current = [s.id for s in day.stops]
-    edits: list[tuple[str, dict]] = []
-    for k, sid in enumerate(target):
-        if current[k] != sid:
-            edits.append(("move_stop", {"stopId": sid, "toDayId": day.id, "position": k}))
-            current.remove(sid)
-            current.insert(k, sid)
-    return edits
 
 
 def summary_of(result: ShortestOrder, matrix: Matrix) -> str:
@@ -181,6 +146,9 @@ async def shortest_preview(svc: FactSources, ctx: DayContext) -> dict:
     require_order(result, ctx.day)
     edits = order_edits(ctx.day, list(result.order))
     draft = await preview_draft(svc, ctx, edits, summary_of(result, matrix))
+    if draft["preview"]["added"]:   # never offered with a new finding (an order can still cross itself)
+        raise Conflict(f"The shortest order would bring a new problem: {draft['preview']['added'][0]['message']} "
+                       "Nothing was changed.", code="no_order")
     draft["travel"].update(optimalMin=draft["travel"]["afterMin"], exact=result.exact,
                            estimated=matrix.estimated, freeStops=sum(1 for s in ctx.day.stops if not s.set_time),
                            exactLimit=EXACT_LIMIT)

@@ -75,10 +75,13 @@ class ShortestOrder:
 
 def shortest_order(stops: Sequence[DayStop],
                    travel_s: Sequence[Sequence[int | None]] | Mapping[tuple[str, str], int | None],
-                   day_start: int = 540) -> ShortestOrder:
+                   day_start: int = 540, *, explain: bool = True) -> ShortestOrder:
     """`travel_s[i][j]` (by position in `stops`) or `travel_s[(from_id, to_id)]`:
     seconds from stop i to stop j, None (or absent from a mapping) when there is
-    no way. Raises ValueError on malformed input."""
+    no way. Raises ValueError on malformed input. `explain=False` leaves out
+    the blocker of an infeasible day (its search for the constraint that
+    blocks costs several more searches; the review's fix search does not
+    need it)."""
     day = _prepare(stops, travel_s, day_start)
     current = list(range(len(day.ids)))
     before_cost, before_starts, before_fault = _timing(day, current)
@@ -93,7 +96,7 @@ def shortest_order(stops: Sequence[DayStop],
         best = current if before_fault is None else None   # the current order is optimal (or no worse)
     if best is None:
         return ShortestOrder(tuple(day.ids), dict(zip(day.ids, before_starts)), before_cost, None,
-                             exact, False, _diagnose(day, graph, exact), outside)
+                             exact, False, _diagnose(day, graph, exact) if explain else None, outside)
     cost, starts, _ = _timing(day, best)
     return ShortestOrder(tuple(day.ids[i] for i in best), {day.ids[i]: s for i, s in zip(best, starts)},
                          before_cost, cost, exact, True, None, outside)

@@ -16,7 +16,9 @@ from collections.abc import Iterable
 
 from ..errors import NotFound, Unavailable
 from ..hours.countries import country_of_timezone
-from ..legs import Leg
+from ..legs import Leg, haversine_m
+from ..meals import MEALS
+from ..planner.candidates import is_food, usable
 from ..providers.maps import PlacesProvider, in_country
 from ..providers.weather import Weather
 from ..trips.dto import TripCache
@@ -43,9 +45,9 @@ class DayContext:
     def date(self) -> str:
         return self.trip.dated(self.day)
 
-    def review(self) -> ReviewResult:
+    def review(self, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
-                          trip_legs=self.trip_legs)
+                          trip_legs=self.trip_legs, alternatives=alternatives)
 
     def fingerprint(self) -> str:
         return day_fingerprint(self.trip, self.day)
@@ -57,6 +59,44 @@ class FactSources(Protocol):
     trip_cache: TripCache
     places: PlacesProvider
     weather: Weather
+
+
+async def full_review(sources: FactSources, ctx: DayContext) -> ReviewResult:
+    """The day's review as the page and the copilot see it: when a meal's
+    place is ruled out and nothing else clears it, places nearby serving the
+    same meal (the provider's search, cached) are looked up and the fix
+    search may offer one of them instead."""
+    result = ctx.review()
+    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and not f.fixes and f.severity != "info"
+             for sid in f.stop_ids}
+    meals = [s for s in ctx.day.stops if s.id in stuck and s.kind == "food" and s.meal in MEALS and s.lat is not None]
+    if not meals:
+        return result
+    found = await asyncio.gather(*(meal_alternatives(sources.places, ctx, stop) for stop in meals))
+    alternatives = {stop.id: alts for stop, alts in zip(meals, found) if alts}
+    return ctx.review(alternatives) if alternatives else result
+
+
+REPLACEABLE = ("closed", "meal_time")
+ALTERNATIVES = 5                 # places tried for a meal, the nearest first
+ALTERNATIVE_RADIUS_M = 1500
+
+
+async def meal_alternatives(places: PlacesProvider, ctx: DayContext, stop: Stop) -> list[Json]:
+    """Open places nearby that serve the stop's meal (not already on the day),
+    nearest first, as review_day's `alternatives` take them."""
+    assert stop.lat is not None and stop.lng is not None and stop.meal is not None
+    lat, lng = stop.lat, stop.lng
+    try:
+        found = await places.search_nearby(lat, lng, radius_m=ALTERNATIVE_RADIUS_M,
+                                           types=list(MEALS[stop.meal].place_types))
+    except Unavailable:
+        return []
+    country = trip_country(ctx.trip)
+    usable_places = [p for p in found if usable(p, ctx.day) and is_food(p)]
+    usable_places.sort(key=lambda p: (haversine_m(lat, lng, p["lat"], p["lng"]), p["placeId"]))
+    return [{"placeId": p["placeId"], "name": p["name"], "lat": p["lat"], "lng": p["lng"],
+             "address": p.get("address"), "raw": in_country(p["raw"], country)} for p in usable_places[:ALTERNATIVES]]
 
 
 async def load_day(sources: FactSources, trip_id: str, day_id: str, *, review_facts: bool = True,

@@ -13,20 +13,24 @@ fix by id and lets its answer cache stay valid.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterable
 
+from ..hours.rules import hours_on
 from ..legs import Leg, by_pair, legs_for
 from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
-from .fixes import FixSearch
-from .issues import Candidate, Issue, Json, Key, PlaceBook, issue_key, quote as _q
+from ..trips.schedule import date_label
+from .fixes import FixSearch, SearchResult
+from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, quote as _q
+from .remedies import strategies_for
+from .why_not import no_fix_reason
 from .rules import detect
 
-MAX_CROSSINGS = 3                         # a path crossing itself more often needs Optimize, not a list
 MATERIAL_KINDS = {"unreachable", "overlap", "closed", "weather", "duplicate", "backtracking", "avoided_mode",
                   "long_walk", "expense_unlinked", "currency_mismatch"}
 
@@ -35,11 +39,23 @@ MATERIAL_KINDS = {"unreachable", "overlap", "closed", "weather", "duplicate", "b
 class Fix:
     id: str
     label: str
-    op: str
-    args: Json
+    edits: Edits
+
+    @property
+    def op(self) -> str | None:
+        """The op of a one-edit fix (the form older readers know); None for several."""
+        return self.edits[0][0] if len(self.edits) == 1 else None
+
+    @property
+    def args(self) -> Json | None:
+        return self.edits[0][1] if len(self.edits) == 1 else None
 
     def to_json(self) -> Json:
-        return {"id": self.id, "label": self.label, "op": self.op, "args": self.args}
+        out: Json = {"id": self.id, "label": self.label,
+                     "edits": [{"op": op, "args": args} for op, args in self.edits]}
+        if len(self.edits) == 1:
+            out["op"], out["args"] = self.edits[0]
+        return out
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,8 @@ class Finding:
     stop_ids: tuple[str, ...]
     fixes: tuple[Fix, ...] = ()
     day_id: str | None = None
+    no_fix_reason: str | None = None   # plain words, when there is no fix
+    count: int = 1                     # how often the problem occurs (path crossings)
 
     @property
     def key(self) -> Key:
@@ -62,17 +80,24 @@ class Finding:
         return self.kind in MATERIAL_KINDS and self.severity != "info"
 
     def to_json(self) -> Json:
-        return {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
-                "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
+        out: Json = {"id": self.id, "kind": self.kind, "severity": self.severity, "message": self.message,
+                     "stopIds": list(self.stop_ids), "fixes": [f.to_json() for f in self.fixes]}
+        if self.day_id is not None:
+            out["dayId"] = self.day_id
+        if self.no_fix_reason and not self.fixes:
+            out["noFixReason"] = self.no_fix_reason
+        return out
 
 
 @dataclass(frozen=True)
 class ReviewResult:
     status: str               # "ok" | "warning" | "problem"
     findings: tuple[Finding, ...]
+    not_checked: tuple[Json, ...] = ()   # checks that could not run: [{check, message, stopIds?}]
 
     def to_json(self) -> Json:
-        return {"status": self.status, "findings": [f.to_json() for f in self.findings]}
+        return {"status": self.status, "findings": [f.to_json() for f in self.findings],
+                "notChecked": list(self.not_checked)}
 
 
 def _hash(*parts: Any) -> str:
@@ -80,34 +105,94 @@ def _hash(*parts: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def fix_id(finding_id: str, edits: Edits) -> str:
+    # A one-edit fix keeps the id it always had (finding, op, args).
+    if len(edits) == 1:
+        return "x_" + _hash(finding_id, edits[0][0], edits[0][1])
+    return "x_" + _hash(finding_id, [[op, args] for op, args in edits])
 
-def _finding(trip: Trip, day: Day, issue: Issue, fixes: list[Candidate]) -> Finding:
-    fid = "f_" + _hash(trip.id, day.id, issue.kind, sorted(issue.stop_ids))
-    built = tuple(Fix("x_" + _hash(fid, op, args), label, op, args) for label, op, args in fixes)
-    return Finding(fid, issue.kind, issue.severity, issue.message, issue.stop_ids, built, day.id)
+
+def _finding(trip: Trip, day: Day, issue: Issue, result: SearchResult | None) -> Finding:
+    fid = "f_" + _hash(trip.id, day.id, issue.kind,
+                       [] if issue.kind in DAY_WIDE else sorted(issue.stop_ids))
+    fixes = tuple(Fix(fix_id(fid, c.edits), c.label, c.edits) for c in (result.fixes if result else []))
+    return Finding(fid, issue.kind, issue.severity, issue.message, issue.stop_ids, fixes, day.id,
+                   result.no_fix_reason if result else None, issue.count)
 
 
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
                places: dict[str, Json] | None = None, *, weather: dict[str, Json] | None = None,
                trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
-               book: PlaceBook | None = None) -> ReviewResult:
+               book: PlaceBook | None = None, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
     """The day's findings, worst first within the day's order of rules. Pure.
 
     `legs` are the day's legs as shown (TripDto); `places` maps a stop's
     placeId to its place JSON (Google, or OpenStreetMap with `source: osm`)
-    for the hours and weather rules (None or missing: unknown, so those rules
-    are silent for it); `weather` maps a date to app.providers.weather's day (forecast
-    or typical; None: the weather rule is silent); `trip_legs` are the other
+    for the hours and weather rules (None: no places provider; missing: not
+    known, so those rules are silent for it and the result says what could
+    not be checked); `weather` maps a date to app.providers.weather's day
+    (forecast or typical; None: unknown, likewise); `trip_legs` are the other
     days' shown legs (day id -> legs) for fixes that move a stop there
-    (estimated when missing). `book` may carry hours already computed."""
+    (estimated when missing). `book` may carry hours already computed.
+    `alternatives` (stop id -> places nearby serving the same meal, each
+    {placeId, name, lat, lng, address?, raw}) lets a fix replace a meal
+    when nothing else works."""
     known = by_pair(legs)
+    if alternatives:
+        places = {**(places or {}), **{a["placeId"]: a["raw"] for alts in alternatives.values() for a in alts}}
+        book = None
     book = book or PlaceBook(places)
     issues = detect(trip, day, legs_for(day, known, prefs), prefs, book, weather)
-    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues})
-    crossings = [i for i in issues if i.kind == "backtracking"]
-    shown = [i for i in issues if i.kind != "backtracking" or i in crossings[:MAX_CROSSINGS]]
-    findings = [_finding(trip, day, issue, search.fixes_for(issue) if with_fixes else []) for issue in shown]
-    return ReviewResult(_status(findings), tuple(findings))
+    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
+                       alternatives)
+    findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),
+                                                             functools.partial(no_fix_reason, search, issue))
+                         if with_fixes else None) for issue in issues]
+    return ReviewResult(_status(findings), tuple(findings), not_checked(trip, day, places, weather))
+
+
+def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
+                weather: dict[str, Json] | None) -> tuple[Json, ...]:
+    """The checks that could not run on this day, in plain words: opening
+    hours of stops whose place (or its hours) is unknown, and the weather
+    when it could not be read. A day that could not be checked never looks
+    fine by default."""
+    out = []
+    visits = [s for s in day.stops if s.kind not in NOT_VISITS]
+    unknown = [s for s in visits if s.place_id and (places is None or _no_hours(places.get(s.place_id),
+                                                                                 trip.day_date(day)))]
+    if unknown:
+        names = ", ".join(_q(s.name) for s in unknown[:3]) + (f" and {len(unknown) - 3} more"
+                                                             if len(unknown) > 3 else "")
+        why = "no place data could be read" if places is None else "no opening hours are known"
+        out.append({"check": "hours", "stopIds": [s.id for s in unknown],
+                    "message": f"Opening hours not checked for {names}: {why}."})
+    if visits and (weather is None or trip.dated(day) not in weather):
+        out.append({"check": "weather", "stopIds": [],
+                    "message": f"Weather not checked for {date_label(trip.dated(day))}: the forecast could "
+                               f"not be read."})
+    return tuple(out)
+
+
+def _no_hours(raw: Json | None, date: str | None) -> bool:
+    return raw is None or date is None or hours_on(raw, date, meal=False) is None
+
+
+def added_findings(before: Trip, after: Trip, day_id: str, *, legs_before: Iterable[Leg], legs_after: Iterable[Leg],
+                   places: dict[str, Json] | None = None, weather: dict[str, Json] | None = None) -> list[Finding]:
+    """The warnings and problems a change adds to one day (observations
+    aside): what a planner suggestion or draft must never bring. The same
+    rules as the review, on the legs each side shows."""
+    book = PlaceBook(places)
+    old_day = next(d for d in before.days if d.id == day_id)
+    new_day = next(d for d in after.days if d.id == day_id)
+    old = [f for f in review_day(before, old_day, legs_before, before.prefs, weather=weather, with_fixes=False,
+                                 book=book).findings if f.severity != "info"]
+    new = review_day(after, new_day, legs_after, after.prefs, weather=weather, with_fixes=False, book=book).findings
+    old_keys = {f.key for f in old}
+    crossings = sum(f.count for f in old if f.kind == "backtracking")
+    return [f for f in new if f.severity != "info" and (
+        f.key not in old_keys or (f.kind == "backtracking" and f.count > crossings))]
 
 
 def _status(findings: Iterable[Finding]) -> str:
@@ -146,14 +231,14 @@ def material_risks(before: Trip, after: Trip, *, legs_before: dict[str, list[Leg
             found = [f for f in review_day(before, old_days[d.id], (legs_before or {}).get(d.id, []), before.prefs,
                                            weather=weather, with_fixes=False, book=book).findings if f.material]
             old_keys |= {f.key for f in found}
-            old_crossings[d.id] = sum(f.kind == "backtracking" for f in found)
+            old_crossings[d.id] = sum(f.count for f in found if f.kind == "backtracking")
     risks: list[Finding] = []
     for d in changed:
         now = review_day(after, d, (legs_after or {}).get(d.id, []), after.prefs, weather=weather,
                          trip_legs=legs_after, book=book).findings
-        # A stop added on an existing crossing renames it; only more crossings are new.
-        more_crossings = sum(f.kind == "backtracking" for f in now) > old_crossings.get(d.id, 0)
-        risks += [f for f in now if f.material and f.key not in old_keys
+        # The path's one finding is new when it crosses itself more often than before.
+        more_crossings = sum(f.count for f in now if f.kind == "backtracking") > old_crossings.get(d.id, 0)
+        risks += [f for f in now if f.material and (f.key not in old_keys or f.kind == "backtracking")
                   and (f.kind != "backtracking" or more_crossings)]
     return risks + _budget_risks(before, after)
 
@@ -167,8 +252,8 @@ def _budget_risks(before: Trip, after: Trip) -> list[Finding]:
         prior = old.get(e.id)
         if prior is not None and prior.stop_id and prior.stop_id not in stops_after:
             fid = "f_" + _hash(after.id, "", "expense_unlinked", [e.id, prior.stop_id])
-            fix = Fix("x_" + _hash(fid, "delete_expense", {"expenseId": e.id}), f"Delete the expense {_q(e.title)}",
-                      "delete_expense", {"expenseId": e.id})
+            edits = (("delete_expense", {"expenseId": e.id}),)
+            fix = Fix(fix_id(fid, edits), f"Delete the expense {_q(e.title)}", edits)
             out.append(Finding(fid, "expense_unlinked", "warning",
                                f"The expense {_q(e.title)} was for {_q(names.get(prior.stop_id, 'a stop'))}, "
                                f"which was removed.", (prior.stop_id,), (fix,)))

@@ -1,216 +1,244 @@
-"""The fix search: candidate fixes are applied to copies of the trip and
-kept only when verified.
+"""The fix search: remedies (remedies.py) are applied to copies of the trip
+and kept only when verified, ranked by how little they change.
 
-Every fix is *verified* before it is offered: it is validated against
-TRIP_OPS and applied to a light copy of the trip, the day is re-timed (known
-legs reused, new pairs estimated exactly as app.legs would) and re-checked. A
-fix is kept only when it removes its finding and introduces no finding that
-was not there before, on this day and on any other day it changes (a move or
-a swap to another day). So every fix applies through `apply_ops` and helps.
+A fix is a list of registry edits applied together (`POST .../ops`): a set
+time, a move with a set time, several visits to other days. Every fix is
+*verified* before it is offered: its edits are validated against TRIP_OPS
+and applied, in order, to a copy-on-write copy of the trip; every day they
+change is re-timed (known legs reused, new pairs estimated exactly as
+app.legs would) and re-checked. A fix is kept only when its finding is gone
+and no finding appears that was not there before, on any day it changes
+(all of them when it changes the trip's travel choices). So every fix
+applies through `apply_ops` and helps.
+
+Ranking and bounds: the remedies of a finding come as strategies, each with
+the least a candidate of it can cost (edits weigh 1 for a set time or a
+removal, 2 for a shorter visit, a move within the day or a swap, 3 for a
+move to another day or another travel choice, 5 for another place). The
+strategies are tried cheapest first; each verifies at most a few of its
+candidates and gives at most one fix; the search stops once three fixes are
+found and no untried strategy could be cheaper. A budget of simulations
+bounds a pathological day.
+
+A leg between two stops that were never next to each other is estimated
+(app.legs); once applied, the routing provider times it. So when the day's
+legs come from a provider, a simulated day with such legs is checked with
+them 30% faster and 40% slower too, and a fix must hold in every case.
 """
 
 from __future__ import annotations
 
-from ..errors import AppError
-from ..legs import Leg, by_pair, legs_for
-from ..preferences import TripPreferences
-from ..trips.model import DAY_START, Day, Stop, Trip
-from ..trips.ops import simulate
-from ..trips.schedule import Slot, day_schedule, to_minutes
-from .clock_rules import MOVE_SLACK_MIN
-from .issues import Candidate, Elsewhere, Issue, Json, Key, Legs, PlaceBook, has_point, meters_between, quote as _q
-from .rules import detect
-from .weather_rule import indoor_visits
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
-MAX_SIMULATIONS = 160                     # bounds the fix search on a pathological day
-POSITIONS_PER_DAY = 4                     # cheapest insertion points tried on another day
-SWAPS_PER_DAY = 4                         # indoor visits tried for a swap on another day
+from ..errors import AppError
+from ..legs import Leg, by_pair, estimate_leg, legs_for
+from ..preferences import TripPreferences
+from ..trips.model import Day, Stop, Trip
+from ..trips.ops import simulate
+from ..trips.schedule import Slot, day_schedule
+from .issues import Edits, Issue, Json, Key, Legs, PlaceBook
+from .rules import CLOCK_RULES, detect
+from .starts import Ranges, start_ranges
+
+MAX_SIMULATIONS = 200       # bounds the fix search on a pathological day
+MAX_FIXES = 3               # per finding
+ESTIMATE_RANGE = (0.7, 1.4)  # how much faster or slower the provider may time a leg than our estimate
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A possible fix: what it says, its edits, and how much it changes."""
+
+    label: str
+    edits: Edits
+    cost: int                 # the sum of its edits' weights (module doc)
+    shift: int = 0            # minutes the plan moves: the smaller, the less it changes
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        return self.cost, self.shift, len(self.edits)
+
+
+@dataclass
+class Strategy:
+    """One way of clearing a finding: its candidates, the cheapest first."""
+
+    cost: int                                   # the least any of its candidates costs
+    candidates: Callable[[], Iterable[Candidate]]
+    tries: int = 3                              # at most this many are verified
+    last_resort: bool = False                   # only when nothing cheaper has verified
+    most: int = 1                               # fixes it may give (alternatives of the same kind)
+
+
+@dataclass
+class SearchResult:
+    fixes: list[Candidate]
+    no_fix_reason: str | None = None
+
+
+@dataclass
+class _Memo:
+    keys: dict[Key, set[Key]] = field(default_factory=dict)    # a day's content -> its finding keys
+    ranges: dict[Key, Ranges | None] = field(default_factory=dict)   # (stop content, date) -> start ranges
+    estimates: dict[Key, Leg] = field(default_factory=dict)   # (pair, coordinates, travel choices) -> a leg
 
 
 class FixSearch:
     """Applies candidate fixes to copies of the trip and re-runs the rules on
-    every day the op changes (the reviewed day, and the other day of a move
-    or a swap)."""
+    every day they change."""
 
     def __init__(self, trip: Trip, day: Day, known: Legs, prefs: TripPreferences, book: PlaceBook,
-                 weather: dict[str, Json] | None, trip_legs: dict[str, list[Leg]], original: set[Key]):
-        self.trip, self.day_id, self.known, self.prefs = trip, day.id, known, prefs
-        self.book, self.weather, self.trip_legs = book, weather, trip_legs
+                 weather: dict[str, Json] | None, trip_legs: dict[str, list[Leg]], original: set[Key],
+                 alternatives: dict[str, list[Json]] | None = None):
+        self.trip, self.day, self.day_id, self.known, self.prefs = trip, day, day.id, known, prefs
+        self.book, self.weather = book, weather
+        self.other_legs = {day_id: by_pair(legs) for day_id, legs in trip_legs.items() if day_id != day.id}
         self.original = original
+        self.alternatives = alternatives or {}
         self.budget = MAX_SIMULATIONS
-        self._before: dict[str, set[Key]] = {}   # other day id -> its keys as the trip is
-        self._left: dict[str, set[Key] | None] = {}   # stop id -> this day's keys without it
+        self.memo = _Memo()
+        self.slots = day_schedule(day, legs_for(day, known, prefs))
+        # The shown legs come from a routing provider: a new pair will be timed by it too, not as estimated.
+        self.routed = any(leg.source != "estimate" for legs in trip_legs.values() for leg in legs) or any(
+            leg.source != "estimate" for leg in known.values())
+        self._order: list[str] | None = None    # the day's best order, once several findings' remedies ask
+        self._ordered = False
 
-    def _legs(self, day: Day, prefs: TripPreferences, estimate_all: bool) -> Legs:
-        known = {} if estimate_all else self.known if day.id == self.day_id else by_pair(
-            self.trip_legs.get(day.id, []))
-        return legs_for(day, known, prefs)
+    # -- facts ---------------------------------------------------------------------
 
-    def _keys(self, trip: Trip, day: Day, prefs: TripPreferences,
-              estimate_all: bool = False) -> tuple[set[Key], Legs]:
-        legs = self._legs(day, prefs, estimate_all)
-        return {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}, legs
+    @property
+    def date(self) -> str:
+        return self.trip.dated(self.day)
 
-    def _other_day(self, op: str, args: Json) -> str | None:
-        """The other day an op changes besides the reviewed one."""
-        if op == "move_stop":
-            target = args.get("toDayId")
-        elif op == "swap_stops":
-            target = next((d.id for d in self.trip.days for s in d.stops
-                           if s.id in (args.get("stopId"), args.get("otherStopId")) and d.id != self.day_id), None)
-        else:
-            return None
-        return target if target != self.day_id else None
+    def slot(self, stop_id: str) -> Slot:
+        return next(s for s in self.slots if s.stop_id == stop_id)
 
-    def _slots(self, day: Day) -> list[Slot]:
-        return day_schedule(day, self._legs(day, self.prefs, False))
+    def best_order(self, compute: Callable[[], list[str] | None]) -> list[str] | None:
+        """The day's best order (ordering.best_order), computed once per review."""
+        if not self._ordered:
+            self._order, self._ordered = compute(), True
+        return self._order
 
-    def keys_before(self, day_id: str) -> set[Key]:
-        if day_id not in self._before:
-            self._before[day_id] = self._keys(self.trip, self.trip.day(day_id), self.prefs)[0]
-        return self._before[day_id]
+    def ranges(self, stop: Stop, date: str) -> Ranges | None:
+        key = (stop.place_id, stop.kind, stop.duration_min, stop.meal, date)
+        if key not in self.memo.ranges:
+            self.memo.ranges[key] = start_ranges(stop, date, self.book)
+        return self.memo.ranges[key]
 
-    def _apply(self, op: str, args: Json) -> Trip | None:
-        """The trip after the op, on a copy-on-write edit (it copies only what
-        the op touches; the reviewed trip may be the one readers share); None
-        if it cannot apply (or the budget is spent)."""
+    def legs(self, day: Day, prefs: TripPreferences | None = None, estimate_all: bool = False) -> Legs:
+        """The day's consecutive legs as legs_for gives them (known ones reused,
+        new pairs estimated); an estimate is made once per pair and travel choices."""
+        prefs = prefs or self.prefs
+        known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
+        out: Legs = {}
+        for a, b in zip(day.stops, day.stops[1:]):
+            if a.lat is None or a.lng is None or b.lat is None or b.lng is None:
+                continue
+            leg = known.get((a.id, b.id))
+            if leg is None:
+                key = (a.id, b.id, a.lat, a.lng, b.lat, b.lng, id(prefs))
+                leg = self.memo.estimates.get(key)
+                if leg is None:
+                    leg = self.memo.estimates[key] = estimate_leg(a, b, prefs)
+            out[(a.id, b.id)] = leg
+        return out
+
+    def timed(self, trip: Trip, day_id: str) -> tuple[Day, list[Slot]]:
+        """A (simulated) day and its schedule."""
+        day = day_of(trip, day_id)
+        return day, day_schedule(day, self.legs(day))
+
+    # -- simulating ----------------------------------------------------------------
+
+    def simulate(self, edits: Iterable[tuple[str, Json]]) -> Trip | None:
+        """The trip after the edits, on a copy-on-write copy (the reviewed trip
+        may be the one readers share); None if they do not apply, or the
+        budget is spent."""
         if self.budget <= 0:
             return None
         self.budget -= 1
         try:
-            return simulate(self.trip, [(op, args)], actor_id="review")
+            return simulate(self.trip, list(edits), actor_id="review")
         except AppError:
             return None
 
-    def outcome(self, op: str, args: Json) -> tuple[set[Key], float, bool] | None:
-        """(keys on the reviewed day after the op, its path length, whether
-        the other day it changes gained no finding); None if it cannot apply."""
-        other = self._other_day(op, args)
-        trip = self._apply(op, args)
+    def day_keys(self, trip: Trip, day: Day, prefs: TripPreferences, estimate_all: bool = False, *,
+                 robust: bool = False) -> set[Key]:
+        """The finding keys of a (simulated) day; the same content gives the
+        same keys, so a day reached by several candidates is checked once.
+        `robust`: also with its new legs faster and slower (module doc)."""
+        content = (day.id, day.position, day.start_time, id(prefs), estimate_all, robust,
+                   tuple((s.id, s.kind, s.name, s.place_id, s.lat, s.lng, s.set_time, s.duration_min, s.meal)
+                         for s in day.stops))
+        found = self.memo.keys.get(content)
+        if found is not None:
+            return found
+        legs = self.legs(day, prefs, estimate_all)
+        if not robust:
+            found = {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+        else:
+            found = set(self.day_keys(trip, day, prefs, estimate_all))
+            known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
+            guessed = {pair for pair, leg in legs.items() if pair not in known} if self.routed else ()
+            for factor in ESTIMATE_RANGE if guessed else ():
+                # A leg the provider has not timed yet is an estimate: the fix must hold however it turns out.
+                scaled = {pair: replace(leg, duration_s=round(leg.duration_s * factor)) if pair in guessed else leg
+                          for pair, leg in legs.items()}
+                found |= {i.key for i in detect(trip, day, scaled, prefs, self.book, self.weather, keys_only=True,
+                                                rules=CLOCK_RULES)}
+        self.memo.keys[content] = found
+        return found
+
+    def keys_before(self, day_id: str) -> set[Key]:
+        return self.day_keys(self.trip, day_of(self.trip, day_id), self.prefs)
+
+    def verify(self, issue: Issue, edits: Edits) -> bool:
+        """Whether the edits clear the issue and add no finding on any day they
+        change: on the legs as estimated first (most candidates fail there),
+        then with the new legs faster and slower."""
+        trip = self.simulate(edits)
         if trip is None:
-            return None
-        changed_prefs = op == "set_trip_preferences"    # modes may change: estimate every leg
-        prefs = trip.prefs if changed_prefs else self.prefs
-        keys, legs = self._keys(trip, trip.day(self.day_id), prefs, changed_prefs)
-        other_fine = other is None or self._keys(trip, trip.day(other), prefs)[0] <= self.keys_before(other)
-        return keys, sum(leg.distance_m for leg in legs.values()), other_fine
-
-    def _without(self, stop_id: str) -> set[Key] | None:
-        """The reviewed day's keys once `stop_id` has left it: the same for
-        every move of that stop to another day, so computed once."""
-        if stop_id not in self._left:
-            trip = self._apply("delete_stop", {"stopId": stop_id})
-            self._left[stop_id] = None if trip is None else self._keys(trip, trip.day(self.day_id), self.prefs)[0]
-        return self._left[stop_id]
-
-    def fixes_for(self, issue: Issue) -> list[Candidate]:
-        """The issue's fixes that verifiably help, as (label, op, args): its
-        candidates, the best move within the day, moves and swaps to other days."""
-        fixes = [c for c in issue.candidates if self.helps(issue, c[1], c[2])[0]]
-        move = self.best_move(issue, self.trip.day(self.day_id)) if issue.movers else None
-        if move is not None:
-            fixes.append(move)
-        for plan in issue.elsewhere:
-            fixes += self.elsewhere(issue, plan)
-        return fixes
-
-    def helps(self, issue: Issue, op: str, args: Json) -> tuple[bool, float]:
+            return False
+        prefs_changed = trip.prefs is not self.trip.prefs
+        before = {d.id: d for d in self.trip.days}
+        touched = [d for d in trip.days
+                   if d.id == self.day_id or prefs_changed or d is not before.get(d.id)]   # the days the edits reached
+        if any(d.id != self.day_id and d.id not in before for d in touched):
+            return False
         allowed = self.original - {issue.key}
-        if issue.kind == "pace":
-            allowed.add(issue.key)   # one stop at a time is progress; the finding may stay
+        for robust in (False, True):
+            for day in touched:
+                keys = self.day_keys(trip, day, trip.prefs, prefs_changed, robust=robust)
+                if not keys <= (allowed if day.id == self.day_id else self.keys_before(day.id)):
+                    return False
+        return True
 
-        def fine(keys: set[Key]) -> bool:
-            return (issue.kind == "pace" or issue.key not in keys) and keys <= allowed
+    # -- the search ----------------------------------------------------------------
 
-        other = self._other_day(op, args)
-        if op == "move_stop" and other is not None:
-            # This day is the day without the stop; only the other day needs a simulation.
-            left = self._without(args["stopId"])
-            if left is None or not fine(left):
-                return False, 0.0
-            trip = self._apply(op, args)
-            return trip is not None and self._keys(trip, trip.day(other), self.prefs)[0] <= self.keys_before(other), 0.0
-        result = self.outcome(op, args)
-        if result is None:
-            return False, 0.0
-        keys, length, other_fine = result
-        return other_fine and fine(keys), length
-
-    def best_move(self, issue: Issue, day: Day) -> Candidate | None:
-        best = None
-        ids = [s.id for s in day.stops]
-        for stop_id, positions in issue.movers:
-            here = ids.index(stop_id)
-            for position in positions:
-                if position == here or position >= len(ids):
+    def fixes_for(self, issue: Issue, strategies: list[Strategy], no_fix_reason: Callable[[], str]) -> SearchResult:
+        """The issue's verified fixes, cheapest first (at most MAX_FIXES), or
+        why there is none."""
+        winners: list[Candidate] = []
+        for strategy in sorted(strategies, key=lambda s: s.cost):
+            if strategy.last_resort and winners:
+                continue
+            if len(winners) >= MAX_FIXES and strategy.cost >= max(w.cost for w in winners):
+                break
+            tried = found = 0
+            for candidate in strategy.candidates():
+                if tried >= strategy.tries or found >= strategy.most or self.budget <= 0:
+                    break
+                if any(candidate.edits == w.edits for w in winners):
                     continue
-                args = {"stopId": stop_id, "toDayId": day.id, "position": position}
-                ok, length = self.helps(issue, "move_stop", args)
-                if ok and (best is None or length < best[0]):
-                    best = (length, stop_id, position)
-        if best is None:
-            return None
-        _, stop_id, position = best
-        rest = [s for s in day.stops if s.id != stop_id]
-        name = next(s.name for s in day.stops if s.id == stop_id)
-        where = f"before {_q(rest[position].name)}" if position < len(rest) else f"after {_q(rest[-1].name)}"
-        return f"Move {_q(name)} {where}", "move_stop", {"stopId": stop_id, "toDayId": day.id, "position": position}
-
-    def elsewhere(self, issue: Issue, plan: Elsewhere) -> list[Candidate]:
-        """A move to the first listed day where the stop verifiably fits, and
-        (with `plan.swap`) a swap with an indoor visit of the first listed day
-        where one verifiably helps."""
-        _, stop = self.trip.stop(plan.stop_id)
-        found = [next((fix for day_id in plan.day_ids if (fix := self._move_to(issue, stop, day_id))), None)]
-        if plan.swap:
-            found.append(next((fix for day_id in plan.day_ids if (fix := self._swap_on(issue, stop, day_id))), None))
-        return [fix for fix in found if fix is not None]
-
-    def _move_to(self, issue: Issue, stop: Stop, day_id: str) -> Candidate | None:
-        target = self.trip.day(day_id)
-        date, slots = self.trip.dated(target), self._slots(target)
-        # Where its hours could allow it (roughly: after the stop it would follow), cheapest detour first.
-        plausible = [p for p in _cheapest_positions(target, stop) if self.book.fits_around(
-            stop, date, slots[p - 1].end if p else _day_start(target), MOVE_SLACK_MIN)]
-        for position in plausible[:POSITIONS_PER_DAY]:
-            args = {"stopId": stop.id, "toDayId": day_id, "position": position}
-            if self.helps(issue, "move_stop", args)[0]:
-                return f"Move {_q(stop.name)} to {_day_name(target)}", "move_stop", args
-        return None
-
-    def _swap_on(self, issue: Issue, stop: Stop, day_id: str) -> Candidate | None:
-        target = self.trip.day(day_id)
-        for other in indoor_visits(target, self.book)[:SWAPS_PER_DAY]:
-            args = {"stopId": stop.id, "otherStopId": other.id}
-            if self.helps(issue, "swap_stops", args)[0]:
-                return f"Swap {_q(stop.name)} with {_q(other.name)} from {_day_name(target)}", "swap_stops", args
-        return None
+                tried += 1
+                if self.verify(issue, candidate.edits):
+                    winners.append(candidate)
+                    found += 1
+        winners.sort(key=lambda c: c.rank)
+        return SearchResult(winners[:MAX_FIXES], None if winners else no_fix_reason())
 
 
-def _day_start(day: Day) -> int:
-    return to_minutes(day.start_time or DAY_START)
-
-
-def _day_name(day: Day) -> str:
-    return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
-
-
-def _cheapest_positions(day: Day, stop: Stop) -> list[int]:
-    """Positions in `day` ordered by the straight-line detour of putting
-    `stop` there (the end of the day first when nothing has coordinates)."""
-    n = len(day.stops)
-    if not has_point(stop):
-        return list(range(n, -1, -1))
-
-    def detour(position: int) -> float:
-        before = day.stops[position - 1] if position > 0 else None
-        after = day.stops[position] if position < n else None
-        cost = 0.0
-        for a, b in ((before, stop), (stop, after)):
-            if a is not None and b is not None and has_point(a) and has_point(b):
-                cost += meters_between(a, b)
-        if before is not None and after is not None and has_point(before) and has_point(after):
-            cost -= meters_between(before, after)
-        return cost
-
-    return sorted(range(n + 1), key=lambda p: (detour(p), -p))
+def day_of(trip: Trip, day_id: str) -> Day:
+    """A day of the trip, read only (never the copy `Trip.day` makes on an edit)."""
+    return next(d for d in trip.days if d.id == day_id)

@@ -1,16 +1,17 @@
 """What the review rules share: the facts of the day under review and the raw
-result of a rule (an `Issue`: what is wrong and which fixes might help). The
-rules are listed in rules.py; fixes.py verifies the fixes and findings.py
-turns issues into findings."""
+result of a rule (an `Issue`: what is wrong, about which stops). The rules
+are listed in rules.py; fixes.py searches and verifies the fixes (the
+candidates come from remedies.py) and findings.py turns issues into
+findings."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Any
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 
-from ..hours.rules import DayHours, HoursCheck, buffer_for, first_start, fit, hours_on, on_date
+from ..hours.rules import DayHours, HoursCheck, buffer_for, fit, hours_on, on_date
 from ..legs import Leg, haversine_m
 from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
@@ -18,13 +19,11 @@ from ..trips.schedule import Slot
 from .outdoor import is_outdoor
 
 NOT_VISITS = ("stay", "transit")          # a hotel or a transfer is not a visit (pace, swaps)
-_UNSET = object()
 
-
-Json = dict[str, Any]              # a place's or a day's JSON, a fix's op args
+Json = dict[str, Any]              # a place's or a day's JSON, an op's args
 Key = tuple[Any, ...]              # what an issue is about: kind and stops (or day)
-Candidate = tuple[str, str, Json]  # a fix to try: (label, op, args)
 Legs = dict[tuple[str, str], Leg]  # (from stop id, to stop id) -> leg
+Edits = tuple[tuple[str, Json], ...]   # a fix: registry ops applied together
 
 
 def has_point(s: Stop) -> bool:
@@ -41,34 +40,33 @@ def quote(name: str) -> str:
     return f"“{name}”"
 
 
+DAY_WIDE = ("pace", "backtracking")   # one finding per day: the problem is the day's, whichever stops show it
+
+
+SAME_PROBLEM = {"overlap": "late", "unreachable": "late"}   # a set time not met, whichever way it is missed
+
+
 def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> Key:
-    # The pace finding is about the day, not about which stops happen to be last.
-    return (kind, day_id) if kind == "pace" else (kind, tuple(sorted(stop_ids)))
-
-
-@dataclass(frozen=True)
-class Elsewhere:
-    """Fixes on other days for one stop: move it to the first of `day_ids`
-    (in the order given) where it verifiably fits, and, with `swap`, swap it
-    with an indoor visit of the first such day where that verifiably helps."""
-
-    stop_id: str
-    day_ids: tuple[str, ...]
-    swap: bool = False
+    # The pace and the path are about the day, not about which stops happen
+    # to be last or to cross; a set time missed is one problem whether the
+    # stop before overruns it or the trip from there does.
+    if kind in DAY_WIDE:
+        return kind, day_id
+    return SAME_PROBLEM.get(kind, kind), tuple(sorted(stop_ids))
 
 
 @dataclass
 class Issue:
-    """A rule's raw result: what is wrong and which fixes might help."""
+    """A rule's raw result: what is wrong, about which stops. The fix search
+    (fixes.py, remedies.py) works out what could clear it."""
 
     kind: str
     severity: str             # "problem" | "warning" | "info" (an observation, never material)
     message: str
     stop_ids: tuple[str, ...]
-    candidates: list[Candidate] = field(default_factory=list)  # (label, op, args)
-    # Stops worth trying at other positions of the day: (stop id, the positions to try).
-    movers: list[tuple[str, Sequence[int]]] = field(default_factory=list)
-    elsewhere: list[Elsewhere] = field(default_factory=list)
+    subject: str | None = None   # the stop a remedy acts on first (a closed stop, a late meal, a set time)
+    detail: Json = field(default_factory=dict)   # what remedies need to know (the leg's mode, the crossings...)
+    count: int = 1               # how many times the problem occurs (path crossings)
 
     @property
     def key(self) -> Key:
@@ -130,16 +128,6 @@ class PlaceBook:
             self._dates[key] = on_date(date, key[1] * 24 * 60)[0], 0
         return self._dates[key][0], minutes % (24 * 60)
 
-    def fits_around(self, stop: Stop, date: str, minutes: int, slack: int) -> bool:
-        """Whether the stop's rule allows a start within `slack` minutes of
-        `minutes` (a cheap filter before a full simulation); True without hours."""
-        if self.raw(stop) is None:
-            return True
-        day, at = self._on_date(date, minutes)
-        hours = self.hours(stop, day)
-        return hours is None or first_start(hours, at - slack, stop.duration_min, buffer_for(stop.kind == "food"),
-                                             step=1, last=min(at + slack, 24 * 60 - 1)) is not None
-
 
 @dataclass
 class DayFacts:
@@ -153,28 +141,9 @@ class DayFacts:
     book: PlaceBook
     weather: dict[str, Json] | None         # date -> app.providers.weather day (forecast or typical)
     # A fix simulation only compares which findings there are: rules may skip
-    # preparing fixes (their candidates, movers and other days).
+    # what only a shown finding needs (its words, its details).
     keys_only: bool = False
 
     @property
     def date(self) -> str:
         return self.trip.dated(self.day)
-
-    def positions_where(self, stop: Stop, start_ok: Callable[[int], bool], most: int = 4) -> list[int]:
-        """Positions in the day worth simulating for moving `stop` (at most
-        `most`, the nearest first: the smallest change to the day): those
-        where its start, roughly (the end of the stop it would follow, less its
-        own length when that stop comes later today), passes `start_ok`."""
-        stops, here = self.day.stops, self.day.stops.index(stop)
-        out = []
-        for position in range(len(stops)):
-            if position == here:
-                continue
-            before = position - 1 if position <= here else position     # the stop it would follow
-            if before < 0:
-                start = self.slots[0].start
-            else:
-                start = self.slots[before].end - (stop.duration_min if before > here else 0)
-            if start_ok(start):
-                out.append(position)
-        return sorted(out, key=lambda p: (abs(p - here), p))[:most]

@@ -36,9 +36,8 @@ def duplicates(facts: DayFacts) -> list[Issue]:
                 by_name.setdefault(name, []).append(k)
             continue
         first = stops[min(same)]
-        issue = Issue("duplicate", "warning", f"{quote(stop.name)} is on this day twice.", (first.id, stop.id))
-        issue.candidates.append((f"Remove the second {quote(stop.name)}", "delete_stop", {"stopId": stop.id}))
-        issues.append(issue)
+        issues.append(Issue("duplicate", "warning", f"{quote(stop.name)} is on this day twice.", (first.id, stop.id),
+                            subject=stop.id))
     return issues
 
 
@@ -61,7 +60,12 @@ def _crosses(p1: Point, p2: Point, p3: Point, p4: Point) -> bool:
            ((d3 > eps and d4 < -eps) or (d3 < -eps and d4 > eps))
 
 
+MAX_NAMED_CROSSINGS = 3     # a message names at most this many; the count says the rest
+
+
 def backtracking(facts: DayFacts) -> list[Issue]:
+    """One finding for a path that crosses itself, however often: it names
+    the crossings (the first three) and every stop involved."""
     day = facts.day
     stops = [s for s in day.stops if has_point(s)]
     if len(stops) < 4:
@@ -69,23 +73,25 @@ def backtracking(facts: DayFacts) -> list[Issue]:
     xy = _project(stops)
     # Segments whose bounding boxes do not overlap cannot cross: most pairs stop here.
     boxes = [(min(a[0], b[0]), max(a[0], b[0]), min(a[1], b[1]), max(a[1], b[1])) for a, b in zip(xy, xy[1:])]
-    index = {s.id: k for k, s in enumerate(day.stops)}
-    issues = []
+    crossings = []
     for i in range(len(stops) - 1):
         bi = boxes[i]
         for j in range(i + 2, len(stops) - 1):
             bj = boxes[j]
             if bi[1] < bj[0] or bj[1] < bi[0] or bi[3] < bj[2] or bj[3] < bi[2]:
                 continue
-            if not _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1]):
-                continue
-            a, b, c, d = stops[i], stops[i + 1], stops[j], stops[j + 1]
-            issue = Issue("backtracking", "warning",
-                          f"The route crosses back on itself: {quote(a.name)} → {quote(b.name)} crosses "
-                          f"{quote(c.name)} → {quote(d.name)}.", (a.id, b.id, c.id, d.id))
-            # Reordering inside the crossing (a 2-opt move when it is one stop) undoes it.
-            ia, ib, ic, id_ = (index[x.id] for x in (a, b, c, d))
-            window = range(ia, id_ + 1)
-            issue.movers = [(s.id, window) for s in day.stops[ib:ic + 1] if not s.set_time]
-            issues.append(issue)
-    return issues
+            if _crosses(xy[i], xy[i + 1], xy[j], xy[j + 1]):
+                crossings.append((stops[i], stops[i + 1], stops[j], stops[j + 1]))
+    if not crossings:
+        return []
+    involved = {s.id for crossing in crossings for s in crossing}
+    stop_ids = tuple(s.id for s in day.stops if s.id in involved)
+    message = ""
+    if not facts.keys_only:
+        named = "; ".join(f"{quote(a.name)} → {quote(b.name)} crosses {quote(c.name)} → {quote(d.name)}"
+                          for a, b, c, d in crossings[:MAX_NAMED_CROSSINGS])
+        times = "" if len(crossings) == 1 else f" {len(crossings)} times"
+        more = "" if len(crossings) <= MAX_NAMED_CROSSINGS else f" (and {len(crossings) - MAX_NAMED_CROSSINGS} more)"
+        message = f"The route crosses back on itself{times}: {named}{more}."
+    return [Issue("backtracking", "warning", message, stop_ids, count=len(crossings),
+                  detail={"crossings": [tuple(s.id for s in c) for c in crossings]})]

@@ -8,6 +8,8 @@ Elsewhere: clock_rules.py (`closed`, `meal_time`), weather_rule.py
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ..preferences import PACE_STOPS, TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import clock_label, day_schedule
@@ -24,26 +26,18 @@ def timing(facts: DayFacts) -> list[Issue]:
         if not stop.set_time or slot.start >= slot.earliest:
             continue
         late = slot.earliest - slot.start
-        if slot.start < before.end:
-            kind = "overlap"
-            message = (f"{_q(stop.name)} is set for {stop.set_time}, but {_q(prev.name)} before it runs "
+        kind = "overlap" if slot.start < before.end else "unreachable"
+        if facts.keys_only:
+            message = ""
+        elif kind == "overlap":
+            message = (f"{_q(stop.name)} is set for {clock_label(slot.start)}, but {_q(prev.name)} before it runs "
                        f"until {clock_label(before.end)}.")
         else:
-            kind = "unreachable"
-            message = (f"{_q(stop.name)} is set for {stop.set_time}, but after {_q(prev.name)} ends at "
+            message = (f"{_q(stop.name)} is set for {clock_label(slot.start)}, but after {_q(prev.name)} ends at "
                        f"{clock_label(before.end)} the {slot.travel_min}-min trip arrives at "
                        f"{clock_label(slot.earliest)}.")
-        issue = Issue(kind, "problem", message, (prev.id, stop.id))
-        issue.candidates.append((f"Clear the set time of {_q(stop.name)}", "update_stop",
-                                 {"stopId": stop.id, "setTime": None}))
-        if prev.duration_min - late >= 5:
-            issue.candidates.append((f"Shorten {_q(prev.name)} to {prev.duration_min - late} min", "update_stop",
-                                     {"stopId": prev.id, "durationMin": prev.duration_min - late}))
-        # Earlier for the set-time stop, or the previous free stop after it.
-        issue.movers = [(stop.id, range(0, i))]
-        if not prev.set_time:
-            issue.movers.append((prev.id, range(i, len(day.stops))))
-        issues.append(issue)
+        issues.append(Issue(kind, "problem", message, (prev.id, stop.id), subject=stop.id,
+                            detail={"previous": prev.id, "late": late, "index": i}))
     return issues
 
 
@@ -53,48 +47,35 @@ def leg_rules(facts: DayFacts) -> list[Issue]:
     for (a, b), leg in legs.items():
         pair = f"{_q(names[a])} to {_q(names[b])}"
         if leg.mode in prefs.avoidModes:
-            issue = Issue("avoided_mode", "problem",
-                           f"The trip avoids {leg.mode}, but the leg from {pair} is by {leg.mode}.", (a, b))
-            rest = [m for m in prefs.avoidModes if m != leg.mode]
-            issue.candidates.append((f"Allow {leg.mode} on this trip", "set_trip_preferences", {"avoidModes": rest}))
-            issues.append(issue)
+            issues.append(Issue("avoided_mode", "problem",
+                                f"The trip avoids {leg.mode}, but the leg from {pair} is by {leg.mode}.", (a, b),
+                                subject=b, detail={"mode": leg.mode}))
         elif leg.mode == "walk" and leg.distance_m > prefs.longestWalkM:
-            issue = Issue("long_walk", "warning",
-                           f"The walk from {pair} is {leg.distance_m} m, over the trip's longest walk of "
-                           f"{prefs.longestWalkM} m.", (a, b))
-            other = next((m for m in ("transit", prefs.transport, "drive", "bicycle")
-                          if m != "walk" and m in prefs.avoidModes), None)
-            if other is not None:
-                issue.candidates.append((f"Allow {other} on this trip", "set_trip_preferences",
-                                         {"avoidModes": [m for m in prefs.avoidModes if m != other]}))
-            issue.movers = [(b, range(len(day.stops)))]
-            issues.append(issue)
+            issues.append(Issue("long_walk", "warning",
+                                f"The walk from {pair} is {leg.distance_m} m, over the trip's longest walk of "
+                                f"{prefs.longestWalkM} m.", (a, b), subject=b, detail={"mode": leg.mode}))
     return issues
 
 
 def pace(facts: DayFacts) -> list[Issue]:
-    trip, day, prefs = facts.trip, facts.day, facts.prefs
+    day, prefs = facts.day, facts.prefs
     visits = [s for s in day.stops if s.kind not in NOT_VISITS]
     limit = PACE_STOPS[prefs.pace]
     if len(visits) <= limit:
         return []
-    issue = Issue("pace", "warning",
-                   f"This day has {len(visits)} stops; a {prefs.pace} pace holds {limit}.",
-                   tuple(s.id for s in visits[limit:]))
-    free = [s for s in visits if not s.set_time]
-    following = trip.days[day.position + 1] if day.position + 1 < len(trip.days) else None
-    if free and following is not None:
-        last = free[-1]
-        issue.candidates.append((f"Move {_q(last.name)} to Day {following.position + 1}", "move_stop",
-                                 {"stopId": last.id, "toDayId": following.id, "position": len(following.stops)}))
-    return [issue]
+    return [Issue("pace", "warning", f"This day has {len(visits)} stops; a {prefs.pace} pace holds {limit}.",
+                  tuple(s.id for s in visits[limit:]), detail={"limit": limit, "excess": len(visits) - limit})]
 
 
 RULES = (timing, closed, meal_time, weather_rule, leg_rules, pace, duplicates, backtracking)
+CLOCK_RULES = (timing, closed, meal_time)   # the ones a leg's duration can change
+
+
+Rule = Callable[[DayFacts], list[Issue]]
 
 
 def detect(trip: Trip, day: Day, legs: Legs, prefs: TripPreferences, book: PlaceBook,
-           weather: dict[str, Json] | None, keys_only: bool = False) -> list[Issue]:
+           weather: dict[str, Json] | None, keys_only: bool = False, rules: Sequence[Rule] = RULES) -> list[Issue]:
     """Every issue (uncapped, so fix verification compares like with like)."""
     facts = DayFacts(trip, day, day_schedule(day, legs), legs, prefs, book, weather, keys_only)
-    return [issue for rule in RULES for issue in rule(facts)]
+    return [issue for rule in rules for issue in rule(facts)]

@@ -20,7 +20,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from .. import media_for_model as files
-from ..agent import ambient, chat, debug, proactive as suggestions, timeline
+from ..agent import ambient, chat, debug, suggestions, timeline
 from ..agent.ui_stream import HEADERS
 from ..agent.transcript import UIMessageIn
 from ..errors import Invalid, NotFound
@@ -172,7 +172,8 @@ async def _decide(request: Request, approved_default: bool | None, force: bool |
     if not approved:
         return ok(await suggestions.dismiss(svc, trip_id, suggestion_id, user["id"], args.reason))
     require_role(role, "editor")
-    applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"])
+    reconsider = svc.watch.evaluator.reconsider if svc.watch is not None else None   # the agent looks again
+    applied = await suggestions.apply_suggestion(svc, trip_id, suggestion_id, user["id"], reconsider)
     return raw_ok(await svc.trip_cache.json_for(trip_id, user["id"], applied.role))
 
 

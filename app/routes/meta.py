@@ -9,6 +9,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
 from ..meals import public_meals
+from ..money import EXPONENTS
 from .common import ok, services
 from .openapi import build_openapi, describe
 
@@ -28,6 +29,7 @@ def public_config(settings) -> dict:
         "placesProvider": settings.places_provider,
         "mapTilesUrl": settings.map_tiles_url,
         "mapAttribution": settings.map_attribution,
+        "currencyExponents": EXPONENTS,   # ISO 4217, for public/money.js
         "limits": {
             "aiDailyCalls": settings.ai_daily_limit,
             "aiConcurrent": settings.ai_concurrent,

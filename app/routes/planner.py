@@ -10,13 +10,13 @@ from starlette.routing import Route
 
 from .. import preferences
 from ..planner.copilot import CopilotQuestion, ask_copilot
-from ..review.facts import load_day
+from ..review.facts import full_review, load_day
 from ..planner.drafts import apply_draft
 from ..planner.optimize import optimize_day
 from ..planner.shortest import shortest_draft
 from ..planner.nearby import suggest
 from ..trips.dto import trip_json
-from ..fields import HHMM
+from ..fields import ServiceTime
 from ..meals import Meal
 from .common import body, member, ok, raw_ok, services
 from .openapi import describe
@@ -33,7 +33,7 @@ class NoOptions(BaseModel):
 
 class ApplyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    startTime: HHMM | None = None
+    startTime: ServiceTime | None = None   # a set time on the day plan's clock: "24:30" is 00:30 the next morning
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60, strict=True)
 
 
@@ -45,8 +45,9 @@ def _ids(request: Request) -> tuple[str, str]:
 async def review(request: Request):
     trip_id, day_id = _ids(request)
     await member(request, trip_id)
-    ctx = await load_day(services(request), trip_id, day_id)
-    return ok(ctx.review().to_json())
+    svc = services(request)
+    ctx = await load_day(svc, trip_id, day_id)
+    return ok((await full_review(svc, ctx)).to_json())
 
 
 @describe(body=CopilotQuestion, summary="Ask the copilot about the day; it recommends only computed fixes")
@@ -66,7 +67,8 @@ async def _suggestions(request: Request, *, explore: bool):
     if explore:
         await body(request, NoOptions)
     svc = services(request)
-    ctx = await load_day(svc, trip_id, day_id, review_facts=False)
+    # The day's places and weather: every suggestion is checked by the review first.
+    ctx = await load_day(svc, trip_id, day_id, fixes=False)
     prefs = await preferences.effective(svc.db, user["id"], ctx.trip.prefs, ctx.trip.prefs_set)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 

@@ -10,8 +10,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..errors import BadRequest, Invalid
-from ..fields import LAST_DATE, TimeZone, TripDate, last_day_fits
-from ..trips.apply import apply_op
+from ..fields import LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
+from ..trips.apply import apply_op, apply_ops, one_sentence
+from ..trips.edits import Edits, as_pairs
 from ..trips import catalog
 from ..trips.dto import tagged_trip_json, trip_json
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
@@ -26,7 +27,7 @@ class NewTrip(BaseModel):
     days: int = Field(ge=1, le=MAX_DAYS, strict=True)
     destination: Destination | None = None
     timezone: TimeZone = "UTC"
-    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+    currency: CurrencyCode = "EUR"
 
     @field_validator("days")
     @classmethod
@@ -105,11 +106,24 @@ async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])
 
 
+@describe(body=Edits, summary="Apply several trip operations as one change (a review fix, a suggestion's patch): "
+                           "all or nothing, one version, one timeline line; optional baseVersion gives 409 when stale")
+async def run_edits(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id)
+    change = parse(Edits, await read_json(request))
+    svc = services(request)
+    applied = await apply_ops(svc.trips, trip_id, user["id"], as_pairs(change.edits),
+                              base_version=change.baseVersion, one_change=True)
+    return echo(one_sentence(applied.summaries), await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
+
+
 routes = [
     Route("/api/trips", list_trips, methods=["GET"]),
     Route("/api/trips", create_trip, methods=["POST"]),
     Route("/api/trips/{tripId}", get_trip, methods=["GET"]),
     Route("/api/trips/{tripId}", patch_trip, methods=["PATCH"]),
     Route("/api/trips/{tripId}", delete_trip, methods=["DELETE"]),
+    Route("/api/trips/{tripId}/ops", run_edits, methods=["POST"]),
     Route("/api/trips/{tripId}/ops/{op}", run_op, methods=["POST"]),
 ]

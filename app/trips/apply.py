@@ -45,6 +45,7 @@ async def apply_ops(
     source: str = "member",
     precondition: Callable[[Trip], None] | None = None,
     claim: Callable[[Tx], None] | None = None,
+    one_change: bool = False,
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
@@ -68,13 +69,18 @@ async def apply_ops(
     same transaction, so a record that authorises the change (an agent
     suggestion) is claimed if and only if the change commits; an error in
     the ops is reported after the claim, so a record already used is
-    reported as such."""
+    reported as such.
+
+    `one_change`: the ops are one remedy (a review fix, a suggestion's
+    patch): ONE timeline line says what they did together (their summaries
+    in one sentence) and carries each op's data part, instead of a line per
+    op. Either way it is one transaction and one version."""
     validated = [(name, validate_args(name, args)) for name, args in ops]
     while True:
         async with trips.lock(trip_id):
             state = await trips.get(trip_id)
             before, trip, role, summaries, write = _prepare(trips, state, actor_id, validated, base_version, source,
-                                                            precondition, claim)
+                                                            precondition, claim, one_change)
             written = trips.db.write(write)
             state.head = trip
         try:
@@ -92,7 +98,7 @@ async def apply_ops(
 
 def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
              base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
-             claim: Callable[[Tx], None] | None
+             claim: Callable[[Tx], None] | None, one_change: bool = False
              ) -> tuple[Trip, Trip, str, list[str], Callable[[Tx], None]]:
     """Check the role, apply the ops to an edit copy; (before, after, role,
     summaries, the transaction that writes them)."""
@@ -134,19 +140,35 @@ def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list
             raise failure
         if not store.write_changes(tx, before, trip):  # an op queued before this one failed: not at before.version
             raise _Retry()
-        for (name, args), summary in zip(validated, summaries):
+        data = [{"type": "data-operation",
+                 "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
+                          "version": trip.version, "via": source}} for name, args in validated]
+        if one_change and len(validated) > 1:
             store.append_message(
                 tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
-                op=name, parts=[{"type": "text", "text": summary},
-                                {"type": "data-operation",
-                                 "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
-                                          "version": trip.version, "via": source}}])
+                op="+".join(name for name, _ in validated),
+                parts=[{"type": "text", "text": one_sentence(summaries)}, *data])
+        else:
+            for (name, _), summary, part in zip(validated, summaries, data):
+                store.append_message(
+                    tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
+                    op=name, parts=[{"type": "text", "text": summary}, part])
         # After the COMMIT, in phases: the trips in memory publish `trip`, then
         # the heads, live pages and the agent hear of it (app/changes.py).
         tx.announce(OpsApplied(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip,
                                source))
 
     return before, trip, role, summaries, write
+
+
+def one_sentence(summaries: Sequence[str]) -> str:
+    """Several ops' summaries as what they did together: "Moved “A” to Day 2,
+    after “B” and set “A” to 10:00"."""
+    parts = [text.rstrip(".") for text in summaries if text]
+    if len(parts) < 2:
+        return parts[0] if parts else ""
+    rest = [p[0].lower() + p[1:] if p[:1].isupper() and not p[1:2].isupper() else p for p in parts[1:]]
+    return ", ".join([parts[0], *rest[:-1]]) + " and " + rest[-1]
 
 
 async def apply_op(trips: TripStates, trip_id: str, actor_id: str, op_name: str, args: Any, *,

@@ -19,9 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..ids import new_id
 from ..meals import MEALS, Meal
 from ..errors import Invalid, NotFound, validation_error
-from ..fields import HHMM, LAST_DATE, TimeZone, TripDate, last_day_fits
+from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripDate, last_day_fits
+from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
 from .model import Day, Expense, Stop, Trip
+from .schedule import clock_label, to_minutes
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
@@ -31,6 +33,7 @@ MAX_DAYS = 30
 MAX_STOPS_PER_DAY = 40
 MAX_SHARE = 1_000_000     # one member's weight in a shares split
 MAX_AMOUNT_MINOR = 10**12
+MINOR_UNITS = "in the currency's minor units, as many as ISO 4217 gives it: 1250 is 12.50 EUR, 1250 JPY, 1.250 KWD"
 
 
 class Args(BaseModel):
@@ -55,7 +58,7 @@ class UpdateTrip(Args):
     destination: Destination | None = None
     startDate: TripDate | None = Field(default=None, strict=False)
     timezone: TimeZone | None = None
-    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    currency: CurrencyCode | None = None
 
 
 class AddDay(Args):
@@ -86,7 +89,7 @@ class StopFields(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: HHMM | None = None
+    setTime: ServiceTime | None = None
     durationMin: int = Field(default=60, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note = ""
@@ -106,7 +109,7 @@ class UpdateStop(Args):
     lat: float | None = Field(default=None, ge=-90, le=90)
     lng: float | None = Field(default=None, ge=-180, le=180)
     address: str | None = Field(default=None, max_length=300)
-    setTime: HHMM | None = None
+    setTime: ServiceTime | None = None
     durationMin: int | None = Field(default=None, ge=5, le=24 * 60)
     meal: Meal | None = None
     note: Note | None = None
@@ -149,8 +152,8 @@ Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
 
 class AddExpense(Args):
     title: Title
-    amountMinor: int = Field(gt=0, le=MAX_AMOUNT_MINOR)
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    amountMinor: int = Field(gt=0, le=MAX_AMOUNT_MINOR, description=MINOR_UNITS)
+    currency: CurrencyCode
     paidBy: Id
     split: Split | None = None
     dayId: Id | None = None
@@ -161,8 +164,8 @@ class UpdateExpense(Args):
     clearable = ("split", "dayId", "stopId")
     expenseId: Id
     title: Title | None = None
-    amountMinor: int | None = Field(default=None, gt=0, le=MAX_AMOUNT_MINOR)
-    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    amountMinor: int | None = Field(default=None, gt=0, le=MAX_AMOUNT_MINOR, description=MINOR_UNITS)
+    currency: CurrencyCode | None = None
     paidBy: Id | None = None
     split: Split | None = None
     dayId: Id | None = None
@@ -207,9 +210,6 @@ KIND_WORDS = {"stay": "a place to stay", "sight": "a sight", "food": "food", "ac
               "transit": "transit", "other": "another kind of stop"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-# ISO 4217 currencies without minor units (the rest have two here).
-ZERO_DECIMAL = {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF",
-                "XOF", "XPF"}
 
 
 def _stop_label(stop: Stop) -> str:
@@ -227,10 +227,6 @@ def _minutes(n: int) -> str:
 
 def _date(value: date) -> str:
     return f"{WEEKDAYS[value.weekday()]} {value.day} {MONTHS[value.month - 1]}"
-
-
-def _money(minor: int, currency: str) -> str:
-    return f"{minor} {currency}" if currency in ZERO_DECIMAL else f"{minor / 100:.2f} {currency}"
 
 
 def _plural(n: int, word: str) -> str:
@@ -366,7 +362,8 @@ def _stop_phrases(label: str, stop: Stop, changes: dict[str, Any]) -> list[tuple
     if "name" in changes:
         phrases.append((f"renamed {label} to {_q(stop.name)}", f"renamed it to {_q(stop.name)}"))
     if "setTime" in changes:
-        phrases.append((f"set {label} to {stop.set_time}", f"set it to {stop.set_time}") if stop.set_time
+        when = clock_label(to_minutes(stop.set_time)) if stop.set_time else ""   # "00:45 (+1)" for "24:45"
+        phrases.append((f"set {label} to {when}", f"set it to {when}") if stop.set_time
                        else (f"cleared the fixed time of {label}", "cleared its fixed time"))
     if "durationMin" in changes:
         length = _minutes(stop.duration_min)
@@ -454,7 +451,7 @@ def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
         created_at=ctx.now,
     )
     trip.expenses.append(expense)
-    return f"Added the expense {_q(expense.title)} ({_money(expense.amount_minor, expense.currency)})"
+    return f"Added the expense {_q(expense.title)} ({format_money(expense.amount_minor, expense.currency)})"
 
 
 def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
@@ -479,6 +476,8 @@ def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
         stop_id = changes.get("stopId", e.stop_id)
         _check_links(trip, day_id, stop_id)
         e.day_id, e.stop_id = day_id, stop_id
+    if a.amountMinor is not None or a.currency is not None:
+        return f"Changed the expense {_q(e.title)} to {format_money(e.amount_minor, e.currency)}"
     return f"Changed the expense {_q(e.title)}"
 
 
@@ -518,9 +517,11 @@ TRIP_OPS: dict[str, OpSpec] = {
         OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
         OpSpec("insert_stop", InsertStop, "editor", insert_stop,
                "Add a stop to a day, after afterStopId or at the end. "
-               "setTime (HH:MM) fixes its time; otherwise it is computed."),
+               "setTime (HH:MM, 00:00-29:59: 24:45 is 00:45 the next morning) fixes its time; otherwise it is "
+               "computed."),
         OpSpec("update_stop", UpdateStop, "editor", update_stop,
-               "Change fields of a stop; setTime null clears a set time."),
+               "Change fields of a stop; setTime null clears a set time (HH:MM, 00:00-29:59: 24:45 is 00:45 the "
+               "next morning)."),
         OpSpec("move_stop", MoveStop, "editor", move_stop,
                "Move a stop to a day (possibly the same) at a 0-based position."),
         OpSpec("swap_stops", SwapStops, "editor", swap_stops,

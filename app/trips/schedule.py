@@ -1,6 +1,8 @@
 """Computed times: a stop without a set time starts when the previous stop
 ends plus the travel leg between them; the day starts at its start time
-(default 09:00). A set time is a fixed appointment and is never moved."""
+(default 09:00). A set time is a fixed appointment and is never moved; it
+is on the day plan's clock, past 24:00 after midnight ("24:45" is 00:45 the
+next morning, as transit timetables write it)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ _HHMM = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))   # every T
 
 def to_hhmm(minutes: int) -> str:
     return _HHMM[minutes % (24 * 60)]
+
+
+def to_service_time(minutes: int) -> str:
+    """A set time for a schedule minute, on the day plan's own clock as
+    transit timetables write it: "24:45" is 00:45 the next morning."""
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def clock_label(minutes: int) -> str:

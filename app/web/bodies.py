@@ -47,7 +47,7 @@ ROUTE_LIMITS = [
                f"Files can be at most {media.MAX_BYTES // (KIB * KIB)} MiB."),
     RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/agent/chat$"), CHAT_BODY,
                "The conversation is too large to send; start a new chat."),
-    RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/ops/[^/]+$"), OP_BODY, "This change is too large to send."),
+    RouteLimit("POST", re.compile(r"^/api/trips/[^/]+/ops(/[^/]+)?$"), OP_BODY, "This change is too large to send."),
     RouteLimit("PATCH", re.compile(r"^/api/trips/[^/]+$"), OP_BODY, "This change is too large to send."),
     # An assistant's tool call carries one op's arguments: the ops endpoint's limit.
     RouteLimit("POST", re.compile(r"^/mcp$"), OP_BODY, "This request is too large to send."),

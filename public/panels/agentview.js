@@ -6,7 +6,8 @@
 // validation errors never show. Avatars are keyed by the author's user id,
 // so two members with the same name stay apart.
 
-import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, fmtMoney, memberTone, MEALS } from "../planner/ui.js";
+import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, memberTone, MEALS } from "../planner/ui.js";
+import { formatMoney } from "../money.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
 import { renderSpec, specOfPart } from "./cards.js";
 import { icon } from "../planner/icons.js";
@@ -93,7 +94,7 @@ export function describeWrite(store, name, input = {}) {
     case "update_trip":
       return a.startDate ? `Move the trip to start on ${fmtDay(a.startDate)}` : a.title ? `Rename the trip to ${quote(a.title)}` : "Change the trip's details";
     case "add_expense":
-      return `Record ${quote(a.title)}${a.currency && a.amountMinor ? ` (${fmtMoney(a.amountMinor, a.currency)})` : ""}`;
+      return `Record ${quote(a.title)}${a.currency && a.amountMinor ? ` (${formatMoney(a.amountMinor, a.currency)})` : ""}`;
     case "update_expense":
       return "Change an expense";
     case "delete_expense":

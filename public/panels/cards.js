@@ -6,7 +6,8 @@
 // textContent (never HTML), the only image source is this app's street-view route,
 // and a button press calls only onFollowUp(text) or onFocus({dayId, stopId}).
 
-import { h, fmtMoney, fmtLongDay, KIND_LABELS, markdownText } from "../planner/ui.js";
+import { h, fmtLongDay, KIND_LABELS, markdownText } from "../planner/ui.js";
+import { formatMoney } from "../money.js";
 import { icon, KIND_ICON } from "../planner/icons.js";
 
 const MAX_ELEMENTS = 60;
@@ -66,7 +67,7 @@ function longDay(iso) {
 }
 
 function money(minor, currency) {
-  return Number.isInteger(minor) && /^[A-Z]{3}$/.test(currency || "") ? fmtMoney(minor, currency) : null;
+  return Number.isInteger(minor) && /^[A-Z]{3}$/.test(currency || "") ? formatMoney(minor, currency) : null;
 }
 
 const COMPONENTS = {

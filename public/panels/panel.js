@@ -41,12 +41,14 @@ export function mountPanel(side, store) {
   let touched = false; // the member opened or closed it before the server's answer came
 
   // The account's choice, when it has made one, wins over this browser's.
+  // data-account-choice="read" says it has been taken into account (tests).
   get(OPEN_URL).then((saved) => {
     if (touched || isPhone() || !saved || saved.updatedAt === null || saved.open === open) return;
     localStorage.setItem(OPEN_KEY, saved.open ? "1" : "0");
     if (saved.open) api.open(null, { save: false });
     else api.close({ save: false });
-  }).catch(() => {}); // keep this browser's choice
+  }).catch(() => {}) // keep this browser's choice
+    .finally(() => { side.dataset.accountChoice = "read"; });
 
   function remember(value) {
     touched = true;

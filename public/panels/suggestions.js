@@ -28,7 +28,9 @@ function fromWords(items) {
 
 // What a suggestion is about: {day, stop, label} ("Day 2 · Sat 15 Dec · Oceanário").
 export function suggestionPlace(store, s) {
-  const a = (s.patch && s.patch.args) || {};
+  // A patch of several edits (a computed fix) is about the stop its first edit names.
+  const first = s.patch && s.patch.edits && s.patch.edits.length ? s.patch.edits[0].args : null;
+  const a = (s.patch && (s.patch.args || first)) || {};
   const found = a.stopId ? store.stop(a.stopId) : null;
   const day = found ? found.day : store.day(a.dayId || a.toDayId || "") || null;
   const stop = found ? found.stop : null;
@@ -59,6 +61,15 @@ export function mountSuggestionTray(host, store, panel) {
       && (!s.expiresAt || new Date(s.expiresAt).getTime() > now));
   }
 
+  // What the patch does: a computed fix says it in its label (it may be
+  // several edits, applied as one change); one edit of the agent's own is
+  // described from its op.
+  function patchText(s) {
+    if (!s.patch) return null;
+    if (s.patch.label) return s.patch.label;
+    return s.patch.op ? describeWrite(store, s.patch.op, s.patch.args) : null;
+  }
+
   function render() {
     const items = active();
     const arrived = items.filter((s) => !shownIds.has(s.id));
@@ -80,8 +91,7 @@ export function mountSuggestionTray(host, store, panel) {
     // Keyed by id: a poll leaves a card (its focus, its message) alone.
     reconcile(list, items, {
       key: (s) => s.id,
-      signature: (s) => sig(s, store.canEdit, suggestionPlace(store, s).label,
-        s.patch && s.patch.op ? describeWrite(store, s.patch.op, s.patch.args) : null),
+      signature: (s) => sig(s, store.canEdit, suggestionPlace(store, s).label, patchText(s)),
       create: card,
     });
   }
@@ -104,7 +114,7 @@ export function mountSuggestionTray(host, store, panel) {
       } catch (err) {
         out.textContent = err.message;
         if (err.status === 409) {
-          store.markSuggestion(s.id, err.code === "expired" ? "expired" : "stale");
+          store.markSuggestion(s.id, err.code === "expired" || err.code === "resolved" ? err.code : "stale");
           setTimeout(render, 4000);
         }
       }
@@ -127,7 +137,7 @@ export function mountSuggestionTray(host, store, panel) {
     const where = place.day
       ? h("button", { type: "button", class: "sugg-where", onclick: () => showOnPlan(store, panel, place.day.id, place.stop && place.stop.id) }, icon("pin", { size: 14 }), place.label)
       : h("span", { class: "sugg-where" }, place.label);
-    const patch = s.patch && s.patch.op ? describeWrite(store, s.patch.op, s.patch.args) : null;
+    const patch = patchText(s);
     if (s.proposedAs) {
       // What it would do (the server's summary is of the change once made), then the review's verdict.
       return h("li", { class: "sugg-card from-assistant", "data-suggestion-id": s.id },

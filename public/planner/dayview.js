@@ -113,10 +113,15 @@ function reviewLine(store, day, entry) {
   // are shown quietly and never count as something to check.
   const toCheck = findings.filter((f) => f.severity !== "info").length;
   const ok = toCheck === 0;
+  // Checks that could not run (no hours known, the forecast down): the day
+  // never passes for checked; the server says which, in plain words.
+  const unchecked = (entry.data && entry.data.notChecked) || [];
+  const text = !ok ? ` ${toCheck} thing${toCheck === 1 ? "" : "s"} to check on ${dayLabel(day)}.`
+    : unchecked.length ? " Nothing wrong found, but not everything could be checked:" : " This day looks workable.";
   return [
-    h("div", { class: `review-status ${ok ? "ok" : "warn"}`, "data-testid": "review-status" },
-      icon(ok ? "check" : "alert", { size: 15 }),
-      ok ? " This day looks workable." : ` ${toCheck} thing${toCheck === 1 ? "" : "s"} to check on ${dayLabel(day)}.`),
+    h("div", { class: `review-status ${ok ? (unchecked.length ? "partial" : "ok") : "warn"}`, "data-testid": "review-status" },
+      icon(ok && !unchecked.length ? "check" : ok ? "info" : "alert", { size: 15 }), text),
+    unchecked.length ? h("ul", { class: "not-checked hint", "data-testid": "not-checked" }, unchecked.map((c) => h("li", null, c.message))) : null,
     general.map((f) => findingBox(store, f)),
   ];
 }

@@ -1,7 +1,8 @@
 // Expenses: the list, adding and editing (equal split or shares), and the
 // balances per currency with who owes whom.
 
-import { h, field, select, openDialog, dialogForm, confirmDialog, showError, fmtMoney, toMinor, fromMinor } from "./ui.js";
+import { h, field, select, openDialog, dialogForm, confirmDialog, showError } from "./ui.js";
+import { formatAmount, formatMoney, toMinor, fromMinor, exampleAmount } from "../money.js";
 import { patch, sig } from "./keyed.js";
 import { CURRENCIES } from "./trips.js";
 import { icon } from "./icons.js";
@@ -43,7 +44,7 @@ function expensesPage(store) {
       h("div", { class: "expense-main" },
         h("strong", null, e.title),
         h("span", { class: "muted" }, [`Paid by ${store.memberName(e.paidBy)}`, splitText(store, e.split), day ? `Day ${day.position + 1}` : null, stop ? stop.name : null].filter(Boolean).join(" · "))),
-      h("span", { class: "expense-amount" }, fmtMoney(e.amountMinor, e.currency)),
+      h("span", { class: "expense-amount" }, formatMoney(e.amountMinor, e.currency)),
       store.canEdit ? h("span", { class: "row" },
         h("button", { type: "button", class: "icon-btn", "data-fkey": `edit:${e.id}`, "aria-label": `Edit ${e.title}`, onclick: () => openExpense(store, e) }, icon("edit", { size: 16 })),
         h("button", { type: "button", class: "icon-btn", "data-fkey": `delete:${e.id}`, "aria-label": `Delete ${e.title}`, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
@@ -70,12 +71,13 @@ function balances(store) {
     const s = summary[cur];
     const rows = (s.members || []).map((m) => h("tr", null,
       h("th", { scope: "row" }, store.memberName(m.userId)),
-      h("td", null, fmtMoney(m.paidMinor, cur)),
-      h("td", null, fmtMoney(m.owesMinor, cur)),
-      h("td", { class: m.netMinor > 0 ? "pos" : m.netMinor < 0 ? "neg" : "" }, `${m.netMinor > 0 ? "+" : ""}${fmtMoney(m.netMinor, cur)}`)));
+      // The code is in the card's heading: the cells keep to the numbers, so a phone shows all four columns.
+      h("td", null, formatAmount(m.paidMinor, cur)),
+      h("td", null, formatAmount(m.owesMinor, cur)),
+      h("td", { class: m.netMinor > 0 ? "pos" : m.netMinor < 0 ? "neg" : "" }, `${m.netMinor > 0 ? "+" : ""}${formatAmount(m.netMinor, cur)}`)));
     const settlements = s.settlements || [];
     box.append(h("div", { class: "card balance-card" },
-      h("div", { class: "balance-head" }, h("h3", null, `${cur} balances`), h("span", { class: "muted" }, `Total ${fmtMoney(s.totalMinor, cur)}`)),
+      h("div", { class: "balance-head" }, h("h3", null, `${cur} balances`), h("span", { class: "muted" }, `Total ${formatMoney(s.totalMinor, cur)}`)),
       // A table too wide for the screen scrolls inside its card, never the page, and says so.
       scrollingTable(h("table", { class: "balance-table" },
         h("thead", null, h("tr", null, h("th", { scope: "col" }, "Member"), h("th", { scope: "col" }, "Paid"), h("th", { scope: "col" }, "Share"), h("th", { scope: "col" }, "Balance"))),
@@ -83,7 +85,7 @@ function balances(store) {
       h("h4", null, "Who owes whom"),
       settlements.length
         ? h("ul", { class: "settlements" }, settlements.map((p) => h("li", null,
-          h("strong", null, store.memberName(p.from)), " pays ", h("strong", null, store.memberName(p.to)), " ", h("span", { class: "money" }, fmtMoney(p.amountMinor, cur)))))
+          h("strong", null, store.memberName(p.from)), " pays ", h("strong", null, store.memberName(p.to)), " ", h("span", { class: "money" }, formatMoney(p.amountMinor, cur)))))
         : h("p", { class: "muted" }, "Everyone is settled up.")));
   }
   return box;
@@ -120,7 +122,8 @@ function openExpense(store, existing = null) {
   const currencyList = [...new Set([trip.currency, ...CURRENCIES])];
   const title = h("input", { name: "title", required: true, maxlength: 120, value: e.title || "", placeholder: "Dinner at Time Out Market", autofocus: true });
   const currency = select("currency", currencyList.map((c) => [c, c]), e.currency || trip.currency);
-  const amount = h("input", { name: "amount", inputmode: "decimal", required: true, value: e.amountMinor ? fromMinor(e.amountMinor, e.currency) : "", placeholder: "0.00" });
+  const amount = h("input", { name: "amount", inputmode: "decimal", required: true, value: e.amountMinor ? fromMinor(e.amountMinor, e.currency) : "", placeholder: fromMinor(0, currency.value) });
+  currency.addEventListener("change", () => { amount.placeholder = fromMinor(0, currency.value); });
   const paidBy = select("paidBy", trip.members.map((m) => [m.userId, store.memberName(m.userId)]), e.paidBy || me.id);
   const splitKind = select("splitKind", [["equal", "Equally"], ["shares", "By shares"]], (e.split && e.split.kind) || "equal");
   const dayLink = select("dayId", [["", "No day"], ...trip.days.map((d) => [d.id, `Day ${d.position + 1}${d.title ? ` · ${d.title}` : ""}`])], e.dayId || "");
@@ -159,7 +162,7 @@ function openExpense(store, existing = null) {
   function readExpense() {
     const amountMinor = toMinor(amount.value, currency.value);
     if (!title.value.trim()) throw new Error("Say what the expense was for.");
-    if (!amountMinor) throw new Error("Enter an amount greater than zero, like 12.50.");
+    if (!amountMinor) throw new Error(`Enter an amount greater than zero in ${currency.value}, like ${exampleAmount(currency.value)}.`);
     let split;
     if (splitKind.value === "shares") {
       const map = {};

@@ -1,4 +1,5 @@
-// Review findings and their server-computed fixes (each fix is one op).
+// Review findings and their server-computed fixes (each fix is a list of
+// edits the server verified; one press applies them all as one change).
 
 import { h, showError, withBusy } from "./ui.js";
 import { icon } from "./icons.js";
@@ -7,7 +8,7 @@ import { icon } from "./icons.js";
 export function applyFix(store, fix, button) {
   return withBusy(button, async () => {
     try {
-      await store.op(fix.op, fix.args);
+      await store.edits(fix.edits || [{ op: fix.op, args: fix.args }]);
       return true;
     } catch (err) {
       showError(err);
@@ -31,5 +32,7 @@ export function findingBox(store, finding) {
   const severity = finding.severity || "info";
   return h("div", { class: `finding sev-${severity}`, "data-finding-id": finding.id, "data-kind": finding.kind, role: "note" },
     h("span", { class: "finding-icon" }, icon(severity === "info" ? "info" : "alert", { size: 16 })),
-    h("div", null, h("p", null, finding.message), fixButtons(store, finding.fixes)));
+    h("div", null, h("p", null, finding.message), fixButtons(store, finding.fixes),
+      // No fix: the server says why, in plain words ("No day of this trip has it open").
+      !(finding.fixes || []).length && finding.noFixReason ? h("p", { class: "hint no-fix" }, finding.noFixReason) : null));
 }

@@ -23,7 +23,14 @@ export function openStopForm(store, { day, stop = null }) {
   const name = h("input", { name: "name", required: true, maxlength: 120, value: s.name || "", autocomplete: "off" });
   const kind = select("kind", KIND_OPTIONS, s.kind || "sight");
   const meal = select("meal", [["", "Not a meal"], ...MEALS], s.meal || "");
-  const setTime = h("input", { name: "setTime", type: "time", value: s.setTime || "" });
+  // A set time is on the day plan's clock: past midnight it reads 24:45 for
+  // 00:45 the next morning (as timetables write it). The picker shows the
+  // clock time and a "(+1)" choice.
+  const [shownTime, nextMorning] = fromServiceTime(s.setTime);
+  const setTime = h("input", { name: "setTime", type: "time", value: shownTime });
+  const plusOne = h("input", { type: "checkbox", name: "setTimeNextDay", checked: nextMorning });
+  const timeField = field("Set time (optional)", setTime, "A fixed appointment. Leave empty and the time is computed from the previous stop and travel. Tick (+1) for a time after midnight, like a club night.");
+  setTime.after(h("label", { class: "next-day-choice", title: "After midnight: the next morning of this day's plan" }, plusOne, " (+1) after midnight"));
   const duration = h("input", { name: "durationMin", type: "number", min: 5, max: 1440, step: 5, value: s.durationMin || 60, required: true });
   const address = h("input", { name: "address", maxlength: 300, value: s.address || "" });
   const lat = h("input", { name: "lat", inputmode: "decimal", value: s.lat ?? "", placeholder: "38.7139" });
@@ -79,7 +86,7 @@ export function openStopForm(store, { day, stop = null }) {
       field("Name", name),
       h("div", { class: "grid-2" }, field("Kind", kind), mealField),
       h("div", { class: "grid-2" },
-        field("Set time (optional)", setTime, "A fixed appointment. Leave empty and the time is computed from the previous stop and travel."),
+        timeField,
         field("Duration (minutes)", duration)),
       editing ? null : field("Position", after),
       field("Address", address),
@@ -118,7 +125,7 @@ export function openStopForm(store, { day, stop = null }) {
       name: name.value.trim(),
       kind: kind.value,
       meal: kind.value === "food" && meal.value ? meal.value : null,
-      setTime: setTime.value || null,
+      setTime: toServiceTime(setTime.value, plusOne.checked),
       durationMin: minutes,
       address: address.value.trim() || null,
       lat: latV,
@@ -164,4 +171,21 @@ function placeSearch(store, onPick) {
   return h("div", { class: "place-search" },
     h("label", { for: input.id || (input.id = "place-q") }, "Find a place"),
     h("div", { class: "row" }, input, button), results);
+}
+
+// "24:45" -> ["00:45", true]; "10:00" -> ["10:00", false].
+function fromServiceTime(value) {
+  if (!value) return ["", false];
+  const [hh, mm] = value.split(":").map(Number);
+  return hh >= 24 ? [`${String(hh - 24).padStart(2, "0")}:${String(mm).padStart(2, "0")}`, true] : [value, false];
+}
+
+// The picker's time and "(+1)" as the server's set time: "00:45" + (+1) -> "24:45".
+// Past midnight a plan runs until 05:59 the next morning (29:59).
+function toServiceTime(value, nextMorning) {
+  if (!value) return null;
+  if (!nextMorning) return value;
+  const [hh, mm] = value.split(":").map(Number);
+  if (hh >= 6) throw new Error("A time after midnight (+1) can be at most 05:59 the next morning.");
+  return `${String(hh + 24).padStart(2, "0")}:${String(mm).padStart(2, "0")}`;
 }

@@ -143,6 +143,15 @@ export function createStore(app, tripId) {
       return res;
     },
 
+    // Several ops as one change (a review fix, a suggestion's patch): all or
+    // nothing, one version, one line in the timeline saying what they did.
+    async edits(edits, { quiet = false } = {}) {
+      const res = await post(`${base}/ops`, { edits });
+      store.setTrip(res.trip);
+      if (!quiet && res.summary) toast(res.summary, "success");
+      return res;
+    },
+
     // -- what is shown ----------------------------------------------------------
 
     // Shows `view` (and, for the plan, `dayId`); the address may name a day

@@ -12,8 +12,11 @@
 // A read that fails (offline, a restart) is tried again a little later.
 //
 // Tests may shorten the poll: ?poll=<ms> in the page URL or
-// localStorage["wayline.pollMs"]. document.documentElement.dataset.sync says
-// "live" or "poll" (for tests; nothing is shown to the user).
+// localStorage["wayline.pollMs"]. For tests (nothing is shown to the user),
+// document.documentElement.dataset says `sync` "live", "poll" or "off"
+// (stopped: no stream open, no poll), `reading`
+// "true" while a read is scheduled or under way, and `timelineSeq` how far
+// the page has the agent timeline.
 
 import { get, getIfChanged } from "../api.js";
 import { startLive } from "../live.js";
@@ -106,11 +109,17 @@ export function startSync(store, { onGone = () => {} } = {}) {
   function schedule(delay) {
     if (stopped || running || runTimer) return;
     runTimer = setTimeout(run, delay);
+    noteReading();
+  }
+
+  function noteReading() {
+    root.dataset.reading = String(!stopped && (running || runTimer !== null));
+    root.dataset.timelineSeq = String(store.agent.latestSeq);
   }
 
   async function run() {
     runTimer = null;
-    if (stopped || store.destroyed) return;
+    if (stopped || store.destroyed) return noteReading();
     running = true;
     // A `trip` event may beat our own op's answer; by now that answer may be here.
     const now = { events: wanted.events, trip: wanted.trip || wanted.version > store.trip.version };
@@ -128,6 +137,7 @@ export function startSync(store, { onGone = () => {} } = {}) {
     }
     running = false;
     if (wanted.trip || wanted.events || wanted.version) schedule(failed ? RETRY_MS : COALESCE_MS);
+    noteReading();
   }
 
   // -- the poll, while the stream is not working --------------------------------
@@ -200,7 +210,9 @@ export function startSync(store, { onGone = () => {} } = {}) {
     stopped = true;
     clearTimeout(runTimer);
     clearTimeout(pollTimer);
+    noteReading();
     live.stop();
+    root.dataset.sync = "off";
     document.removeEventListener("visibilitychange", onVisible);
   }
 

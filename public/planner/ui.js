@@ -126,37 +126,6 @@ export function fmtDistance(m) {
   return m < 1000 ? `${Math.round(m)} m` : `${(m / 1000).toFixed(m < 10000 ? 1 : 0)} km`;
 }
 
-export function currencyDigits(currency) {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits;
-  } catch {
-    return 2;
-  }
-}
-
-export function fmtMoney(minor, currency) {
-  const digits = currencyDigits(currency);
-  const value = minor / 10 ** digits;
-  try {
-    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(value);
-  } catch {
-    return `${value.toFixed(digits)} ${currency}`;
-  }
-}
-
-// "12.50" -> 1250 (for EUR); null when it is not a positive amount.
-export function toMinor(text, currency) {
-  const cleaned = String(text).trim().replace(",", ".");
-  if (!/^\d+(\.\d+)?$/.test(cleaned)) return null;
-  const minor = Math.round(Number(cleaned) * 10 ** currencyDigits(currency));
-  return minor > 0 ? minor : null;
-}
-
-export function fromMinor(minor, currency) {
-  const digits = currencyDigits(currency);
-  return (minor / 10 ** digits).toFixed(digits);
-}
-
 export function timeAgo(iso) {
   if (!iso) return "";
   const then = new Date(iso);

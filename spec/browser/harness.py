@@ -1,9 +1,13 @@
-"""Browser-test harness: Debian's chromium driven by Playwright's sync API
+"""Browser-test harness: Debian's Chromium driven by Playwright's sync API
 against the real app on a loopback port.
 
-`playwright install` cannot download browsers here, so tests launch
-/usr/bin/chromium by path. A missing chromium is a FAILURE with a clear
-message, never a skip: these tests are part of the suite's contract.
+`playwright install` cannot download browsers here, so tests launch Debian's
+build by path: its headless shell (package chromium-headless-shell, the old
+headless mode that Playwright itself runs headless tests in: the same Blink,
+without the desktop browser around it, about a third less CPU per test), or
+/usr/bin/chromium when the shell is not installed; WAYLINE_CHROMIUM names
+another. A missing browser is a FAILURE with a clear message, never a skip:
+these tests are part of the suite's contract.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import pytest
 from helpers import LiveServer
 from app.web.application import create_app
 
-CHROMIUM = os.environ.get("WAYLINE_CHROMIUM", "/usr/bin/chromium")
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
+CHROMIUM = os.environ.get("WAYLINE_CHROMIUM") or (HEADLESS_SHELL if os.path.isfile(HEADLESS_SHELL)
+                                                  else "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "screenshots"
 DESKTOP = {"width": 1440, "height": 900}
@@ -31,6 +37,14 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "correct horse"
 # Test pages poll quickly; the product default (12 s) is checked in test_browser_core.
 FAST_POLL_MS = 1000
+# How long any one wait may take before the test fails. Every wait is for
+# something the page does (an element shown, an attribute it sets when a
+# region has rendered or a read finished, a request answered), never for a
+# stretch of time, so this only bounds a page that never gets there. It is
+# generous on purpose: alone a wait takes well under a second, but a two-core
+# machine running two suites and their Chromiums can be ten times slower.
+# (How fast changes reach a page is measured by bench/live.py, not here.)
+PAGE_DEADLINE_MS = 60_000
 
 # Resource errors (a 404 from an optional route, a 409 the page explains) are
 # the page's business and are collected apart (`page.failed_requests`);
@@ -62,8 +76,8 @@ BLANK_TILE = _png(256, 256, (236, 240, 234))
 def require_chromium() -> None:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(
-            f"Chromium is missing at {CHROMIUM}. The browser tests need Debian's chromium: "
-            "run `apt-get install -y chromium` (scripts/test does this when run as root).",
+            f"Chromium is missing at {CHROMIUM}. The browser tests need Debian's Chromium: "
+            "run `apt-get install -y chromium-headless-shell` (scripts/test does this when run as root).",
             pytrace=False,
         )
     try:
@@ -131,7 +145,7 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
         script += f"localStorage.setItem({key!r}, {value!r});"
     if script:
         context.add_init_script(script)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(PAGE_DEADLINE_MS)
     page = context.new_page()
     errors = PageErrors()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
@@ -152,10 +166,11 @@ def _polling_wait(page):
     goes through the DevTools protocol, which the policy does not govern."""
 
     def wait(expression: str, *, arg=None, polling=None, timeout=None):
-        deadline = time.monotonic() + (10_000 if timeout is None else timeout) / 1000
+        seconds = (PAGE_DEADLINE_MS if timeout is None else timeout) / 1000
+        deadline = time.monotonic() + seconds
         while not (value := page.evaluate(expression, arg)):
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for: {expression}")
+                raise AssertionError(f"the page did not get there in {seconds:g} s: {expression} (arg={arg!r})")
             page.wait_for_timeout(polling if isinstance(polling, (int, float)) else 50)
         return value
 
@@ -170,7 +185,7 @@ def _with_csp(route):
 def api_user(server, username: str, display_name: str | None = None) -> httpx.Client:
     """A member signed up over HTTP (quicker than the form): a client acting as
     them, with `.user` and `.token` (start a browser signed in with it)."""
-    client = httpx.Client(base_url=server.url, timeout=10)
+    client = httpx.Client(base_url=server.url, timeout=PAGE_DEADLINE_MS / 1000)
     server.clients.append(client)
     body = {"username": username, "password": PASSWORD, **({"displayName": display_name} if display_name else {})}
     r = client.post("/api/auth/signup", json=body)
@@ -187,10 +202,10 @@ def api(client: httpx.Client, method: str, path: str, body: dict | None = None):
 
 
 def api_trip(owner: httpx.Client, *members: httpx.Client, title: str = "Lisbon with friends", start: str = "2026-12-14",
-             days: int = 2) -> dict:
+             days: int = 2, currency: str = "EUR") -> dict:
     """A trip owned by `owner` that `members` joined as editors."""
     trip = api(owner, "POST", "/api/trips", {
-        "title": title, "startDate": start, "days": days, "timezone": "Europe/Lisbon", "currency": "EUR",
+        "title": title, "startDate": start, "days": days, "timezone": "Europe/Lisbon", "currency": currency,
         "destination": {"name": "Lisbon", "lat": 38.7223, "lng": -9.1393}})
     for m in members:
         invite = api(owner, "POST", f"/api/trips/{trip['id']}/invites", {"role": "editor"})
@@ -225,12 +240,55 @@ def no_sideways_scroll(page) -> int:
                          " window.innerWidth - width)", width)
 
 
-def shot(page, name: str) -> Path:
+def settled(page) -> None:
+    """Waits until the page's fonts are in and no transition or animation is
+    under way (a spinner's endless one aside): what a screenshot or a
+    measurement of the layout should see."""
+    page.wait_for_function("""() => document.fonts.status === 'loaded' && document.getAnimations().every(
+        (a) => a.playState !== 'running' || a.effect.getComputedTiming().endTime === Infinity)""")
+
+
+def shot(page, name: str, *, full_page: bool = False) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.wait_for_timeout(250)  # let transitions settle
-    page.screenshot(path=str(path))
+    settled(page)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def page_timers_pass(page, ms: int) -> None:
+    """Lets the page's own clock run `ms`: every timer the page set to fire
+    within that time (a retry, a debounce) has fired when this returns, however
+    slowly the machine runs. For checks that something does NOT happen."""
+    page.evaluate("(ms) => new Promise((done) => setTimeout(done, ms))", ms)
+
+
+def nothing_else_sent(page, sent: list[str]) -> list[str]:
+    """What the page sent before now, as recorded by a "request" listener
+    into `sent`: the page fetches a marker, and requests are reported in the
+    order the page made them, so once the marker is seen every earlier request
+    is in `sent`. Returns `sent` without the marker."""
+    marker = f"/nothing-else-sent-{time.monotonic_ns()}"
+    with page.expect_request(lambda r: urlsplit(r.url).path == marker):
+        page.evaluate("(url) => { fetch(url).catch(() => {}); }", marker)
+    return [s for s in sent if marker not in s]
+
+
+def timeline_caught_up(page, trip_id: str) -> None:
+    """Waits until the page holds the trip's whole agent timeline as the server
+    has it now (its latest seq) and has no read left to make: the server's
+    copies have replaced anything the page showed before the server had it."""
+    r = page.request.get(f"/api/trips/{trip_id}/agent/events?after=0")
+    assert r.status == 200, r.text()
+    latest = r.json()["data"]["latestSeq"]
+    page.wait_for_function("(seq) => Number(document.documentElement.dataset.timelineSeq) >= seq"
+                           " && document.documentElement.dataset.reading === 'false'", arg=latest)
+
+
+def reads_done(page) -> None:
+    """Waits until the page's sync has no read of the trip or the timeline
+    scheduled or in flight (public/planner/sync.js sets data-reading)."""
+    page.wait_for_function("() => document.documentElement.dataset.reading === 'false'")
 
 
 def ui_signup(page, username: str, display_name: str | None = None) -> None:

@@ -34,14 +34,16 @@ def _user_facts(body: dict) -> dict:
 
 
 def plan_day_answer(body: dict) -> dict:
-    """A valid plan: the free stops reversed, plus the first candidate after the last stop."""
+    """A valid plan: the free stops reversed, plus the first candidate after
+    the last stop of that new order (the end of the day, when places are open)."""
     facts = _user_facts(body)
     free = facts.get("freeStopIds", [])
     stops = facts.get("stops", [])
     candidates = facts.get("candidates", [])
     additions = []
     if candidates and stops:
-        additions = [{"placeId": candidates[0]["placeId"], "afterStopId": stops[-1]["id"]}]
+        last = free[0] if stops[-1]["id"] in free else stops[-1]["id"]   # reversed: the first free stop ends the day
+        additions = [{"placeId": candidates[0]["placeId"], "afterStopId": last}]
     return {"order": list(reversed(free)), "additions": additions,
             "summary": "Reversed the visits to save walking and added a well-rated place at the end."}
 
@@ -56,7 +58,7 @@ def quiet_responder(request) -> Reply:
         return _json({"addressed": False})
     if name == "intervention_decision":
         return _json({"shouldNotify": False, "severity": "low", "confidence": 0.1, "reason": "Nothing material.",
-                      "suggestion": "", "pendingPatch": None, "expiresInMinutes": 60})
+                      "suggestion": "", "pendingPatch": None, "expiresInMinutes": 60, "fixId": None})
     if name == "copilot_answer":
         return _json({"answer": "The day looks fine.", "recommendedFixIds": []})
     return Reply(output=[message_item("Noted.")])
@@ -79,7 +81,7 @@ def proposing_responder(request) -> Reply:
         return _json({"shouldNotify": bool(fixes), "severity": "high", "confidence": 0.92,
                       "reason": risk.get("message", "Two stops overlap."),
                       "suggestion": "Move the second stop so the times work.",
-                      "pendingPatch": {"op": fixes[0]["op"], "args": fixes[0]["args"]} if fixes else None,
+                      "pendingPatch": None, "fixId": fixes[0]["id"] if fixes else None,
                       "expiresInMinutes": 60})
     return quiet_responder(request)
 

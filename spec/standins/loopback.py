@@ -103,7 +103,7 @@ class LoopbackServer:
         with self.lock:
             return [r for r in self.requests if r.path == path][-1]
 
-    def wait_for_requests(self, n: int, timeout: float = 10.0) -> None:
+    def wait_for_requests(self, n: int, timeout: float = 60.0) -> None:
         """Block until n requests arrived (AssertionError after `timeout`)."""
         deadline = time.monotonic() + timeout
         with self.arrived:
@@ -224,6 +224,9 @@ class PathScriptedServer(LoopbackServer):
         super().__init__()
         self._failures: list[list] = []  # [prefix, status, message, times left or None]
         self._delays: dict[str, float] = {}
+        self._holds: dict[str, int] = {}  # prefix -> how many must wait together
+        self._waiting: Counter[str] = Counter()
+        self.together: Counter[str] = Counter()  # prefix -> the most requests held at once
 
     def fail(self, prefix: str, status: int = 500, message: str | None = None, times: int | None = None) -> None:
         """Answer an error on paths starting with prefix (times=None: until reset)."""
@@ -234,17 +237,44 @@ class PathScriptedServer(LoopbackServer):
         with self.lock:
             self._delays[prefix] = seconds
 
+    def hold(self, prefix: str, until: int) -> None:
+        """Hold requests on paths starting with prefix until `until` of them
+        wait at once (HOLD_S at most), then answer them all: `together[prefix]`
+        reaching `until` proves the client sent them together, with no timing."""
+        with self.lock:
+            self._holds[prefix] = until
+
     def reset(self) -> None:
         with self.lock:
             self._failures.clear()
             self._delays.clear()
+            self._holds.clear()
+            self.together.clear()
         super().reset()
 
     def waited(self, path: str) -> bool:
-        """Wait out a scripted delay; False when the stand-in is stopping."""
+        """Wait out a scripted hold and delay; False when the stand-in is stopping."""
         with self.lock:
             wait = max([s for p, s in self._delays.items() if path.startswith(p)], default=0.0)
+            held = [(p, n) for p, n in self._holds.items() if path.startswith(p)]
+        for prefix, until in held:
+            self._held(prefix, until)
         return not (wait and self.stopping.wait(wait))
+
+    HOLD_S = 30.0  # a client that sends one at a time gets its answers late, not never
+
+    def _held(self, prefix: str, until: int) -> None:
+        deadline = time.monotonic() + self.HOLD_S
+        with self.arrived:
+            self._waiting[prefix] += 1
+            self.together[prefix] = max(self.together[prefix], self._waiting[prefix])
+            self.arrived.notify_all()
+            while self.together[prefix] < until and not self.stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.arrived.wait(min(left, 0.5))
+            self._waiting[prefix] -= 1
 
     def scripted_failure(self, path: str) -> tuple[int, str | None] | None:
         with self.lock:
