@@ -1,18 +1,24 @@
-"""App-wide AI limits, reservations, leases, usage records and cost.
+"""AI limits, reservations, leases, usage records and cost.
 
-One shared budget for everyone (no per-user quotas); user and trip ids are
-recorded for the logs only. Every model call goes through `reserve()` BEFORE
-the provider is contacted (the gateway, `app/ai.py`, does it for every call):
+One shared daily budget for everyone, of which each member may use a fair
+share (`WAYLINE_AI_USER_DAILY_SHARE`, 0.25 by default, of the calls and of
+the tokens), so one account cannot switch AI off for everyone. Every model
+call goes through `reserve()` BEFORE the provider is contacted (the gateway,
+`app/ai.py`, does it for every call), charged to the member whose action
+caused it (background work included: app/agent/ passes that member's id):
 
 - one `BEGIN IMMEDIATE` transaction (the app's serialized writer) closes
   running rows whose lease has ended as `abandoned`, counts today's calls,
-  today's tokens (input + output, plus the reservations of running calls) and
-  the calls still running, then refuses or inserts a `running` row that
-  reserves the call's max output tokens. `BEGIN IMMEDIATE` takes SQLite's write
-  lock first, so two requests (or two processes sharing the file) can never
-  both take the last slot, and the counts survive restarts;
-- over the daily call or token limit: 503 `ai_limit`; too many running: 429
-  `busy`. The provider is never called for a refused request;
+  today's tokens (input + output, plus the reservations of running calls),
+  the same two for the member, and the calls still running, then refuses or
+  inserts a `running` row that reserves the call's max output tokens. `BEGIN
+  IMMEDIATE` takes SQLite's write lock first, so two requests (or two
+  processes sharing the file) can never both take the last slot, and the
+  counts survive restarts;
+- over the daily call or token limit: 503 `ai_limit`; over the member's
+  share: 429 `ai_user_limit` with `resetsAt` (the next 00:00 UTC) and
+  `retryAfterS`; too many running: 429 `busy`. The provider is never called
+  for a refused request, and background work skips it silently;
 - `finish()` replaces the reservation with the provider's real counts (or keeps
   it when they are unknown, e.g. after a timeout), with duration and cost;
 - each row carries the boot id of the process that reserved it. One process
@@ -53,6 +59,7 @@ from .settings import Settings
 
 FEATURES = ("copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient")
 LIMIT_MESSAGE = "AI planning is temporarily unavailable because the usage limit has been reached"
+SHARE_MESSAGE = "You have used your share of today's AI help. It renews at midnight UTC, in {wait}."
 BUSY_MESSAGE = "AI is busy with other requests right now. Please try again in a moment."
 LEASE_GRACE_S = 30
 HISTORY_DAYS = 30
@@ -205,10 +212,45 @@ class AIUsage:
     def now(self) -> datetime:
         return _moment(self.clock())
 
-    def limits(self) -> dict[str, int]:
+    def limits(self) -> dict[str, Any]:
         s = self.settings
+        calls, tokens = self.user_share()
         return {"dailyCalls": s.ai_daily_limit, "concurrent": s.ai_concurrent, "dailyTokens": s.ai_daily_tokens,
-                "maxOutputTokens": s.ai_max_output_tokens, "timeoutMs": s.ai_timeout_ms}
+                "maxOutputTokens": s.ai_max_output_tokens, "timeoutMs": s.ai_timeout_ms,
+                "userShare": s.ai_user_daily_share, "userDailyCalls": calls, "userDailyTokens": tokens}
+
+    def user_share(self) -> tuple[int, int]:
+        """One member's calls and tokens per UTC day: the share of each daily limit (at least one call)."""
+        s = self.settings
+        return (max(1, int(s.ai_daily_limit * s.ai_user_daily_share)),
+                max(1, int(s.ai_daily_tokens * s.ai_user_daily_share)))
+
+    def share_refusal(self, now: datetime) -> Busy:
+        """429 `ai_user_limit`: the member's share is spent until the next 00:00 UTC."""
+        resets = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        wait_s = max(1, int((resets - now).total_seconds()))
+        hours, minutes = divmod(-(-wait_s // 60), 60)
+        wait = f"{hours} h {minutes} min" if hours else f"{minutes} min"
+        return Busy(SHARE_MESSAGE.format(wait=wait), code="ai_user_limit", resetsAt=iso(resets), retryAfterS=wait_s)
+
+    async def check_share(self, user_id: str, trip_id: str | None, feature: str) -> None:
+        """429 when the member's share of today is already spent: an explicit ask
+        can say so before anything starts (each call's reservation still decides,
+        and reports the app-wide limit first, as here)."""
+        now, s = self.now(), self.settings
+        row = await self.db.fetchone(
+            f"SELECT COUNT(*), COALESCE(SUM({COUNTED_TOKENS}), 0), "
+            f"COALESCE(SUM(user_id = ?), 0), COALESCE(SUM(CASE WHEN user_id = ? THEN {COUNTED_TOKENS} END), 0) "
+            f"FROM ai_usage WHERE day = ?", (user_id, user_id, now.strftime("%Y-%m-%d")))
+        calls, tokens, user_calls, user_tokens = row if row is not None else (0, 0, 0, 0)
+        if calls >= s.ai_daily_limit or tokens >= s.ai_daily_tokens:
+            return   # everyone's budget is spent: the call itself says so (503 ai_limit)
+        share_calls, share_tokens = self.user_share()
+        if user_calls >= share_calls or user_tokens >= share_tokens:
+            log_event("AI_LIMIT_REACHED", limit="user_calls" if user_calls >= share_calls else "user_tokens",
+                      userId=user_id, tripId=trip_id, feature=feature, userCallsToday=user_calls,
+                      userTokensToday=user_tokens, limits=self.limits())
+            raise self.share_refusal(now)
 
     def output_cap(self, requested: int | None) -> int:
         """A feature may ask for fewer output tokens than the cap, never more."""
@@ -235,7 +277,7 @@ class AIUsage:
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
                                   now, lease_until, turn_id)
 
-        def reserve(tx: Tx) -> tuple[list[Any], str | None, tuple[int, int, int]]:
+        def reserve(tx: Tx) -> tuple[list[Any], str | None, tuple[int, int, int, int, int]]:
             abandoned = tx.fetchall(
                 "UPDATE ai_usage SET status = 'abandoned', finished_at = lease_until "
                 "WHERE status = 'running' AND lease_until < ? "
@@ -243,32 +285,44 @@ class AIUsage:
             row = tx.fetchall(
                 f"SELECT (SELECT COUNT(*) FROM ai_usage WHERE day = ?), "
                 f"(SELECT COALESCE(SUM({COUNTED_TOKENS}), 0) FROM ai_usage WHERE day = ?), "
-                f"(SELECT COUNT(*) FROM ai_usage WHERE status = 'running')", (day, day))[0]
-            counts = (row[0], row[1], row[2])
-            calls, tokens, running = counts
+                f"(SELECT COUNT(*) FROM ai_usage WHERE status = 'running'), "
+                f"(SELECT COUNT(*) FROM ai_usage WHERE day = ? AND user_id = ?), "
+                f"(SELECT COALESCE(SUM({COUNTED_TOKENS}), 0) FROM ai_usage WHERE day = ? AND user_id = ?)",
+                (day, day, day, user_id, day, user_id))[0]
+            counts = (row[0], row[1], row[2], row[3], row[4])
+            calls, tokens, running, user_calls, user_tokens = counts
+            share_calls, share_tokens = self.user_share()
+            refused: str | None = None
             if calls >= s.ai_daily_limit:
-                return abandoned, "daily_calls", counts
-            if tokens + reserve_tokens > s.ai_daily_tokens:
-                return abandoned, "daily_tokens", counts
-            if running >= s.ai_concurrent:
-                return abandoned, "concurrent", counts
-            tx.execute(
-                "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
-                "status, reserved_output_tokens, boot_id, turn_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-                (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
-                 reserve_tokens, self.boot_id, turn_id))
-            return abandoned, None, counts
+                refused = "daily_calls"
+            elif tokens + reserve_tokens > s.ai_daily_tokens:
+                refused = "daily_tokens"
+            elif user_id is not None and user_calls >= share_calls:
+                refused = "user_calls"
+            elif user_id is not None and user_tokens + reserve_tokens > share_tokens:
+                refused = "user_tokens"
+            elif running >= s.ai_concurrent:
+                refused = "concurrent"
+            else:
+                tx.execute(
+                    "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
+                    "status, reserved_output_tokens, boot_id, turn_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                    (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
+                     reserve_tokens, self.boot_id, turn_id))
+            return abandoned, refused, counts
 
-        abandoned, refused, (calls, tokens, running) = await self.db.write(reserve)
+        abandoned, refused, (calls, tokens, running, user_calls, user_tokens) = await self.db.write(reserve)
         # Logged after the commit: the abandoned rows are closed either way.
         _log_abandoned(abandoned, "lease_expired")
         if refused is not None:
             log_event("AI_LIMIT_REACHED", limit=refused, userId=user_id, tripId=trip_id, turnId=turn_id,
                       feature=feature, model=model, callsToday=calls, tokensToday=tokens, running=running,
-                      limits=self.limits())
+                      userCallsToday=user_calls, userTokensToday=user_tokens, limits=self.limits())
             if refused == "concurrent":
                 raise Busy(BUSY_MESSAGE, code="busy")
+            if refused in ("user_calls", "user_tokens"):
+                raise self.share_refusal(now)
             raise Unavailable(LIMIT_MESSAGE, code="ai_limit")
         return reservation
 
@@ -331,6 +385,17 @@ class AIUsage:
         return {"date": now.strftime("%Y-%m-%d"), "calls": row[0], "inputTokens": row[1], "outputTokens": row[2],
                 "costUsd": None if row[3] is None else round(row[3], 6), "running": running,
                 "reservedOutputTokens": row[4]}
+
+    async def members_today(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Today's calls and tokens per member (their share's use), most calls first.
+        Work charged to no one (none today) is left out; a deleted account shows as such."""
+        rows = await self.db.fetchall(
+            f"SELECT a.user_id, u.display_name, u.username, COUNT(*), COALESCE(SUM({COUNTED_TOKENS}), 0) "
+            f"FROM ai_usage a LEFT JOIN users u ON u.id = a.user_id WHERE a.day = ? AND a.user_id IS NOT NULL "
+            f"GROUP BY a.user_id ORDER BY COUNT(*) DESC, a.user_id LIMIT ?", (self.now().strftime("%Y-%m-%d"), limit))
+        return [{"userId": r[0], "name": r[1] if r[2] and ":" not in r[2] else "Deleted member",
+                 "username": r[2] if r[2] and ":" not in r[2] else None, "calls": r[3], "tokens": r[4]}
+                for r in rows]
 
     async def last_30_days(self) -> list[dict[str, Any]]:
         """Calls, tokens and cost per UTC day, feature and model; newest first."""

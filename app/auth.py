@@ -1,4 +1,4 @@
-"""Passwords, sessions, sign-in rate limits and the same-origin rule."""
+"""Passwords, sessions and sign-in rate limits (the same-origin rule: app/web/same_origin.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import re
 import secrets
 import time
 from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, UTC
-from urllib.parse import urlsplit
 
 from .db import Database, Tx
 from .ids import iso, new_id, utcnow
@@ -70,8 +71,9 @@ class LastUse:
 
 
 class SignInLimiter:
-    """Failed sign-ins in a sliding window, counted so that the limits slow
-    an attacker without locking the account's owner out.
+    """Failed sign-ins in a sliding window, counted so that the limits stop an
+    attacker without locking the account's owner out. `address` is the
+    counted address (an IPv6 client's /64, app/web/client_address.py).
 
     - per (username, address): `pair_limit` failures refuse that address for
       that username (429);
@@ -79,22 +81,32 @@ class SignInLimiter:
       address (429);
     - per username, across addresses: from `slow_after` failures on, every
       attempt on the username waits first, twice as long for every further
-      `slow_after` failures (0.5 s, 1 s, 2 s ... at most `slow_max_s`). It is
-      never refused for this, so the right password from an address that has
-      not failed still signs in during a burst from many addresses.
+      `slow_after` failures (0.5 s, 1 s, 2 s ... at most `slow_max_s`);
+    - per username, past `user_cap` failures (the global cap): an address
+      that has failed on the username is refused, and the others are let
+      through one at a time (each after its wait): an attempt that finds
+      one in progress is refused (429, a few seconds). Hundreds of
+      addresses guessing in parallel get one guess per wait instead of
+      hundreds; the right password from an address with no failures still
+      signs in, and at once from an address that signed in to the account
+      before (remembered, `known_per_user` of them).
 
-    One process serves the app, so memory is the right place; a restart
-    forgives, which is acceptable for a rate limit."""
+    An attempt counts as a failure from the moment it is admitted until it
+    succeeds, so attempts racing in parallel cannot all pass a limit that
+    none of them has reached yet. One process serves the app, so memory is
+    the right place; a restart forgives, which is acceptable for a rate limit."""
 
     def __init__(self, *, pair_limit: int = 5, address_limit: int = 20, slow_after: int = 10,
-                 slow_base_s: float = 0.5, slow_max_s: float = 8.0, window_s: float = 900,
-                 clock=time.monotonic, sleep=asyncio.sleep, max_keys: int = 100_000):
+                 slow_base_s: float = 0.5, slow_max_s: float = 8.0, user_cap: int = 20, window_s: float = 900,
+                 clock=time.monotonic, sleep=asyncio.sleep, max_keys: int = 100_000, known_per_user: int = 8):
         self.pair_limit, self.address_limit, self.slow_after = pair_limit, address_limit, slow_after
-        self.slow_base_s, self.slow_max_s, self.window_s = slow_base_s, slow_max_s, window_s
-        self.clock, self.sleep, self.max_keys = clock, sleep, max_keys
+        self.slow_base_s, self.slow_max_s, self.user_cap, self.window_s = slow_base_s, slow_max_s, user_cap, window_s
+        self.clock, self.sleep, self.max_keys, self.known_per_user = clock, sleep, max_keys, known_per_user
         # Each count needs only its most recent failures up to where its answer stops changing.
-        self._keep = max(pair_limit, address_limit, slow_after * 6)
+        self._keep = max(pair_limit, address_limit, user_cap, slow_after * 6)
         self._failures: dict[tuple, deque[float]] = {}
+        self._checking: set[str] = set()            # usernames past the cap with an attempt in progress
+        self._known: dict[str, deque[str]] = {}     # username -> addresses that signed in to it
 
     def _recent(self, key: tuple) -> deque[float]:
         q = self._failures.get(key)
@@ -110,7 +122,7 @@ class SignInLimiter:
     def _refuse(self, q: deque[float], limit: int) -> None:
         # Refused until enough failures have left the window to fall below the limit.
         wait = max(1, int(q[len(q) - limit] + self.window_s - self.clock()) + 1)
-        raise Busy("Too many sign-in attempts. Try again in a few minutes.", code="rate_limited", retryAfterS=wait)
+        raise _too_many(wait)
 
     def delay_s(self, username: str) -> float:
         failures = len(self._recent(("user", username)))
@@ -118,32 +130,83 @@ class SignInLimiter:
             return 0.0
         return min(self.slow_max_s, self.slow_base_s * 2 ** ((failures - self.slow_after) // self.slow_after))
 
-    async def admit(self, username: str, address: str) -> None:
-        """Refuse (429) an address that failed too often; slow every attempt
-        on a username under attack."""
+    @asynccontextmanager
+    async def attempt(self, username: str, address: str) -> AsyncIterator[SignInAttempt]:
+        """`async with limiter.attempt(username, address) as attempt:` check the
+        password inside, then `attempt.succeeded()` or `attempt.failed()`; an
+        attempt that ends otherwise (an error) is not counted. Refuses (429)
+        before anything is checked."""
         for key, limit in ((("pair", username, address), self.pair_limit), (("address", address), self.address_limit)):
             q = self._recent(key)
             if len(q) >= limit:
                 self._refuse(q, limit)
-        delay = self.delay_s(username)
-        if delay:
-            await self.sleep(delay)
+        known = address in self._known.get(username, ())
+        gated = not known and len(self._recent(("user", username))) >= self.user_cap
+        if gated:
+            if self._recent(("pair", username, address)):
+                self._refuse(self._recent(("user", username)), self.user_cap)
+            if username in self._checking:
+                raise _too_many(max(1, round(self.delay_s(username))))
+            self._checking.add(username)
+        delay = 0.0 if known else self.delay_s(username)
+        stamp = self._count(username, address)
+        attempt = SignInAttempt()
+        try:
+            if delay:
+                await self.sleep(delay)
+            yield attempt
+        finally:
+            if gated:
+                self._checking.discard(username)
+            if attempt.outcome != "failed":
+                self._uncount(username, address, stamp)
+            if attempt.outcome == "ok":
+                self._succeeded(username, address)
 
-    def failed(self, username: str, address: str) -> None:
+    def _count(self, username: str, address: str) -> float:
         if len(self._failures) > self.max_keys:
             self._prune()
         now = self.clock()
         for key in (("pair", username, address), ("address", address), ("user", username)):
             self._failures.setdefault(key, deque(maxlen=self._keep)).append(now)
+        return now
 
-    def succeeded(self, username: str, address: str) -> None:
+    def _uncount(self, username: str, address: str, stamp: float) -> None:
+        for key in (("pair", username, address), ("address", address), ("user", username)):
+            q = self._failures.get(key)
+            if q is not None and stamp in q:
+                q.remove(stamp)
+
+    def _succeeded(self, username: str, address: str) -> None:
+        """The address's own count on the username ends, and it is known from now on."""
         self._failures.pop(("pair", username, address), None)
+        known = self._known.setdefault(username, deque(maxlen=self.known_per_user))
+        if address not in known:
+            known.append(address)
+        if len(self._known) > self.max_keys:
+            self._known.clear()
 
     def _prune(self) -> None:
         for key in list(self._failures):
             self._recent(key)
         if len(self._failures) > self.max_keys:   # a flood of distinct names: forgive rather than grow
             self._failures.clear()
+
+
+class SignInAttempt:
+    outcome: str | None = None   # "ok" or "failed" once the password was checked
+
+    def succeeded(self) -> None:
+        self.outcome = "ok"
+
+    def failed(self) -> None:
+        self.outcome = "failed"
+
+
+def _too_many(wait: int) -> Busy:
+    return Busy("Too many sign-in attempts. Try again in a few minutes." if wait > 60 else
+                "Too many sign-in attempts right now. Try again in a few seconds.", code="rate_limited",
+                retryAfterS=wait)
 
 
 async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int) -> dict:
@@ -303,19 +366,3 @@ def require_user(user: dict | None) -> dict:
     if user is None:
         raise NotSignedIn("Sign in first")
     return user
-
-
-def same_origin(headers, host: str) -> bool:
-    """True when a state-changing request comes from our own pages (or a non-browser client).
-
-    Browsers send Sec-Fetch-Site; older ones send Origin. A request with
-    neither is not from a browser form, so it cannot ride a member's cookie."""
-    site = headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return False
-    origin = headers.get("origin")
-    if origin is not None:
-        if origin == "null":
-            return False
-        return urlsplit(origin).netloc.lower() == host.lower()
-    return True

@@ -58,6 +58,9 @@ def backup(db_path: str, dest: str | Path) -> Backup:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
+    # Created empty (an empty file is an empty database) and readable by its
+    # owner only, whatever the umask: a backup holds password and session hashes.
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     # Read-only: the backup never writes the live file.
     source = sqlite3.connect(f"{source_file.as_uri()}?mode=ro", uri=True)
     try:

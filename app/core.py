@@ -26,8 +26,10 @@ from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
+from .quotas import SignUpLimiter
 from .db import Database
 from .filestore import FileStore
+from .idempotency import IdempotencyKeys
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import PlacesProvider
@@ -62,8 +64,10 @@ class Core:
     live_limits: LiveLimits
     sessions: SessionCache
     limiter: SignInLimiter
+    signups: SignUpLimiter            # new accounts per address (app/quotas.py)
     last_use: LastUse                 # calendar links' and access tokens' last use
     assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
+    idempotency: IdempotencyKeys      # the first answer to each Idempotency-Key (app/web/idempotent_writes.py)
     # The optional group: None when not configured.
     ai: AI | None = None                    # without OPENAI_API_KEY
     google: Google | None = None            # without GOOGLE_MAPS_API_KEY

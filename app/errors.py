@@ -87,6 +87,11 @@ def storage_fault(exc: Exception) -> Unavailable | None:
     name = getattr(exc, "sqlite_errorname", "") or ""
     text = str(exc).lower()
     if name.startswith(STORAGE_ERROR_NAMES) or any(t in text for t in STORAGE_ERROR_TEXT):
-        return Unavailable("Wayline cannot save changes right now (its storage is full or read-only). "
-                           "Nothing was changed; please try again later.", code="storage_unavailable")
+        return storage_unavailable()
     return None
+
+
+def storage_unavailable() -> Unavailable:
+    """The disk refuses writes (full, read-only): the database's and the uploads' one answer."""
+    return Unavailable("Wayline cannot save changes right now (its storage is full or read-only). "
+                       "Nothing was changed; please try again later.", code="storage_unavailable")

@@ -25,11 +25,13 @@ from .agent.watch import Watch
 from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
+from .quotas import SignUpLimiter
 from .background import BackgroundWork
 from .core import Core
 from .changes import Phase, TripEvent
 from .db import Database
 from .filestore import open_filestore
+from .idempotency import IdempotencyKeys
 from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import open_provider
@@ -41,6 +43,7 @@ from .social import StopCommented
 from .trips.dto import TripCache
 from .trips.events import OpsApplied
 from .trips.heads import Heads
+from .trips.ops import OpRules
 from .trips.state import TripStates
 
 # Parts a test may inject instead of the configured ones.
@@ -52,6 +55,7 @@ KNOBS = {"agent_debounce_s": ("agent_timing", "debounce_s"),
          "live_keepalive_s": ("live_limits", "keepalive_s"),
          "live_max_per_user": ("live_limits", "max_per_user"),
          "live_max_streams": ("live_limits", "max_streams"),
+         "live_send_timeout_s": ("live_limits", "send_timeout_s"),
          "mcp_calls_per_minute": ("assistants", "calls_per_minute")}
 OVERRIDES = PARTS | set(KNOBS)
 
@@ -91,6 +95,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     if telemetry is None or not telemetry.enabled:
         telemetry = from_settings(settings)
     trips = TripStates(db, settings.trip_cache_mb * 1024 * 1024)
+    trips.op_rules = OpRules(max_days=settings.days_per_trip, origin=settings.public_url)
     trip_cache = TripCache(trips, places)
     heads = Heads(db)
     live_limits = LiveLimits(**knobs["live_limits"])
@@ -121,9 +126,11 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 ai=ai, google=google, street_view=street_view,
                 sessions=overrides.get("sessions") or SessionCache(),
                 limiter=overrides.get("limiter") or SignInLimiter(),
+                signups=SignUpLimiter(),
                 last_use=overrides.get("last_use") or LastUse(),
                 # The MCP server for outside assistants: started on the first /mcp request.
-                assistants=Assistants(background, **knobs["assistants"]))
+                assistants=Assistants(background, **knobs["assistants"]),
+                idempotency=IdempotencyKeys(db))
     # The trip agent evaluates members' edits (debounced, in the background),
     # answers @agent in stop comments, and a periodic pass notices risks that
     # come without an edit (the forecast).

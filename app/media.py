@@ -12,15 +12,17 @@ from __future__ import annotations
 import codecs
 import logging
 import re
+import sqlite3
 import unicodedata
 from dataclasses import dataclass
 from typing import BinaryIO
 from collections.abc import AsyncIterator
 
-from .db import Database
-from .errors import NotFound, Unavailable, UnsupportedType
-from .filestore import CHUNK, FileStore, StoreUnavailable
+from .db import Database, Tx
+from .errors import NotFound, Unavailable, UnsupportedType, storage_unavailable
+from .filestore import CHUNK, FileStore, StoreFull, StoreUnavailable
 from .ids import new_id, utcnow
+from .quotas import check_upload
 
 log = logging.getLogger("wayline")
 
@@ -112,14 +114,28 @@ def _unavailable() -> Unavailable:
     return Unavailable("Files cannot be reached right now; try again in a moment", code="files_unavailable")
 
 
+def _stored_bytes(conn: sqlite3.Connection | Tx, trip_id: str, user_id: str) -> tuple[int, int]:
+    """What the trip and the uploader store already (the upload quotas)."""
+    row = conn.execute(
+        "SELECT (SELECT COALESCE(SUM(size), 0) FROM media WHERE trip_id = ?), "
+        "(SELECT COALESCE(SUM(size), 0) FROM media WHERE uploaded_by = ?)", (trip_id, user_id)).fetchone()
+    return row[0], row[1]
+
+
 async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str, source: BinaryIO,
-                      client_name: str | None) -> dict:
-    """Store checked bytes under our own name and record them; 415 for a type we don't accept.
-    `source` is the spooled upload (read in chunks, never whole)."""
+                      client_name: str | None, *, trip_mb: int, user_mb: int) -> dict:
+    """Store checked bytes under our own name and record them; 415 for a type we
+    don't accept, 413 past the upload quotas (`trip_mb`, `user_mb`: app/quotas.py).
+    `source` is the spooled upload (read in chunks, never whole).
+
+    The quotas are checked before the bytes are written (nothing is written
+    for a refused upload) and again in the transaction that records them, so
+    uploads racing in parallel cannot pass them together."""
     filename = display_name(client_name)
     media_type, size = _check_type(source, filename)
     if media_type is None:
         raise UnsupportedType("Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
+    check_upload(size, *await db.read(_stored_bytes, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
     media_id = new_id()
     name = f"{media_id}.{EXTENSIONS[media_type]}"
     key = stored_key(trip_id, name)
@@ -127,13 +143,19 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
         raise NotFound("Trip not found")
     try:
         await files.write(key, source, size, media_type)
+    except StoreFull:   # a full disk: the same plain 503 as a database write on it
+        raise storage_unavailable() from None
     except StoreUnavailable:
         raise _unavailable() from None
     try:
-        await db.write(lambda tx: tx.execute(
-            "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (media_id, trip_id, name, filename, media_type, size, user_id, utcnow())))
+        def record(tx: Tx) -> None:
+            check_upload(size, *_stored_bytes(tx, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
+            tx.execute(
+                "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (media_id, trip_id, name, filename, media_type, size, user_id, utcnow()))
+
+        await db.write(record)
     except BaseException:
         await files.delete(key)   # no file without its record
         raise

@@ -1,17 +1,22 @@
 """Members, roles and invite links: who belongs to a trip. Human-only: no AI
 path reaches these. Every change touches the trip's `members` (and `social`
-when votes go with a member), so caches and live pages follow."""
+when votes go with a member), so caches and live pages follow.
+
+An invite link ends for a member an owner removes: every link made before
+the removal (the one they used, or any other) refuses them; an owner who
+wants them back makes a new link. Leaving by yourself is not a removal."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import secrets
+import sqlite3
 from datetime import datetime, timedelta, UTC
 
 from .auth import token_hash
 from .db import Database, Tx
-from .errors import Conflict, Forbidden, NotFound
+from .errors import AppError, Conflict, Forbidden, NotFound
 from .ids import iso, new_id, utcnow
 
 INVITE_HOURS_DEFAULT = 72
@@ -30,6 +35,35 @@ async def list_members(db: Database, trip_id: str, *, with_invites: bool) -> dic
                        "SELECT id, role, expires_at, created_at FROM invites WHERE trip_id = ? "
                        "AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at", (trip_id, utcnow()))]
     return {"members": members, "invites": invites}
+
+
+def _invites_and_uses(conn: sqlite3.Connection, trip_id: str, now: str) -> tuple[list[Any], list[Any]]:
+    """The trip's open links and who joined through them, in one read transaction."""
+    conn.execute("BEGIN")
+    try:
+        rows = conn.execute(
+            "SELECT i.id, i.role, i.created_at, i.expires_at, u.display_name FROM invites i "
+            "LEFT JOIN users u ON u.id = i.created_by "
+            "WHERE i.trip_id = ? AND i.revoked_at IS NULL AND i.expires_at > ? ORDER BY i.created_at",
+            (trip_id, now)).fetchall()
+        uses = conn.execute(
+            "SELECT x.invite_id, x.user_id, u.display_name, x.used_at FROM invite_uses x "
+            "JOIN invites i ON i.id = x.invite_id JOIN users u ON u.id = x.user_id "
+            "WHERE i.trip_id = ? ORDER BY x.used_at", (trip_id,)).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    return rows, uses
+
+
+async def list_invites(db: Database, trip_id: str) -> list[dict]:
+    """The trip's open links (not revoked, not expired), oldest first, each with
+    who made it and who joined through it. Tokens are never shown again."""
+    rows, uses = await db.read(_invites_and_uses, trip_id, utcnow())
+    joined: dict[str, list[dict]] = {}
+    for invite_id, user_id, name, used_at in uses:
+        joined.setdefault(invite_id, []).append({"userId": user_id, "displayName": name, "joinedAt": used_at})
+    return [{"id": r[0], "role": r[1], "createdAt": r[2], "expiresAt": r[3], "createdByName": r[4],
+             "joined": joined.get(r[0], [])} for r in rows]
 
 
 async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hours: int) -> dict:
@@ -51,19 +85,25 @@ async def revoke_invite(db: Database, trip_id: str, invite_id: str) -> None:
         raise NotFound("No such open invite")
 
 
+class RemovedFromTrip(AppError):
+    status, code = 403, "removed_from_trip"
+
+
 async def open_invite(db: Database, token: str) -> dict:
     """What an invite link is for: the trip, the role, who invited; 404 when
     revoked, expired or unknown."""
     row = await db.fetchone(
-        "SELECT i.trip_id, i.role, i.expires_at, i.revoked_at, t.title, t.start_date, t.dest_name, "
+        "SELECT i.id, i.created_at, i.trip_id, i.role, i.expires_at, i.revoked_at, t.title, t.start_date, "
+        "t.dest_name, "
         "u.display_name AS inviter FROM invites i JOIN trips t ON t.id = i.trip_id "
         "LEFT JOIN users u ON u.id = i.created_by WHERE i.token_hash = ?", (token_hash(token),))
     if row is None or row["revoked_at"] is not None:
         raise NotFound("This invite link is not valid (it may have been revoked)", code="invite_invalid")
     if row["expires_at"] <= utcnow():
         raise NotFound("This invite link has expired. Ask the trip owner for a new one.", code="invite_expired")
-    return {"tripId": row["trip_id"], "tripTitle": row["title"], "role": row["role"], "expiresAt": row["expires_at"],
-            "startDate": row["start_date"], "destination": row["dest_name"], "inviterName": row["inviter"]}
+    return {"id": row["id"], "createdAt": row["created_at"], "tripId": row["trip_id"], "tripTitle": row["title"],
+            "role": row["role"], "expiresAt": row["expires_at"], "startDate": row["start_date"],
+            "destination": row["dest_name"], "inviterName": row["inviter"]}
 
 
 async def accept_invite(db: Database, token: str, user_id: str) -> dict:
@@ -75,9 +115,18 @@ async def accept_invite(db: Database, token: str, user_id: str) -> dict:
         existing = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
         if existing:
             return {"tripId": trip_id, "role": existing, "joined": False}
+        removed = tx.fetchall(
+            "SELECT 1 FROM trip_removals WHERE trip_id = ? AND user_id = ? AND removed_at >= ?",
+            (trip_id, user_id, invite["createdAt"]))
+        if removed:
+            raise RemovedFromTrip("An owner removed you from this trip, so this link no longer lets you in. "
+                                  "Ask an owner for a new invite link.")
+        now = utcnow()
         tx.touch(trip_id, "members")
         tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, ?, ?)",
-                   (trip_id, user_id, invite["role"], utcnow()))
+                   (trip_id, user_id, invite["role"], now))
+        tx.execute("INSERT OR IGNORE INTO invite_uses (invite_id, user_id, used_at) VALUES (?, ?, ?)",
+                   (invite["id"], user_id, now))
         return {"tripId": trip_id, "role": invite["role"], "joined": True}
 
     return await db.write(work)
@@ -117,5 +166,8 @@ async def remove_member(db: Database, trip_id: str, actor_id: str, actor_role: s
         tx.touch(trip_id, "members", "social")
         tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, target))
         tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, target))
+        if target != actor_id:   # removed by an owner: the links made until now end for them
+            tx.execute("INSERT OR REPLACE INTO trip_removals (trip_id, user_id, removed_at) VALUES (?, ?, ?)",
+                       (trip_id, target, utcnow()))
 
     await db.write(work)

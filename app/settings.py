@@ -20,6 +20,7 @@ PLACES_PROVIDERS = ("google", "osm")
 # scrypt's cost (N) for new password hashes: 16 MiB of memory per hash makes
 # offline guessing expensive. Lower only in tests, behind a flag (see Settings).
 PASSWORD_HASH_N = 2**14
+MAX_DAYS_CEILING = 366   # the most WAYLINE_DAYS_PER_TRIP may allow (the trip schema's bound)
 
 
 def _read_dotenv(path: Path) -> dict[str, str]:
@@ -75,6 +76,12 @@ class Settings:
     # in every Fly machine), whose proxy always sets it. Elsewhere a proxy that
     # does not set it passes a client's own copy through.
     fly_client_ip: bool = False
+    # Quotas (app/quotas.py): what one address, account or trip may take.
+    signups_per_address_hour: int = 10
+    trips_per_user: int = 50
+    days_per_trip: int = 30
+    upload_mb_per_trip: int = 200
+    upload_mb_per_user: int = 100
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -87,6 +94,8 @@ class Settings:
     ai_price_input_per_mtok: float | None = None
     ai_price_output_per_mtok: float | None = None
     ai_admins: tuple[str, ...] = field(default_factory=tuple)
+    # Each user's fair share of every daily limit (calls and tokens), 0 < share <= 1.
+    ai_user_daily_share: float = 0.25
     ai_proactive_threshold: float = 0.7
     ai_max_tool_steps: int = 16
     # Reasoning summaries for the agent chat: off, or auto / concise / detailed. Only
@@ -191,6 +200,16 @@ class Settings:
         trip_cache_mb = number("WAYLINE_TRIP_CACHE_MB", int, cls.trip_cache_mb)
         if trip_cache_mb < 1:
             raise SystemExit(f"WAYLINE_TRIP_CACHE_MB must be at least 1, got {trip_cache_mb}")
+        def at_least_one(name: str, default: int, most: int | None = None) -> int:
+            value = number(name, int, default)
+            if value < 1 or (most is not None and value > most):
+                raise SystemExit(f"{name} must be from 1 to {most}, got {value}" if most else
+                                 f"{name} must be at least 1, got {value}")
+            return value
+
+        ai_share = number("WAYLINE_AI_USER_DAILY_SHARE", float, cls.ai_user_daily_share)
+        if not 0 < ai_share <= 1:
+            raise SystemExit(f"WAYLINE_AI_USER_DAILY_SHARE must be above 0 and at most 1, got {ai_share}")
         try:
             trusted_proxies = parse_networks(text("WAYLINE_TRUSTED_PROXIES"))
         except ValueError as exc:
@@ -219,6 +238,11 @@ class Settings:
             trip_cache_mb=trip_cache_mb,
             trusted_proxies=trusted_proxies,
             fly_client_ip=bool(text("FLY_APP_NAME")),
+            signups_per_address_hour=at_least_one("WAYLINE_SIGNUPS_PER_ADDRESS_HOUR", d.signups_per_address_hour),
+            trips_per_user=at_least_one("WAYLINE_TRIPS_PER_USER", d.trips_per_user),
+            days_per_trip=at_least_one("WAYLINE_DAYS_PER_TRIP", d.days_per_trip, MAX_DAYS_CEILING),
+            upload_mb_per_trip=at_least_one("WAYLINE_UPLOAD_MB_PER_TRIP", d.upload_mb_per_trip),
+            upload_mb_per_user=at_least_one("WAYLINE_UPLOAD_MB_PER_USER", d.upload_mb_per_user),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),
@@ -230,6 +254,7 @@ class Settings:
             ai_price_input_per_mtok=number("WAYLINE_AI_PRICE_INPUT_PER_MTOK", float, None),
             ai_price_output_per_mtok=number("WAYLINE_AI_PRICE_OUTPUT_PER_MTOK", float, None),
             ai_admins=tuple(u.strip() for u in (text("WAYLINE_AI_ADMINS") or "").split(",") if u.strip()),
+            ai_user_daily_share=ai_share,
             ai_proactive_threshold=number("AI_PROACTIVE_THRESHOLD", float, d.ai_proactive_threshold),
             ai_max_tool_steps=number("AI_MAX_TOOL_STEPS", int, d.ai_max_tool_steps),
             openai_reasoning_summary=_reasoning_summary(text("OPENAI_REASONING_SUMMARY")),

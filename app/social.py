@@ -12,6 +12,7 @@ from typing import Any
 from .changes import TripEvent
 from .db import Database, Tx
 from .errors import NotFound
+from .markdown_links import check_links
 from .ids import new_id, utcnow
 
 SOCIAL = frozenset({"social"})
@@ -58,9 +59,12 @@ def insert_comment(tx: Tx, trip_id: str, stop_id: str, user_id: str | None, auth
     return comment_dto(row)
 
 
-async def add_comment(db: Database, trip_id: str, stop_id: str, user_id: str, author: str,
-                      text: str) -> dict[str, Any]:
-    """A member's comment, announced after its commit (`StopCommented`)."""
+async def add_comment(db: Database, trip_id: str, stop_id: str, user_id: str, author: str, text: str, *,
+                      origin: str | None = None) -> dict[str, Any]:
+    """A member's comment, announced after its commit (`StopCommented`); 422
+    when it links anywhere but this trip's files or the web (markdown_links.py)."""
+    check_links(text, trip_id, "body", origin)
+
     def work(tx: Tx) -> dict[str, Any]:
         tx.announce(StopCommented(trip_id, stop_id, user_id, author, text))
         return insert_comment(tx, trip_id, stop_id, user_id, author, text)

@@ -94,7 +94,9 @@ def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
     return {"WAYLINE_DB": str(tmp / "bench.db"), "WAYLINE_UPLOADS": str(tmp / "uploads"),
             "WAYLINE_SECRET": SECRET, "OPENAI_API_KEY": "", "GOOGLE_MAPS_API_KEY": "",
             "WAYLINE_NOMINATIM_URL": CLOSED, "WAYLINE_OVERPASS_URL": f"{CLOSED}/api/interpreter",
-            "WAYLINE_OSRM_URL": f"{CLOSED}/routed-{{profile}}", **extra}
+            "WAYLINE_OSRM_URL": f"{CLOSED}/routed-{{profile}}",
+            # Every simulated member signs up from loopback: the sign-up quota would stop them.
+            "WAYLINE_SIGNUPS_PER_ADDRESS_HOUR": "100000", **extra}
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-// The AI usage page: today against each app-wide limit, a 30-day chart (inline
+// The AI usage page: today against each app-wide limit, each member's share
+// of it, a 30-day chart (inline
 // SVG, no library) and the table by day, feature and model. Data comes from
 // GET /api/admin/ai-usage, which answers 404 to everyone but the admins.
 
@@ -54,7 +55,10 @@ export async function loadUsage(fetchImpl = fetch) {
     credentials: "same-origin",
     headers: { Accept: "application/json" },
   });
-  if (response.status === 404) return { error: "Not available", notFound: true };
+  if (response.status === 404) {
+    await response.body?.cancel(); // unread, an uncached (no-store) answer would keep its connection busy
+    return { error: "Not available", notFound: true };
+  }
   let payload = null;
   try {
     payload = await response.json();
@@ -116,6 +120,47 @@ export function renderToday(container, today, limits) {
       el("p", { class: "admin-limit-note" },
         `Each call: up to ${fmt(limits.maxOutputTokens)} output tokens and ${limits.timeoutMs / 1000}\u00a0s.`)),
   );
+}
+
+// Each member's use of their fair share today (WAYLINE_AI_USER_DAILY_SHARE of
+// each daily limit), most calls first: a meter for calls and one for tokens.
+const SHARE_WORDS = { near: "Near their share", full: "Share used" };
+
+function shareMeter(label, used, limit, unit) {
+  const { level, share, percent } = usageLevel(used, limit);
+  const fill = el("span", { class: "admin-meter-fill" });
+  fill.style.width = `${(share * 100).toFixed(2)}%`;
+  return el("div", { class: `admin-share is-${level}` },
+    el("div", {
+      class: "admin-meter", role: "meter", "aria-label": label,
+      "aria-valuemin": 0, "aria-valuemax": limit, "aria-valuenow": Math.min(used, limit),
+      "aria-valuetext": `${fmt(used)} of ${fmt(limit)} ${unit}, ${percent}`,
+    }, fill),
+    el("span", { class: "admin-share-figure" }, `${fmt(used)} of ${fmt(limit)} ${unit}`));
+}
+
+export function renderMembers(list, note, members, limits) {
+  const share = Math.round((limits.userShare || 0) * 100);
+  note.textContent = `Each member may use ${share}% of each daily limit: ${plural(limits.userDailyCalls, "call")} and `
+    + `${plural(limits.userDailyTokens, "token")}. Checks and replies that a member's edits and messages start `
+    + "count as theirs. Past the share those are skipped, and the member's own questions are told when it renews.";
+  if (!members.length) {
+    list.replaceChildren(el("li", { class: "admin-member-empty muted" }, "No one has used AI today."));
+    return;
+  }
+  list.replaceChildren(...members.map((m) => {
+    const calls = usageLevel(m.calls, limits.userDailyCalls).level;
+    const tokens = usageLevel(m.tokens, limits.userDailyTokens).level;
+    const level = [calls, tokens].includes("full") ? "full" : [calls, tokens].includes("near") ? "near" : "ok";
+    const name = m.name || "Deleted member";
+    return el("li", { class: `admin-member is-${level}`, "data-user-id": m.userId },
+      el("div", { class: "admin-member-head" },
+        el("strong", { class: "admin-member-name" }, name),
+        m.username && m.username !== name ? el("span", { class: "muted" }, ` @${m.username}`) : "",
+        SHARE_WORDS[level] ? el("span", { class: "pill admin-level" }, SHARE_WORDS[level]) : ""),
+      shareMeter(`Calls by ${name}`, m.calls, limits.userDailyCalls, "calls"),
+      shareMeter(`Tokens by ${name}`, m.tokens, limits.userDailyTokens, "tokens"));
+  }));
 }
 
 function lastDays(todayIso, count) {
@@ -311,12 +356,15 @@ async function main() {
     showProblem(status, result.error, result.notFound);
     return;
   }
-  const { today, limits, days } = result.data;
+  const { today, limits, days, members } = result.data;
   const todayIso = today.date || new Date().toISOString().slice(0, 10); // the server's UTC day
   status.hidden = true;
   const colours = featureColours(days);
   document.getElementById("admin-today-date").textContent = `${longDate.format(utcDate(todayIso))} (UTC)`;
   renderToday(document.getElementById("admin-bars"), today, limits);
+  renderMembers(document.getElementById("admin-member-list"), document.getElementById("admin-share-note"),
+    members || [], limits);
+  document.getElementById("admin-members").hidden = false;
   renderLegend(document.getElementById("admin-legend"), days, colours);
   const table = document.getElementById("admin-table");
   renderTable(table.tBodies[0], days, table.tFoot, colours);

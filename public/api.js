@@ -4,6 +4,9 @@
 // server's plain sentence, ready to show as is.
 // State-changing requests always carry a JSON body (`{}` when there is
 // nothing to send): the server refuses body-less or form posts as cross-site.
+// Whether a request reached the server feeds offline/connection.js.
+
+import { noteReached } from "./offline/connection.js";
 
 export class ApiError extends Error {
   constructor(status, code, message, details = {}) {
@@ -59,8 +62,10 @@ async function sendNow(path, init) {
     res = await fetch(path, { credentials: "same-origin", ...init });
   } catch (e) {
     if (e && e.name === "AbortError") throw e;
+    noteReached(false);
     throw new ApiError(0, "network", NETWORK_MESSAGE);
   }
+  noteReached(true);
   if (!res.ok && res.status !== 304) {
     const error = await readError(res);
     if (res.status === 401 && unauthorizedHandler && !path.startsWith("/api/auth/")) unauthorizedHandler(error);
@@ -69,8 +74,9 @@ async function sendNow(path, init) {
   return res;
 }
 
-export async function api(path, { method = "GET", body, signal } = {}) {
-  const init = { method, signal, headers: { Accept: "application/json" } };
+// `headers`: extra request headers (the offline queue's Idempotency-Key).
+export async function api(path, { method = "GET", body, signal, headers = {} } = {}) {
+  const init = { method, signal, headers: { Accept: "application/json", ...headers } };
   if (method !== "GET" && method !== "HEAD") {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body === undefined ? {} : body);

@@ -6,17 +6,27 @@
 // A link to a page that needs an account (a trip and its day, preferences)
 // is kept through sign-in and sign-up and opened after them; so is an
 // invite (its page first, then the trip).
+// Offline (public/offline/): the page itself comes from the service worker's
+// cache, and who is signed in, the config and the data come from what this
+// device kept (kept.js), so a cold start with no connection opens the trips
+// list and every kept trip. Signing out clears what this device kept.
 
-import { get, post, onUnauthorized } from "./api.js";
+import { post, onUnauthorized } from "./api.js";
 import { useCurrencyExponents } from "./money.js";
+import { keptGet, claimFor, forget } from "./offline/kept.js";
+import { allWrites, flush, forgetWrites, ready as outboxReady } from "./offline/outbox.js";
+import { isOnline } from "./offline/connection.js";
 import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
 import { mountAuth, NOTICE } from "./planner/auth.js";
 import { accountMenu } from "./planner/account.js";
+import { confirmDialog } from "./planner/ui.js";
 import { mountTrips, acceptInvite } from "./planner/trips.js";
 
 const PENDING_INVITE = "wayline.pendingInvite";
 const RETURN_TO = "wayline.returnTo";
 const KEPT_ROUTE = /^#\/(trips\/[^/?#]+(\?[^#]*)?|preferences)$/;
+// A sign-out made offline: sent to the server when the page next reaches it.
+const SIGN_OUT_PENDING = "wayline.signOutPending";
 
 // The page a signed-out visitor asked for, to open once they are signed in.
 function keepReturn(hash) {
@@ -57,20 +67,42 @@ function parseHash() {
   return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(query) };
 }
 
-// Who is signed in: the probe answers {user: null} when nobody is.
+// Who is signed in: the probe answers {user: null} when nobody is. This
+// device's kept data belongs to that user (another account's is cleared).
 async function loadMe() {
-  const me = await get("/api/auth/me");
+  const me = await keptGet("/api/auth/me");
   session.me = me.user || null;
   session.isAdmin = Boolean(me.user && me.isAdmin);
+  if (session.me && (await claimFor(session.me.id))) forgetWrites();
+  await outboxReady(); // the writes kept from an earlier visit are known before any page shows
 }
 
+// Signing out clears what this device kept, at once, even offline (the
+// server hears of it when it can be reached). Unsent changes are named first.
 async function signOut() {
+  await outboxReady();
+  const unsent = allWrites().filter((w) => w.state === "waiting").length;
+  if (unsent && !(await confirmDialog("Sign out and lose unsent changes?",
+    `${unsent === 1 ? "1 change made" : `${unsent} changes made`} without a connection ${unsent === 1 ? "has" : "have"} not been sent yet. `
+    + "Signing out removes everything Wayline kept on this device, those changes too.", "Sign out"))) return;
+  forgetWrites();
+  await forget();
   try {
     await post("/api/auth/signout", {});
   } catch (err) {
-    showError(err);
+    if (err.status === 0) localStorage.setItem(SIGN_OUT_PENDING, "1");
+    else showError(err);
   }
   signedOut();
+}
+
+// A sign-out made offline reaches the server first thing when it can.
+async function finishSignOut() {
+  if (!localStorage.getItem(SIGN_OUT_PENDING)) return;
+  forgetWrites();
+  await forget();
+  await post("/api/auth/signout", {});
+  localStorage.removeItem(SIGN_OUT_PENDING);
 }
 
 // Nobody is signed in any more (signed out, everywhere, or the account is
@@ -113,8 +145,10 @@ const app = {
     return hash && hash.split("?")[0] === `#/trips/${encodeURIComponent(tripId)}` ? hash : null;
   },
   async afterSignIn() {
+    localStorage.removeItem(SIGN_OUT_PENDING); // signed in again: that sign-out is done
     await loadMe();
     renderNav();
+    flush(); // writes kept while signed out of this session (an expired one) go now
     const pending = sessionStorage.getItem(PENDING_INVITE);
     if (pending) {
       sessionStorage.removeItem(PENDING_INVITE);
@@ -198,22 +232,38 @@ async function boot() {
       navigate("#/signin");
     }
   });
+  registerServiceWorker();
   try {
-    const [config, meals] = await Promise.all([get("/api/config"), get("/api/meals")]);
+    if (isOnline()) await finishSignOut().catch(() => {});
+    // Signed out on this device while offline: nobody is signed in here (the server hears of it later).
+    const signedOutHere = Boolean(localStorage.getItem(SIGN_OUT_PENDING));
+    const [config, meals] = await Promise.all([keptGet("/api/config"), keptGet("/api/meals"),
+      signedOutHere ? null : loadMe()]);
     session.config = config;
     setMeals(meals.meals);
     useCurrencyExponents(config.currencyExponents);
-    await loadMe();
   } catch (err) {
     const main = document.getElementById("main");
     clear(main);
-    main.append(h("div", { class: "page narrow" }, errorBox(err)));
+    const why = err.status === 0
+      ? new Error("You are offline, and Wayline has nothing kept on this device yet. Open it once with a connection to have your trips here offline.")
+      : err;
+    main.append(h("div", { class: "page narrow" }, errorBox(why)));
     return;
   }
   renderNav();
   window.addEventListener("hashchange", route);
   await route();
   booted = true;
+  if (session.me) flush(); // writes kept from an earlier visit
+}
+
+// The service worker (public/sw.js) keeps the page itself for offline starts.
+function registerServiceWorker() {
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register("/sw.js").catch(() => {
+    // Not allowed here (a private window, a blocked worker): Wayline works, only not offline.
+  });
 }
 
 boot();

@@ -84,6 +84,7 @@ class LiveServer:
     xdist workers can never race for the same port."""
 
     def __init__(self, app):
+        self.app = app
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]

@@ -45,7 +45,10 @@ def test_admin_sees_totals_limits_and_days(settings, openai_standin):
     assert data["limits"] == {"dailyCalls": 40, "concurrent": settings.ai_concurrent,
                               "dailyTokens": settings.ai_daily_tokens,
                               "maxOutputTokens": settings.ai_max_output_tokens,
-                              "timeoutMs": settings.ai_timeout_ms}
+                              "timeoutMs": settings.ai_timeout_ms,
+                              # each member's fair share: a quarter of each daily limit
+                              "userShare": 0.25, "userDailyCalls": 10, "userDailyTokens": settings.ai_daily_tokens // 4}
+    assert data["members"] == [{"userId": ada["id"], "name": "ada", "username": "ada", "calls": 3, "tokens": 3950}]
     assert data["days"] == [
         {"date": "2026-12-10", "feature": "agent_eval", "model": settings.openai_model, "calls": 2,
          "inputTokens": 3000, "outputTokens": 400, "costUsd": 0.0046},

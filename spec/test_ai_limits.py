@@ -1,8 +1,9 @@
 """Every AI feature, driven through its real entry point (HTTP, or the
-background path a member's action starts), when the app-wide limits refuse
-the reservation: the OpenAI stand-in receives nothing at all, and the member
-sees the plain limit message, or for background features nothing is posted
-and the log says the work was skipped."""
+background path a member's action starts), when the app-wide limits or the
+member's own share refuse the reservation: the OpenAI stand-in receives
+nothing at all, and the member sees the plain limit message (for the share,
+429 `ai_user_limit` with when it renews), or for background features nothing
+is posted and the log says the work was skipped."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from app.trips import store
 from app.aiusage import BUSY_MESSAGE, LIMIT_MESSAGE
-from helpers import new_trip, op, signup
+from helpers import new_trip, op, signup, use
 from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
                                 user_message)
 
@@ -21,12 +22,20 @@ from test_agent_support import (agent_client, eventually, events, make_set_time_
 REFUSALS = {
     "daily_calls": ({"ai_daily_limit": 1}, 503, "ai_limit", LIMIT_MESSAGE),
     "concurrent": ({"ai_concurrent": 1}, 429, "busy", BUSY_MESSAGE),
+    # 8 calls a day, a quarter each: the member's 2 are spent, the app has 6 left.
+    "user_calls": ({"ai_daily_limit": 8, "ai_user_daily_share": 0.25}, 429, "ai_user_limit", None),
 }
 
 
-def use_up(client, refusal: str) -> None:
-    """Take the one slot there is: a finished call (the day's only call) or one still running."""
+def use_up(client, refusal: str, member: dict) -> None:
+    """Take the one slot there is (a finished call: the day's only call; or one
+    still running), or the member's whole share (two finished calls of theirs)."""
     usage = client.app.state.services.aiusage
+    if refusal == "user_calls":
+        for _ in range(2):
+            taken = client.portal.call(usage.reserve, member["id"], None, "copilot")
+            client.portal.call(usage.finish, taken, "completed", 10, 5)
+        return
     taken = client.portal.call(usage.reserve, "someone-else", None, "agent_chat")
     if refusal == "daily_calls":
         client.portal.call(usage.finish, taken, "completed", 10, 5)
@@ -35,7 +44,12 @@ def use_up(client, refusal: str) -> None:
 def refused_over_http(response, refusal: str) -> None:
     _, status, code, message = REFUSALS[refusal]
     assert response.status_code == status, response.text
-    assert response.json()["error"] == {"code": code, "message": message}
+    error = response.json()["error"]
+    if refusal == "user_calls":   # when it renews, in words and as data
+        assert error["code"] == code and error["message"].startswith("You have used your share of today's AI help")
+        assert error["resetsAt"].endswith("T00:00:00.000Z") and error["retryAfterS"] > 0
+        return
+    assert error == {"code": code, "message": message}
 
 
 def skipped_in_background(client, trip: dict, caplog, what: str, refusal: str) -> None:
@@ -60,6 +74,11 @@ def plan_day(client, trip, refusal, caplog):
 def agent_chat(client, trip, refusal, caplog):
     r = client.post(f"/api/trips/{trip['id']}/agent/chat",
                     json={"id": "chat1", "trigger": "submit-message", "messages": [user_message("Plan day one")]})
+    if refusal == "user_calls":   # an explicit ask: refused before the stream starts, nothing stored
+        refused_over_http(r, refusal)
+        assert events(client, trip["id"])["messages"] == [m for m in events(client, trip["id"])["messages"]
+                                                          if m["role"] == "system"]
+        return
     chunks = sse_chunks(r)
     assert [c["errorText"] for c in of_type(chunks, "error")] == [REFUSALS[refusal][3]]
     assert of_type(chunks, "finish")[0]["finishReason"] == "error"
@@ -113,14 +132,14 @@ def test_a_refused_reservation_never_reaches_the_provider(settings, openai_stand
                                                           entry, feature, refusal):
     caplog.set_level(logging.INFO, logger="wayline.agent")
     with agent_client(settings.with_(**REFUSALS[refusal][0]), openai_standin) as client:
-        signup(client, "alice")
+        alice = signup(client, "alice")
         created = new_trip(client)
         day = created["days"][0]["id"]
         r = op(client, created["id"], "insert_stop", dayId=day, kind="sight", name="Torre de Belém",
                lat=38.6916, lng=-9.2160)
         stop = r.json()["data"]["trip"]["days"][0]["stops"][0]["id"]
         assert client.put("/api/users/preferences", json={}).status_code == 200
-        use_up(client, refusal)
+        use_up(client, refusal, alice)
 
         entry(client, {"id": created["id"], "day": day, "stop": stop}, refusal, caplog)
         eventually(lambda: len(client.app.state.services.background) == 0)
@@ -129,3 +148,43 @@ def test_a_refused_reservation_never_reaches_the_provider(settings, openai_stand
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"event":"AI_')]
     refusals = [line for line in lines if line["event"] == "AI_LIMIT_REACHED"]
     assert [(line["feature"], line["limit"]) for line in refusals] == [(feature, refusal)]
+
+
+# -- the fair share (issue 22, failure 1) -------------------------------------------------------
+
+
+def test_one_account_cannot_switch_ai_off_for_everyone(settings, openai_standin):
+    """A fresh account sent 30 messages in 10 s and used the whole daily budget
+    (WAYLINE_AI_DAILY_LIMIT=25): everyone's AI then answered 503 `ai_limit`
+    until midnight UTC. Now each member may use a quarter of it; the rest of
+    the group keeps its AI, and the admin page shows who used what."""
+    from standins.openai_standin import Reply, message_item
+
+    openai_standin.responder = lambda request: Reply(output=[message_item("Noted.")])
+    limited = settings.with_(ai_daily_limit=25, ai_concurrent=50, ai_admins=("alice",))
+    with agent_client(limited, openai_standin) as client:
+        alice, mallory = signup(client, "alice"), signup(client, "mallory")
+        use(client, mallory)
+        theirs = new_trip(client)
+        for i in range(30):   # the attack: every message asks the agent, each reply a model call
+            r = client.post(f"/api/trips/{theirs['id']}/agent/messages", json={"text": f"@agent tell me a fact {i}"})
+            assert r.status_code == 201, r.text
+        eventually(lambda: len(client.app.state.services.background) == 0, timeout=60)
+        spent = openai_standin.request_count
+        assert spent == 6, f"mallory's share is 6 calls of 25, used {spent}"
+        r = client.post(f"/api/trips/{theirs['id']}/agent/chat",
+                        json={"messages": [user_message("@agent one more", "m31")]})
+        assert r.status_code == 429 and r.json()["error"]["code"] == "ai_user_limit", r.text
+
+        use(client, alice)
+        mine = new_trip(client)
+        r = client.post(f"/api/trips/{mine['id']}/agent/chat", json={"messages": [user_message("@agent hello", "a1")]})
+        chunks = sse_chunks(r)
+        assert not of_type(chunks, "error") and "".join(c["delta"] for c in of_type(chunks, "text-delta")) == "Noted."
+        eventually(lambda: len(client.app.state.services.background) == 0)
+
+        usage = client.get("/api/admin/ai-usage").json()["data"]
+        assert usage["limits"]["userShare"] == 0.25 and usage["limits"]["userDailyCalls"] == 6
+        by_name = {m["name"]: m for m in usage["members"]}
+        assert by_name["mallory"]["calls"] == 6 and by_name["alice"]["calls"] == 1
+        assert usage["today"]["calls"] == 7

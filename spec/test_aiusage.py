@@ -24,6 +24,13 @@ from standins.openai_standin import TEST_KEY, ai_settings
 NOON = datetime(2026, 12, 10, 12, 0, tzinfo=UTC).timestamp()
 
 
+@pytest.fixture
+def settings(settings):
+    """Most tests here are about the app-wide limits, spent by one member: a
+    whole share (1.0) leaves them alone. The share's own tests set 0.25."""
+    return settings.with_(ai_user_daily_share=1.0)
+
+
 class FakeClock:
     def __init__(self, start: float = NOON):
         self.now = start
@@ -102,8 +109,8 @@ def _race_worker(db_path: str, settings: Settings, now: float, barrier, results)
             try:
                 await usage.reserve("racer", None, "agent_chat")
                 return "admitted"
-            except Busy:
-                return "busy"
+            except Busy as exc:
+                return "share" if exc.code == "ai_user_limit" else "busy"
             except Unavailable:
                 return "limit"
         finally:
@@ -115,6 +122,7 @@ def _race_worker(db_path: str, settings: Settings, now: float, barrier, results)
 @pytest.mark.parametrize("limits, taken, admitted, refusal", [
     ({"ai_daily_limit": 5, "ai_concurrent": 50}, 2, 3, "limit"),   # 3 daily slots left
     ({"ai_daily_limit": 100, "ai_concurrent": 2}, 0, 2, "busy"),   # 2 concurrent slots
+    ({"ai_daily_limit": 20, "ai_concurrent": 50, "ai_user_daily_share": 0.25}, 0, 5, "share"),  # a quarter of 20
 ])
 def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, admitted, refusal):
     settings = settings.with_(**limits)
@@ -152,6 +160,39 @@ def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, adm
     found = anyio.run(count)
     assert len(found) == taken + admitted
     assert sum(r["status"] == "running" for r in found) == admitted
+
+
+@pytest.mark.anyio
+async def test_each_member_has_a_share_of_the_calls_and_the_tokens_that_renews_at_midnight(settings, capsys):
+    clock = FakeClock()
+    usage = await open_usage(settings.with_(ai_daily_limit=8, ai_daily_tokens=40_000, ai_user_daily_share=0.25,
+                                            ai_concurrent=50), clock)
+    assert usage.user_share() == (2, 10_000)
+    await spend(usage, 2)   # u1's two calls
+    with pytest.raises(Busy) as refused:
+        await usage.reserve("u1", "t1", "copilot")
+    error = refused.value.to_json()["error"]
+    assert refused.value.status == 429 and error["code"] == "ai_user_limit"
+    assert error["resetsAt"] == "2026-12-11T00:00:00.000Z" and error["retryAfterS"] == 12 * 3600
+    assert "12 h 0 min" in error["message"]
+    log_lines(capsys)
+    await usage.reserve("u2", "t1", "copilot")    # the others keep theirs
+    await usage.reserve(None, "t1", "agent_eval")  # work charged to no one is not a share
+    # Tokens: a call whose reservation would take the member past 10,000 is refused too.
+    await spend_tokens(usage, "u3", 8_000)
+    with pytest.raises(Busy) as refused:
+        await usage.reserve("u3", "t1", "copilot", max_output_tokens=3_000)
+    assert refused.value.code == "ai_user_limit"
+    await usage.reserve("u3", "t1", "copilot", max_output_tokens=2_000)   # this one fits
+    assert [line["limit"] for line in log_lines(capsys) if line["event"] == "AI_LIMIT_REACHED"] == ["user_tokens"]
+    clock.advance(12 * 3600)   # midnight UTC: a new share
+    await usage.reserve("u1", "t1", "copilot")
+    await usage.db.close()
+
+
+async def spend_tokens(usage: AIUsage, user_id: str, tokens: int) -> None:
+    async with usage.guard(user_id=user_id, trip_id="t1", feature="copilot", max_output_tokens=100) as g:
+        g.record(tokens, 0)
 
 
 @pytest.mark.anyio

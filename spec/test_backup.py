@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -13,7 +14,7 @@ import threading
 import httpx
 
 from app.web.application import create_app
-from helpers import LiveServer, make_client
+from helpers import LiveServer, make_client, signup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,3 +88,20 @@ def test_backup_refuses_a_missing_database_and_the_live_path(settings, tmp_path)
         pass
     same = run_backup(settings, settings.db_path, tmp_path)
     assert same.returncode == 1 and "must not overwrite" in same.stderr
+
+
+def test_backup_files_are_readable_by_their_owner_only(settings, tmp_path):
+    """Issue 22, item 11: backups were written 0644, though they hold password
+    and session hashes. 0600 whatever the umask, and when replacing an older one."""
+    with make_client(settings) as client:
+        signup(client, "alice")
+    dest = tmp_path / "b.db"
+    dest.write_bytes(b"an older, world-readable backup")
+    dest.chmod(0o644)
+    env = {**os.environ, "WAYLINE_DB": settings.db_path, "PYTHONPATH": ROOT}
+    done = subprocess.run(["sh", "-c", f'umask 000 && exec "{sys.executable}" -m app backup "{dest}"'], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o600
+    assert sqlite3.connect(dest).execute("SELECT COUNT(*) FROM users").fetchone()[0] == 1
+    assert not list(tmp_path.glob("b.db?*"))   # no partial or journal left

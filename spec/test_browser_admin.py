@@ -42,7 +42,7 @@ def test_admin_page_shows_usage_to_an_admin_and_nothing_to_others(settings, open
         admin.errors.check()
         assert_looks_like_wayline(admin)
         # Today against each limit, as a meter with words, not a colour alone.
-        calls = admin.get_by_role("meter", name="Calls")
+        calls = admin.get_by_role("meter", name="Calls", exact=True)
         used = calls.get_attribute("aria-valuenow")  # the Copilot call, and any agent evaluation
         assert int(used) >= 1
         assert calls.get_attribute("aria-valuetext").startswith(f"{used} of ")
@@ -115,7 +115,12 @@ def usage_payload(today: date) -> dict:
         "today": {"date": today.isoformat(), "calls": 85, "inputTokens": 300_000, "outputTokens": 100_000,
                   "reservedOutputTokens": 6_000, "costUsd": 1.2345, "running": 1},
         "limits": {"dailyCalls": 100, "dailyTokens": 400_000, "concurrent": 3, "maxOutputTokens": 3000,
-                   "timeoutMs": 45_000},
+                   "timeoutMs": 45_000, "userShare": 0.25, "userDailyCalls": 25, "userDailyTokens": 100_000},
+        "members": [
+            {"userId": "u-mallory", "name": "Mallory", "username": "mallory", "calls": 25, "tokens": 61_000},
+            {"userId": "u-ana", "name": "Ana Rita Figueiredo dos Santos", "username": "anarita", "calls": 21,
+             "tokens": 40_000},
+            {"userId": "u-bo", "name": "Bo", "username": "bo", "calls": 3, "tokens": 9_800}],
         "days": days,
     }}
 
@@ -138,13 +143,23 @@ def test_admin_page_limit_states_and_a_busy_month(settings):
 
             assert "is-near" in limit_card(page, "calls").get_attribute("class")
             assert "Near the limit" in limit_card(page, "calls").inner_text()
-            tokens = page.get_by_role("meter", name="Tokens")
+            tokens = page.get_by_role("meter", name="Tokens", exact=True)
             assert "limit reached" in tokens.get_attribute("aria-valuetext")
             assert "Limit reached" in limit_card(page, "tokens").inner_text()
             assert "is-ok" in limit_card(page, "running").get_attribute("class")
             colours = page.evaluate("""() => [...document.querySelectorAll('.admin-meter-fill')]
                 .map((fill) => getComputedStyle(fill).backgroundColor)""")
-            assert colours == ["rgb(245, 158, 11)", "rgb(220, 38, 38)", "rgb(15, 118, 110)"]  # amber, red, teal
+            assert colours[:3] == ["rgb(245, 158, 11)", "rgb(220, 38, 38)", "rgb(15, 118, 110)"]  # amber, red, teal
+            # Each member's share (issue 22): a member who used it all says so in words.
+            members = page.locator("#admin-member-list > li")
+            assert members.count() == 3
+            assert "Share used" in members.nth(0).inner_text() and "25 of 25 calls" in members.nth(0).inner_text()
+            assert "Near their share" in members.nth(1).inner_text()
+            assert "Share used" not in members.nth(2).inner_text() and "Near" not in members.nth(2).inner_text()
+            assert page.get_by_role("meter", name="Calls by Mallory").get_attribute("aria-valuetext") == \
+                "25 of 25 calls, 100%"
+            note = page.locator("#admin-share-note").inner_text()
+            assert "25% of each daily limit: 25 calls and 100,000 tokens" in note
             assert page.locator("#admin-legend li").count() == 5
             # Each feature in words, never the code's name (agent_eval, plan_day…).
             legend = page.locator("#admin-legend").inner_text()
@@ -158,7 +173,11 @@ def test_admin_page_limit_states_and_a_busy_month(settings):
             if phone:
                 assert_no_horizontal_overflow(page)
                 whole_page_shot(page, "phone-06-admin-limits")
+                page.locator("#admin-members").scroll_into_view_if_needed()
+                shot(page, "phone-07-admin-shares")
             else:
                 shot(page, "21-admin-limits")
+                page.locator("#admin-members").scroll_into_view_if_needed()
+                shot(page, "23-admin-shares")
                 whole_page_shot(page, "22-admin-month")
             page.errors.check()

@@ -194,3 +194,30 @@ def test_a_chat_body_over_4_mib_is_413(chat):
     big = json.dumps({"messages": [user_message("x" * (bodies.CHAT_BODY + 1))]}).encode()
     r = client.post(f"/api/trips/{trip['id']}/agent/chat", content=big, headers=JSON)
     assert r.status_code == 413
+
+
+RAW_SURROGATE = b"a\xed\xa0\x80b"   # U+D800 written as UTF-8 bytes (CESU style): not valid UTF-8
+
+
+def test_raw_bytes_of_a_lone_surrogate_are_422_not_500(chat):
+    """Issue 22, failure 5: `json.loads` on bytes let the raw form through
+    (only the escaped form was looked for), and storing it answered 500."""
+    client, trip, standin = chat
+    r = client.post(f"/api/trips/{trip['id']}/agent/messages", content=b'{"text": "' + RAW_SURROGATE + b'"}',
+                    headers=JSON)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "text", r.text
+    r = client.put("/api/users/preferences", content=b'{"cuisines": ["' + RAW_SURROGATE + b'"]}', headers=JSON)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "cuisines.0", r.text
+    raw = json.dumps({"messages": [user_message("x")]}).encode().replace(b'"x"', b'"' + RAW_SURROGATE + b'"')
+    r = client.post(f"/api/trips/{trip['id']}/agent/chat", content=raw, headers=JSON)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "messages.0.parts.0.text", r.text
+    # In a UTF-16 body (json.loads reads those too) and as a key, too; other bytes
+    # that are not UTF-8 stay a 400.
+    r = client.put("/api/users/preferences", content='{"allergies": "x\ud800"}'.encode("utf-16-le", "surrogatepass"),
+                   headers=JSON)
+    assert r.status_code == 422 and r.json()["error"]["field"] == "allergies", r.text
+    r = client.put("/api/users/preferences", content=b'{"' + RAW_SURROGATE + b'": 1}', headers=JSON)
+    assert r.status_code == 422, r.text
+    r = client.put("/api/users/preferences", content=b'{"cuisines": ["\xff\xfe"]}', headers=JSON)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "malformed_json", r.text
+    assert standin.requests == []

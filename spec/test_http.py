@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from helpers import make_client, new_trip, op, signup
+import httpx
+from starlette.testclient import TestClient
+
+from app.web.application import create_app
+from helpers import LiveServer, make_client, new_trip, op, signup, use
 from app.routes.openapi import PARAM
 
 
@@ -18,7 +22,7 @@ def test_config_key_set_is_pinned_and_holds_no_secret(settings):
         r = client.get("/api/config")
         data = r.json()["data"]
         assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
-                             "mapAttribution", "currencyExponents", "limits"}
+                             "mapAttribution", "currencyExponents", "limits", "offlineOps"}
         assert data["googleMapsBrowserKey"] == "browser-key" and data["aiEnabled"] and data["placesEnabled"]
         assert "sk-test" not in r.text and "AIzaServer" not in r.text
 
@@ -52,6 +56,51 @@ def test_cross_site_posts_are_refused(client):
     same = client.post(url, json={}, headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
     assert same.status_code == 200
     assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == trip["version"] + 1
+
+
+def test_the_origin_must_match_in_scheme_host_and_port(settings):
+    """Issue 22, failure 9: `Origin: https://host` was accepted by an http
+    server when Sec-Fetch-Site was absent (only the host was compared)."""
+    with LiveServer(create_app(settings)) as server, httpx.Client(base_url=server.url) as http:
+        here = f"127.0.0.1:{server.port}"
+        r = http.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"},
+                      headers={"Origin": f"http://{here}"})
+        assert r.status_code == 201, r.text
+        trip = http.post("/api/trips", json={"title": "T", "startDate": "2026-12-10", "days": 1}).json()["data"]
+        url = f"/api/trips/{trip['id']}/ops/add_day"
+        for origin in (f"https://{here}", f"http://127.0.0.1:{server.port + 1}", "http://127.0.0.1",
+                       f"http://{here}.evil.example", f"ws://{here}"):
+            r = http.post(url, json={}, headers={"Origin": origin})
+            assert r.status_code == 403 and r.json()["error"]["code"] == "cross_site", origin
+        assert http.post(url, json={}, headers={"Origin": f"HTTP://{here}"}).status_code == 200
+
+
+def test_behind_a_proxy_the_origin_is_the_public_url(settings):
+    public = settings.with_(public_url="https://wayline.example")
+    with make_client(public) as client:
+        use(client, signup(client, "alice"))   # the cookie is Secure: set it by hand over plain http
+        trip = new_trip(client)
+        url = f"/api/trips/{trip['id']}/ops/add_day"
+        for origin, status in (("https://wayline.example", 200), ("https://wayline.example:443", 200),
+                               ("http://wayline.example", 403), ("https://wayline.example:8443", 403),
+                               ("http://testserver", 403)):
+            assert client.post(url, json={}, headers={"Origin": origin}).status_code == status, origin
+    # Without a public URL, a trusted proxy's X-Forwarded-Proto names the scheme the browser used.
+    proxied = settings.with_(trusted_proxies=("10.0.0.0/8",))
+    with TestClient(create_app(proxied), base_url="http://wayline.example", client=("10.0.0.2", 5000)) as client:
+        use(client, signup(client, "bob"))
+        trip = new_trip(client)
+        url = f"/api/trips/{trip['id']}/ops/add_day"
+        tls = {"X-Forwarded-Proto": "https"}
+        assert client.post(url, json={}, headers={"Origin": "https://wayline.example", **tls}).status_code == 200
+        assert client.post(url, json={}, headers={"Origin": "http://wayline.example", **tls}).status_code == 403
+    # From anyone else the header is ignored.
+    with TestClient(create_app(proxied), base_url="http://wayline.example", client=("198.51.100.7", 5000)) as client:
+        signup(client, "carol")
+        trip = new_trip(client)
+        url = f"/api/trips/{trip['id']}/ops/add_day"
+        r = client.post(url, json={}, headers={"Origin": "https://wayline.example", "X-Forwarded-Proto": "https"})
+        assert r.status_code == 403
 
 
 def test_malformed_json_is_400_and_wrong_types_are_422_naming_the_field(client):
@@ -152,3 +201,21 @@ def test_the_start_up_lines_say_what_runs_without_each_key_and_never_a_value():
                               dotenv=None).key_report()
     assert [line.split(": ", 1)[1] for line in keyed] == ["set"] * 4
     assert "secret" not in " ".join(keyed)
+
+
+def test_api_answers_are_not_sniffed_or_stored(client):
+    """Issue 22, item 11: API responses carried neither `nosniff` nor `Cache-Control: no-store`."""
+    signup(client, "alice")
+    trip = new_trip(client)
+    answers = [client.get("/api/auth/me"), client.get("/api/trips"), client.get("/api/trips/nope"),
+               client.post(f"/api/trips/{trip['id']}/ops/add_day", json={}, headers={"Origin": "https://evil.example"}),
+               client.post("/api/trips", content=b"{", headers={"Content-Type": "application/json"})]
+    for r in answers:
+        assert r.headers["x-content-type-options"] == "nosniff", r.request.url
+        assert r.headers["cache-control"] == "no-store", r.request.url
+    # The trip read keeps its ETag revalidation; pages keep their own headers.
+    r = client.get(f"/api/trips/{trip['id']}")
+    assert r.headers["cache-control"] == "private, no-cache" and r.headers["x-content-type-options"] == "nosniff"
+    page = client.get("/")
+    assert page.headers["x-frame-options"] == "DENY" and "content-security-policy" in page.headers
+    assert page.headers.get_list("x-content-type-options") == ["nosniff"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 
 import anyio
@@ -384,6 +385,74 @@ def test_a_client_that_stops_reading_is_dropped_not_buffered(settings):
             stalled.resume()
         stalled.wait_until_finished()  # and its response ends once the socket drains
         assert stalled.kinds().count("social") <= MAX_QUEUED, "nothing was queued past the bound"
+
+
+TCP_ESTABLISHED = 1
+
+
+def open_unread_stream(server, cookie: str, trip_id: str) -> tuple[socket.socket, int]:
+    """A raw connection that asks for the live stream with a 1 KiB receive
+    buffer, reads the status line and headers, and then never reads again."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.settimeout(OPEN_S)
+    sock.connect(("127.0.0.1", server.port))
+    sock.sendall(f"GET /api/trips/{trip_id}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 f"Cookie: wayline_session={cookie}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        got = sock.recv(1)
+        assert got, head
+        head += got
+    return sock, int(head.split()[1])
+
+
+def established(sock: socket.socket) -> bool:
+    """The connection as the kernel sees it (tcpi_state is TCP_INFO's first byte)."""
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == TCP_ESTABLISHED
+
+
+def test_streams_that_never_read_are_closed_for_real_and_cannot_exceed_the_limit(settings):
+    """Issue 22, failure 2: 8 streams with a 1 KiB receive buffer that never
+    read; heavy activity made the hub drop them from its counts, but the
+    connections stayed open (a send without a timeout; `drop()` only set a
+    flag), so 8 more streams were accepted: 16 open connections for one user.
+    Now a dropped stream, or a write that cannot complete within the send
+    timeout, aborts its connection, and the limit counts open connections.
+
+    To fill the buffers in seconds rather than minutes, the server's sockets
+    get a 4 KiB send buffer (set on the listening socket, which accepted ones
+    inherit; the kernel's own would grow to megabytes) and a keep-alive line
+    every 2 ms on top of the edits."""
+    server = LiveServer(create_app(settings, live_send_timeout_s=2.0, live_keepalive_s=0.002))
+    server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    with server, httpx.Client(base_url=server.url, timeout=30) as alice:
+        alice.post("/api/auth/signup", json={"username": "alice", "password": PASSWORD}).raise_for_status()
+        cookie = alice.cookies["wayline_session"]
+        trip = alice.post("/api/trips", json={"title": "T", "startDate": "2026-12-10", "days": 1}).json()["data"]
+        streams = [open_unread_stream(server, cookie, trip["id"]) for _ in range(8)]
+        assert [status for _, status in streams] == [200] * 8
+        socks = [sock for sock, _ in streams]
+        try:
+            # Heavy activity: every edit is a `trip` and a `timeline` event on each stream.
+            deadline = time.monotonic() + 90
+            title = 0
+            while any(established(s) for s in socks):
+                assert time.monotonic() < deadline, f"{sum(map(established, socks))} connections still open"
+                for _ in range(20):
+                    title += 1
+                    r = alice.post(f"/api/trips/{trip['id']}/ops/update_trip", json={"title": f"Edit {title}"})
+                    assert r.status_code == 200, r.text
+            # Every connection the server let go of is closed, and the places are free for new pages.
+            assert not any(established(s) for s in socks)
+            more = [open_unread_stream(server, cookie, trip["id"]) for _ in range(9)]
+            socks += [sock for sock, _ in more]
+            assert [status for _, status in more] == [200] * 8 + [429]
+            open_streams = [sock for sock, status in streams + more if status == 200 and established(sock)]
+            assert len(open_streams) <= 8
+        finally:
+            for sock in socks:
+                sock.close()
 
 
 # -- resume ------------------------------------------------------------------------------

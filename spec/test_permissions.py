@@ -19,6 +19,7 @@ MATRIX = {
     "run an op": (200, 200, 403, 404),
     "patch trip": (200, 200, 403, 404),
     "create invite": (201, 403, 403, 404),
+    "list invites": (200, 403, 403, 404),
     "change a role": (200, 403, 403, 404),
     "read comments": (200, 200, 200, 404),
     "comment": (201, 201, 403, 404),
@@ -53,6 +54,7 @@ def perform(w, action: str):
     return {
         "read trip": lambda: c.get(f"/api/trips/{t}"),
         "list members": lambda: c.get(f"/api/trips/{t}/members"),
+        "list invites": lambda: c.get(f"/api/trips/{t}/invites"),
         "run an op": lambda: op(c, t, "update_day", dayId=w["day"], title="Arrival"),
         "patch trip": lambda: c.patch(f"/api/trips/{t}", json={"title": "Porto"}),
         "create invite": lambda: c.post(f"/api/trips/{t}/invites", json={"role": "viewer"}),

@@ -9,8 +9,15 @@ from __future__ import annotations
 import asyncio
 
 import logging
+import os
+import socket
 import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import httpx
 import pytest
 
 from helpers import make_client, new_trip, op, signup
@@ -116,3 +123,81 @@ def test_other_database_errors_stay_500s_that_are_logged(client, monkeypatch, ca
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal"
     assert "UNIQUE" not in r.text
     assert any("unhandled error" in rec.message for rec in caplog.records)
+
+
+# -- uploads on a full disk ------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ServerOnSmallDisk:
+    """`python -m app` whose uploads folder is a 512 KiB tmpfs of its own: a
+    real full disk (ENOSPC from the kernel) without touching the machine's.
+    `unshare -rm` gives the server a private mount namespace (no root needed
+    where user namespaces are allowed); the test sees its view through
+    /proc/<pid>/root."""
+
+    def __init__(self, tmp: Path):
+        self.uploads = tmp / "uploads"
+        self.uploads.mkdir()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "WAYLINE_DB": str(tmp / "wayline.db"), "WAYLINE_UPLOADS": str(self.uploads),
+               "HOST": "127.0.0.1", "PORT": str(self.port), "PYTHONPATH": str(ROOT)}
+        script = f'mount -t tmpfs -o size=512k tmpfs "{self.uploads}" && exec "{sys.executable}" -m app'
+        self.log = tmp / "server.log"
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(["unshare", "-rm", "sh", "-c", script], cwd=tmp, env=env,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.proc.poll() is None, self.log.read_text()
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, self.log.read_text()
+                time.sleep(0.05)
+
+    def files(self) -> list[str]:
+        """What the server sees in its uploads folder (the tmpfs)."""
+        seen = Path(f"/proc/{self.proc.pid}/root") / self.uploads.relative_to("/")
+        return sorted(str(p.relative_to(seen)) for p in seen.rglob("*") if p.is_file())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+def test_an_upload_on_a_full_disk_is_503_and_leaves_no_partial_file(tmp_path):
+    """Issue 22, failure 6: it answered 500 and left `<id>.part` behind."""
+    server = ServerOnSmallDisk(tmp_path)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            r = http.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"})
+            assert r.status_code == 201, r.text
+            trip = http.post("/api/trips", json={"title": "T", "startDate": "2026-12-10", "days": 1}).json()["data"]
+            photo = b"\x89PNG\r\n\x1a\n" + os.urandom(200 * 1024)
+            saved = []
+            for i in range(5):
+                r = http.post(f"/api/trips/{trip['id']}/media", files={"file": (f"p{i}.png", photo, "image/png")})
+                if r.status_code != 201:
+                    break
+                saved.append(r.json()["data"])
+            assert len(saved) == 2, [s["url"] for s in saved]
+            assert r.status_code == 503, r.text
+            error = r.json()["error"]
+            assert error["code"] == "storage_unavailable" and "errno" not in r.text.lower()
+            # No partial file, no record of the refused one; the others are whole.
+            assert server.files() == sorted(f"{trip['id']}/{s['url'].rsplit('/', 1)[1]}" for s in saved)
+            assert len(http.get(f"/api/trips/{trip['id']}/media").json()["data"]["media"]) == 2
+            assert http.get(saved[0]["url"]).content == photo
+            # Space returns (a trip and its files deleted): uploads work again, no restart.
+            assert http.delete(f"/api/trips/{trip['id']}").status_code == 200
+            other = http.post("/api/trips", json={"title": "U", "startDate": "2026-12-10", "days": 1}).json()["data"]
+            r = http.post(f"/api/trips/{other['id']}/media", files={"file": ("p.png", photo, "image/png")})
+            assert r.status_code == 201, r.text
+    finally:
+        server.stop()

@@ -31,6 +31,7 @@ from ..ai import require_ai
 from ..errors import AppError
 from .deps import AgentDeps
 from ..db import Tx
+from ..markdown_links import check_links
 from ..social import StopCommented, insert_comment
 from ..trips import store
 from ..trips.model import Trip
@@ -78,6 +79,8 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
     `group_only`: the member chose the group. A street-view request that is
     not for a member is answered by the application. Returns (the agent
     answers: decided now, the stored row)."""
+    check_links(text, trip_id, "text", svc.settings.public_url)
+
     def work(tx: Tx) -> tuple[Any, dict[str, Any]]:
         return timeline.latest_chat(tx, trip_id), store.append_message(
             tx, trip_id, role="user", parts=parts, source="mention" if addressing.mentions_agent(text) else "chat",

@@ -2,7 +2,10 @@
 
 A request either starts a turn (the last message is the member's) or
 continues one after approvals (the last message is the assistant turn whose
-write-tool parts now hold `approval-responded`). `prepare()` does everything
+write-tool parts now hold `approval-responded`). The history is the
+server's: the model's input is rebuilt from the stored chat
+(timeline.chat_history); from the request only the new member message and
+the approval responses are taken. `prepare()` does everything
 that can still fail as plain HTTP (membership, a bad attachment URL, a
 viewer responding to approvals, verifying and spending approvals); then the
 turn runs in a tracked background task that feeds a queue the response
@@ -38,6 +41,7 @@ from collections.abc import AsyncIterator
 from ..ids import new_id
 from ..ai import require_ai
 from ..errors import AppError, Conflict, Forbidden, Invalid
+from ..markdown_links import check_links
 from ..preferences import effective
 from .deps import AgentDeps
 from ..trips.model import Trip
@@ -50,7 +54,8 @@ from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
 from .ui_stream import DONE, sse
-from .transcript import UIMessageIn, build_input, compact_output, function_call, function_output, tool_name
+from .transcript import (WINDOW, UIMessageIn, build_input, compact_output, function_call, function_output,
+                         tool_name)
 from .turncards import TurnCards, recent_cards
 
 log = logging.getLogger("wayline.agent")
@@ -108,19 +113,24 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         text = timeline.text_of(last.parts)
         if len(text) > MAX_TEXT:
             raise Invalid(f"text: at most {MAX_TEXT} characters", field="text")
+        check_links(text, trip_id, "text", svc.settings.public_url)
         file_parts = [p for p in last.parts if p.get("type") == "file"]
         cleaned = await files.clean_file_parts(svc.db, trip_id, file_parts, own_hosts,
                                                field=f"messages.{len(messages) - 1}.parts")
         if not text and not cleaned:
             raise Invalid("messages: the last message needs text or a file", field="messages")
         parts = ([{"type": "text", "text": text}] if text else []) + cleaned
+        street_view = grounding.parse(text)
+        if street_view is None and svc.ai is not None:
+            await svc.ai.check_share(user["id"], trip_id, "agent_chat")   # 429 before anything is stored
         row = await svc.db.write(lambda tx: store.append_message(
             tx, trip_id, role="user", parts=parts, source="mention" if "@agent" in text.lower() else "chat",
             message_id=timeline.usable_client_id(last.id), actor_user_id=user["id"],
             actor_name=user["displayName"]))
-        street_view = grounding.parse(text)
-        items = [] if street_view else await build_input(svc, trip_id, messages, continuing=False,
-                                                         own_hosts=own_hosts)
+        # The history is the stored chat up to this message, never the client's copy of it.
+        items = [] if street_view else await build_input(
+            svc, trip_id, await timeline.chat_history(svc, trip_id, row["id"], WINDOW), continuing=False,
+            own_hosts=own_hosts)
         return Turn(trip_id, user, role, "msg_" + new_id(), row["id"], items, own_hosts=own_hosts,
                     street_view=street_view)
     if last.role != "assistant":
@@ -132,8 +142,13 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         raise Invalid("messages: nothing to continue (no approval responses)", field="messages")
     if role == "viewer":
         raise Forbidden("Only owners and editors can approve or deny changes to the trip")
+    history = await timeline.chat_history(svc, trip_id, message_id, WINDOW)
+    if not history or history[-1]["id"] != message_id or history[-1]["role"] != "assistant":
+        raise Invalid("messages: nothing to continue (no such turn of the agent)", field="messages")
+    # From the client: only its approval responses, each checked against what the server signed.
     responses = [await approvals.redeem(svc, trip_id, message_id, p, user["id"]) for p in responded]
-    items = await build_input(svc, trip_id, messages, continuing=True, own_hosts=own_hosts)
+    answered = frozenset(r.tool_call_id for r in responses if r.error is None)
+    items = await build_input(svc, trip_id, history, continuing=True, answered=answered, own_hosts=own_hosts)
     turn_id = await timeline.turn_of(svc, trip_id, message_id) or message_id
     return Turn(trip_id, user, role, message_id, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
 

@@ -176,6 +176,19 @@ def _upsert(tx: Tx, trip_id: str, message_id: str, parts: list[Any], source: str
     return None if row is None else dict(row)
 
 
+async def chat_history(svc: AgentDeps, trip_id: str, through_id: str, limit: int) -> list[dict]:
+    """The trip's chat as stored, oldest first: the last `limit` member and
+    agent messages (not edit lines, not stop comments) up to and including
+    the message `through_id`, each `{"id", "role", "parts"}`. [] when that
+    message is not this trip's."""
+    rows = await svc.db.fetchall(
+        "SELECT id, role, parts_json FROM agent_messages WHERE trip_id = ? AND role IN ('user', 'assistant') "
+        "AND source NOT IN ('operation', 'stop_comment') "
+        "AND seq <= (SELECT seq FROM agent_messages WHERE id = ? AND trip_id = ?) ORDER BY seq DESC LIMIT ?",
+        (trip_id, through_id, trip_id, limit))
+    return [{"id": r["id"], "role": r["role"], "parts": json.loads(r["parts_json"])} for r in reversed(rows)]
+
+
 async def stored_parts(svc: AgentDeps, trip_id: str, message_id: str) -> list | None:
     raw = await svc.db.fetchval("SELECT parts_json FROM agent_messages WHERE id = ? AND trip_id = ?",
                                 (message_id, trip_id))

@@ -1,12 +1,17 @@
-"""AI SDK UIMessages in, Responses API input items out.
+"""The stored chat in, Responses API input items out.
 
-The client (useChat) sends the whole conversation on every request. The
-model sees: member text and this trip's attachments (the latest ones inline,
-read from disk), prior assistant prose only (tool and UI parts of earlier
-turns are not replayed), and, for the turn being continued after approvals,
-the full function-call transcript, since `store=False` keeps no state at the
-provider. System messages and server-owned data parts from the client are
-ignored.
+The client (useChat) sends the whole conversation on every request, but the
+history is the server's: every turn is stored in the trip's timeline, so
+the input is rebuilt from the stored messages (timeline.chat_history), and
+from the client only the new member message and approval responses are
+taken (chat.py). An invented assistant message, a rewritten tool result or
+an edited earlier member message in the request never reaches the model.
+
+The model sees: member text and this trip's attachments (the latest ones
+inline, read from the store), prior assistant prose only (tool and UI parts
+of earlier turns are not replayed), and, for the turn being continued after
+approvals, its full function-call transcript as stored, since `store=False`
+keeps no state at the provider.
 """
 
 from __future__ import annotations
@@ -118,19 +123,19 @@ def settled_tool_items(part: dict) -> list[dict]:
     return [function_call(call_id, name, part.get("input")), function_output(call_id, result)]
 
 
-async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inline: bool,
+async def _user_content(svc: AgentDeps, trip_id: str, parts: list[dict], inline: bool,
                         own_hosts: tuple[str, ...]) -> list[dict]:
     content: list[dict] = []
-    text = text_of(message.parts)[:TEXT_CHARS]
+    text = text_of(parts)[:TEXT_CHARS]
     if text:
         content.append({"type": "input_text", "text": text})
-    for part in message.parts:
+    for part in parts:
         if part.get("type") != "file":
             continue
         try:
             upload = await files.resolve(svc.db, trip_id, part.get("url"), own_hosts)
         except AppError:
-            continue  # only the latest message is refused for a bad URL; history is just skipped
+            continue  # a file that is gone (or never was ours) is just skipped in history
         if upload.media_type not in files.SUPPORTED_TYPES:
             continue
         if inline:
@@ -140,28 +145,34 @@ async def _user_content(svc: AgentDeps, trip_id: str, message: UIMessageIn, inli
     return content
 
 
-async def build_input(svc: AgentDeps, trip_id: str, messages: list[UIMessageIn], *, continuing: bool,
-                      own_hosts: tuple[str, ...] = ()) -> list[dict]:
-    """Input items for the model. With `continuing`, the last message is the
-    assistant turn being continued; its settled tool parts are replayed in
-    order (approval-responded parts are left to the caller)."""
-    window = messages[-WINDOW:]
-    users_with_files = [m for m in window if m.role == "user" and any(p.get("type") == "file" for p in m.parts)]
-    inline_ids = {id(m) for m in users_with_files[-INLINE_FILE_MESSAGES:]}
+def _has_files(message: dict) -> bool:
+    return any(isinstance(p, dict) and p.get("type") == "file" for p in message["parts"])
+
+
+async def build_input(svc: AgentDeps, trip_id: str, history: list[dict], *, continuing: bool,
+                      answered: frozenset[str] = frozenset(), own_hosts: tuple[str, ...] = ()) -> list[dict]:
+    """Input items for the model from stored messages (`{"role", "parts"}`,
+    oldest first, as timeline.chat_history returns them). With `continuing`,
+    the last message is the assistant turn being continued: its settled tool
+    parts are replayed in order, but for the calls in `answered` (the
+    approvals being settled now, which the caller adds)."""
+    window = history[-WINDOW:]
+    users_with_files = [i for i, m in enumerate(window) if m["role"] == "user" and _has_files(m)]
+    inline = set(users_with_files[-INLINE_FILE_MESSAGES:])
     items: list[dict] = []
     for index, message in enumerate(window):
         last = index == len(window) - 1
-        if message.role == "user":
-            content = await _user_content(svc, trip_id, message, id(message) in inline_ids, own_hosts)
+        if message["role"] == "user":
+            content = await _user_content(svc, trip_id, message["parts"], index in inline, own_hosts)
             if content:
                 items.append({"role": "user", "content": content})
-        elif message.role == "assistant" and continuing and last:
+        elif message["role"] == "assistant" and continuing and last:
             prose: list[str] = []
-            for part in message.parts:
+            for part in message["parts"]:
                 if part.get("type") == "text" and isinstance(part.get("text"), str):
                     prose.append(part["text"])
                     continue
-                if tool_name(part) is None or part.get("state") == "approval-responded":
+                if tool_name(part) is None or part.get("toolCallId") in answered:
                     continue
                 if prose:
                     items.append({"role": "assistant", "content": "".join(prose)[:TEXT_CHARS]})
@@ -169,8 +180,8 @@ async def build_input(svc: AgentDeps, trip_id: str, messages: list[UIMessageIn],
                 items.extend(settled_tool_items(part))
             if prose:
                 items.append({"role": "assistant", "content": "".join(prose)[:TEXT_CHARS]})
-        elif message.role == "assistant":
-            text = text_of(message.parts)[:TEXT_CHARS]
+        elif message["role"] == "assistant":
+            text = text_of(message["parts"])[:TEXT_CHARS]
             if text:
                 items.append({"role": "assistant", "content": text})
     return items

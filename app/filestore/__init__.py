@@ -15,9 +15,9 @@ written: limits on it (a full disk, quotas) belong there or just before it.
 from __future__ import annotations
 
 from ..settings import Settings
-from .base import CHUNK, FileStore, StoredFile, StoreUnavailable
+from .base import CHUNK, FileStore, StoredFile, StoreFull, StoreUnavailable
 
-__all__ = ["CHUNK", "FileStore", "StoreUnavailable", "StoredFile", "open_filestore"]
+__all__ = ["CHUNK", "FileStore", "StoreFull", "StoreUnavailable", "StoredFile", "open_filestore"]
 
 
 def open_filestore(settings: Settings) -> FileStore:

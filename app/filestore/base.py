@@ -14,6 +14,10 @@ class StoreUnavailable(Exception):
     """The store could not be reached or refused us (not: the file is missing)."""
 
 
+class StoreFull(StoreUnavailable):
+    """The store has no room for the bytes (a full disk, a read-only one); nothing was kept."""
+
+
 @dataclass(frozen=True)
 class StoredFile:
     size: int

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 from pathlib import Path
 from typing import BinaryIO
 from collections.abc import AsyncIterator
 
-from .base import CHUNK, StoredFile
+from .base import CHUNK, StoredFile, StoreFull
+
+# The disk refuses more bytes: full, over a quota, a file size limit, read-only.
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 class LocalFileStore:
@@ -20,12 +24,18 @@ class LocalFileStore:
         return self.root / key
 
     async def write(self, key: str, source: BinaryIO, size: int, media_type: str) -> None:
-        await asyncio.to_thread(self._write, self._path(key), source)
+        try:
+            await asyncio.to_thread(self._write, self._path(key), source)
+        except OSError as exc:
+            if exc.errno in NO_ROOM:
+                raise StoreFull(os.strerror(exc.errno)) from None
+            raise
 
     @staticmethod
     def _write(path: Path, source: BinaryIO) -> None:
         # A whole file or none: the bytes go to a sibling, which replaces the
-        # name only once they are all there.
+        # name only once they are all there (and is removed when they are not,
+        # a full disk included).
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".part")
         try:

@@ -76,8 +76,9 @@ class LiveLimits:
     (Fly's proxy closes after 60 s idle); the open-stream limits."""
 
     keepalive_s: float = 20.0
-    max_per_user: int = 8
+    max_per_user: int = 8       # open connections, not the hub's entries
     max_streams: int = 2000
+    send_timeout_s: float = 5.0   # a write that cannot complete this fast ends its connection
 
 
 class LiveHub:
@@ -86,7 +87,10 @@ class LiveHub:
         self.epoch = secrets.token_hex(4)
         self._counter = 0
         self._channels: dict[str, Channel] = {}
-        self._by_user: dict[str, set[Stream]] = {}
+        self._by_user: dict[str, set[Stream]] = {}   # streams that hear the trip's events
+        # Open connections (responses not yet ended), what the limits count: a
+        # dropped stream holds its place until its connection is really closed.
+        self._open_by_user: dict[str, int] = {}
         self._count = 0
         self._members_changes = 0
         self._ticker: asyncio.Task | None = None
@@ -95,6 +99,7 @@ class LiveHub:
     # -- opening and closing streams --------------------------------------------
 
     def __len__(self) -> int:
+        """Open stream connections."""
         return self._count
 
     async def open(self, trip_id: str, user: dict, last_event_id: str | None, session: str = "") -> LiveResponse:
@@ -111,16 +116,30 @@ class LiveHub:
             raise Unavailable("Please try again in a moment.", code="busy")
         if self._closed:
             raise Unavailable("The server is restarting. Please try again in a moment.", code="shutting_down")
-        mine = self._by_user.get(user["id"], ())
-        if len(mine) >= self.limits.max_per_user:
+        if self._open_by_user.get(user["id"], 0) >= self.limits.max_per_user:
             raise Busy("Too many Wayline pages are open on your account. Close a few tabs and try again.",
                        code="too_many_streams")
         if self._count >= self.limits.max_streams:
             raise Busy("The server has too many live pages open right now. Please try again in a moment.",
                        code="too_many_streams")
         stream = Stream(trip_id, user["id"], user["displayName"], secrets.token_urlsafe(12), session)
+        self._count += 1
+        self._open_by_user[stream.user_id] = self._open_by_user.get(stream.user_id, 0) + 1
         self._register(stream, last_event_id)
-        return LiveResponse(stream, self.drop)
+        return LiveResponse(stream, self._ended, self.limits.send_timeout_s)
+
+    def _ended(self, stream: Stream) -> None:
+        """Its response is over (the connection is closed): the place is free. Idempotent."""
+        if stream.ended:
+            return
+        stream.ended = True
+        self.drop(stream)
+        self._count -= 1
+        left = self._open_by_user[stream.user_id] - 1
+        if left:
+            self._open_by_user[stream.user_id] = left
+        else:
+            del self._open_by_user[stream.user_id]
 
     def _register(self, stream: Stream, last_event_id: str | None) -> None:
         channel = self._channels.get(stream.trip_id)
@@ -129,7 +148,6 @@ class LiveHub:
             channel = self._channels[stream.trip_id] = Channel(self._counter)
         channel.streams.add(stream)
         self._by_user.setdefault(stream.user_id, set()).add(stream)
-        self._count += 1
         self._start_ticker()
         cursor = self._cursor(last_event_id)
         if cursor is not None and not channel.floor <= cursor <= self._counter:
@@ -149,9 +167,11 @@ class LiveHub:
         else:
             self._presence_changed(channel)
 
-    def drop(self, stream: Stream, last: bytes | None = None) -> None:
-        """Forget a stream and end it (after `last`, if given). Idempotent."""
-        stream.close(last)
+    def drop(self, stream: Stream, last: bytes | None = None, *, abort: bool = False) -> None:
+        """Forget a stream and end it (after `last`, if given; with `abort` at
+        once, giving up a write in progress). Idempotent. Its place under the
+        limits is freed when its connection closes (`_ended`)."""
+        stream.close(last, abort=abort)
         channel = self._channels.get(stream.trip_id)
         if channel is None or stream not in channel.streams:
             return
@@ -161,7 +181,6 @@ class LiveHub:
             mine.discard(stream)
             if not mine:
                 del self._by_user[stream.user_id]
-        self._count -= 1
         if not channel.streams:
             channel.idle_since = time.monotonic()
         self._presence_changed(channel)
@@ -181,7 +200,7 @@ class LiveHub:
         self._closed = True
         for channel in list(self._channels.values()):
             for stream in list(channel.streams):
-                self.drop(stream)
+                self.drop(stream, abort=True)   # a client that stopped reading must not hold up the shutdown
 
     async def close(self) -> None:
         self.end_all()
@@ -315,7 +334,8 @@ class LiveHub:
     def _broadcast(self, channel: Channel, event: bytes) -> None:
         slow = [s for s in channel.streams if not s.push(event)]
         for stream in slow:
-            self.drop(stream)  # the page reconnects and resumes from its last event
+            # Its writes are stuck: end the connection now (the page reconnects and resumes).
+            self.drop(stream, abort=True)
 
     def _forget(self, trip_id: str, channel: Channel) -> None:
         if channel.presence_timer is not None:

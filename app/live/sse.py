@@ -5,6 +5,13 @@ A stream waits on one future; the hub wakes it by queueing frames. A client
 that reads too slowly (uvicorn pauses our writes while its socket buffer is
 full) lets its queue fill up; at MAX_QUEUED frames the hub drops the stream
 instead of buffering without bound, and the page reconnects and resumes.
+
+A stream that is dropped, or whose write cannot complete within the send
+timeout (a few seconds), ends its connection for real: the write is given
+up and the connection aborted (app/web/uvicorn_server.py puts the abort in
+the scope), so a client that never reads cannot keep sockets open after the
+hub let go of them. The hub counts a stream's place until its response has
+ended, which is when the connection is closed.
 """
 
 from __future__ import annotations
@@ -15,6 +22,12 @@ from typing import Any
 from collections.abc import Callable
 
 MAX_QUEUED = 64
+# The ASGI extension with the connection's controls (`abort()`, `limit_write_buffer(n)`),
+# which app/web/uvicorn_server.py puts in every request's scope.
+CONNECTION = "wayline.connection"
+# A stream's frames are tens of bytes: past this many unsent, its writes wait
+# (and a client that stopped reading is found, and costs, 16 KiB, not 64).
+WRITE_BUFFER = 16 * 1024
 RETRY_MS = 3000          # EventSource's reconnect delay after the stream ends
 KEEPALIVE = b": keepalive\n\n"
 HEADERS = [
@@ -41,7 +54,7 @@ class Stream:
     `session` is the hash of the session it was opened with (it ends with it)."""
 
     __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "day_id", "day_order", "pending",
-                 "waiter", "closed")
+                 "waiter", "closed", "sending", "ended")
 
     def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str, session: str = ""):
         self.trip_id = trip_id
@@ -54,6 +67,8 @@ class Stream:
         self.pending: list[bytes] = []
         self.waiter: asyncio.Future | None = None
         self.closed = False
+        self.sending: asyncio.Timeout | None = None   # the deadline of a write in progress
+        self.ended = False                            # its response is over: the connection is closed
 
     def push(self, data: bytes) -> bool:
         """Queue a frame; False when the queue is full (the hub then drops the stream)."""
@@ -65,8 +80,11 @@ class Stream:
         self._wake()
         return True
 
-    def close(self, last: bytes | None = None) -> None:
-        """End the stream after what is queued (and `last`, if given)."""
+    def close(self, last: bytes | None = None, *, abort: bool = False) -> None:
+        """End the stream after what is queued (and `last`, if given); with
+        `abort`, give up a write in progress and end the connection at once."""
+        if abort and self.sending is not None:
+            self.sending.reschedule(asyncio.get_running_loop().time())
         if self.closed:
             return
         if last is not None:
@@ -82,18 +100,27 @@ class Stream:
 class LiveResponse:
     """The stream's HTTP response: the headers, then frames as they are queued,
     until the stream is closed or the client goes away. `on_end(stream)` runs
-    once either happens (the hub forgets the stream)."""
+    once either happens (the hub forgets the stream and frees its place).
+    A write that cannot complete within `send_timeout_s` (or that the hub
+    gives up, `Stream.close(abort=True)`) aborts the connection."""
 
-    def __init__(self, stream: Stream, on_end: Callable[[Stream], None]):
+    def __init__(self, stream: Stream, on_end: Callable[[Stream], None], send_timeout_s: float = 5.0):
         self.stream = stream
         self.on_end = on_end
+        self.send_timeout_s = send_timeout_s
+        self.aborted = False
 
     async def __call__(self, scope, receive, send) -> None:
         stream = self.stream
         loop = asyncio.get_running_loop()
+        connection = (scope.get("extensions") or {}).get(CONNECTION) or {}
+        if "limit_write_buffer" in connection:
+            connection["limit_write_buffer"](WRITE_BUFFER)
         watcher = loop.create_task(self._until_disconnect(receive))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+            start = {"type": "http.response.start", "status": 200, "headers": HEADERS}
+            if not await self._send(connection, send, start):
+                return
             while True:
                 if not stream.pending:
                     if stream.closed:
@@ -106,11 +133,32 @@ class LiveResponse:
                     continue
                 chunk = b"".join(stream.pending)
                 stream.pending.clear()
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                if not await self._send(connection, send, {"type": "http.response.body", "body": chunk,
+                                                      "more_body": True}):
+                    return
+            await self._send(connection, send, {"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            if self.aborted:   # the server notices the reset connection before we return (no "incomplete response")
+                await asyncio.wait({watcher}, timeout=1)
             watcher.cancel()
             self.on_end(stream)
+
+    async def _send(self, connection: dict, send, message) -> bool:
+        """Write one message; False when it could not be written in time (or
+        was given up) and the connection was aborted."""
+        try:
+            async with asyncio.timeout(self.send_timeout_s) as deadline:
+                self.stream.sending = deadline
+                await send(message)
+            return True
+        except TimeoutError:
+            if "abort" in connection:
+                connection["abort"]()   # the socket closes now; its unread bytes are dropped
+                self.aborted = True
+            self.stream.close()
+            return False
+        finally:
+            self.stream.sending = None
 
     async def _until_disconnect(self, receive) -> None:
         try:

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import accounts, auth
-from ..web.client_address import client_address
+from ..web.client_address import counted_address
 from ..errors import Forbidden
 from .common import body, ok, services, session_token, signed_in
 from .openapi import describe
@@ -31,12 +31,11 @@ async def confirm_password(request: Request, user: dict, password: str, field: s
     """403 `wrong_password` unless `password` is the user's; failures count
     toward the sign-in limits, so a stolen session cannot guess it freely."""
     svc = services(request)
-    address = client_address(request.scope, svc.settings.trusted_proxies, fly=svc.settings.fly_client_ip)
-    await svc.limiter.admit(user["username"], address)
-    if not await auth.check_password(svc.db, user["id"], password):
-        svc.limiter.failed(user["username"], address)
-        raise Forbidden("That is not your password.", code="wrong_password", field=field)
-    svc.limiter.succeeded(user["username"], address)
+    async with svc.limiter.attempt(user["username"], counted_address(request.scope, svc.settings)) as attempt:
+        if not await auth.check_password(svc.db, user["id"], password):
+            attempt.failed()
+            raise Forbidden("That is not your password.", code="wrong_password", field=field)
+        attempt.succeeded()
 
 
 @describe(body=PasswordChange, summary="Change your password; every other session of yours ends")

@@ -19,13 +19,14 @@ async def require_admin(request: Request) -> dict:
     return user
 
 
-@describe(summary="AI usage: today against the limits and the last 30 days (admins only)")
+@describe(summary="AI usage: today against the limits, each member's share today, the last 30 days (admins only)")
 async def ai_usage(request: Request):
     await require_admin(request)
     usage = services(request).aiusage
     return ok({
         "today": await usage.today_summary(),
         "limits": usage.limits(),
+        "members": await usage.members_today(),
         "days": await usage.last_30_days(),
     })
 

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import auth
-from ..web.client_address import client_address
+from ..web.client_address import counted_address
 from ..errors import NotSignedIn
 from .common import body, current_user, ok, services, session_token
 from .openapi import describe
@@ -40,8 +40,9 @@ def _set_cookie(request: Request, response, token: str) -> None:
 async def signup(request: Request):
     args = await body(request, SignUp)
     svc = services(request)
-    user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName,
-                                  hash_n=svc.settings.password_hash_n)
+    with svc.signups.attempt(counted_address(request.scope, svc.settings), svc.settings.signups_per_address_hour):
+        user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName,
+                                      hash_n=svc.settings.password_hash_n)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user}, status=201)
     _set_cookie(request, response, token)
@@ -53,13 +54,13 @@ async def signin(request: Request):
     args = await body(request, SignIn)
     svc = services(request)
     username = args.username.strip().lower()
-    address = client_address(request.scope, svc.settings.trusted_proxies, fly=svc.settings.fly_client_ip)
-    await svc.limiter.admit(username, address)
-    user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
-    if user is None:
-        svc.limiter.failed(username, address)
-        raise NotSignedIn("Wrong username or password", code="bad_credentials")
-    svc.limiter.succeeded(username, address)
+    address = counted_address(request.scope, svc.settings)
+    async with svc.limiter.attempt(username, address) as attempt:
+        user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
+        if user is None:
+            attempt.failed()
+            raise NotSignedIn("Wrong username or password", code="bad_credentials")
+        attempt.succeeded()
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user})
     _set_cookie(request, response, token)

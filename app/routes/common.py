@@ -88,7 +88,8 @@ async def body(request: Request, model: type[M]) -> M:
 
 def public_base(request: Request) -> str:
     """The address people reach this server at (WAYLINE_PUBLIC_URL, else this
-    request's), for links that leave the page: invites, calendar feeds."""
+    request's), for links that leave the page: calendar feeds, the MCP URL.
+    (Invite links never use the request's Host: app/routes/members.py.)"""
     return (services(request).settings.public_url or str(request.base_url)).rstrip("/")
 
 

@@ -44,7 +44,8 @@ async def upload(request: Request):
             raise BadRequest("The file is empty", code="empty_file", field="file")
         svc = services(request)
         saved = await media.save_upload(svc.db, svc.files, trip_id, user["id"], upload_file.file,
-                                        upload_file.filename)
+                                        upload_file.filename, trip_mb=svc.settings.upload_mb_per_trip,
+                                        user_mb=svc.settings.upload_mb_per_user)
     finally:
         await form.close()
     return ok(saved, status=201)

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .. import members
-from .common import body, member, ok, public_base, services, signed_in
+from .common import body, member, ok, services, signed_in
 from .openapi import describe
 
 
@@ -38,7 +38,17 @@ async def create_invite(request: Request):
     args = await body(request, NewInvite)
     svc = services(request)
     invite = await members.create_invite(svc.db, trip_id, user["id"], args.role, args.expiresInHours)
-    return ok({**invite, "url": f"{public_base(request)}/#/invite/{invite['token']}"}, status=201)
+    # Never from the request's Host (anyone can send one): WAYLINE_PUBLIC_URL, or
+    # a path the page makes absolute from the address it was opened at.
+    base = (svc.settings.public_url or "").rstrip("/")
+    return ok({**invite, "url": f"{base}/#/invite/{invite['token']}"}, status=201)
+
+
+@describe(summary="The trip's open invite links, who made each and who joined through it (owner only)")
+async def list_invites(request: Request):
+    trip_id = request.path_params["tripId"]
+    await member(request, trip_id, needs="owner")
+    return ok({"invites": await members.list_invites(services(request).db, trip_id)})
 
 
 @describe(summary="Revoke an invite link (owner only)")
@@ -53,7 +63,7 @@ async def revoke_invite(request: Request):
 async def show_invite(request: Request):
     await signed_in(request)
     invite = await members.open_invite(services(request).db, request.path_params["token"])
-    return ok({k: v for k, v in invite.items() if k != "tripId"})
+    return ok({k: invite[k] for k in ("tripTitle", "role", "expiresAt", "startDate", "destination", "inviterName")})
 
 
 @describe(summary="Accept an invite link and join the trip")
@@ -84,6 +94,7 @@ routes = [
     Route("/api/trips/{tripId}/members", list_members, methods=["GET"]),
     Route("/api/trips/{tripId}/members/{userId}", change_role, methods=["PATCH"]),
     Route("/api/trips/{tripId}/members/{userId}", remove_member, methods=["DELETE"]),
+    Route("/api/trips/{tripId}/invites", list_invites, methods=["GET"]),
     Route("/api/trips/{tripId}/invites", create_invite, methods=["POST"]),
     Route("/api/trips/{tripId}/invites/{inviteId}", revoke_invite, methods=["DELETE"]),
     Route("/api/invites/{token}", show_invite, methods=["GET"]),

@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from ..meals import public_meals
 from ..money import EXPONENTS
+from ..trips.replay import replayable_ops
 from .common import ok, services
 from .openapi import build_openapi, describe
 
@@ -35,8 +36,11 @@ def public_config(settings) -> dict:
             "aiConcurrent": settings.ai_concurrent,
             "aiDailyTokens": settings.ai_daily_tokens,
             "uploadBytes": 2 * 1024 * 1024,
+            "tripDays": settings.days_per_trip,
             "agentPollSeconds": 12,
         },
+        # The trip ops the page may keep while offline and send later (the registry's `replay` flag).
+        "offlineOps": replayable_ops(),
     }
 
 

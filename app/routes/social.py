@@ -43,8 +43,9 @@ async def list_comments(request: Request):
 @describe(body=NewComment, summary="Comment on a stop (editors and owners); @agent asks the trip agent")
 async def add_comment(request: Request):
     trip_id, stop_id, user, args = await _on_stop(request, "editor", NewComment)
-    comment = await social.add_comment(services(request).db, trip_id, stop_id, user["id"], user["displayName"],
-                                       args.body.strip())
+    svc = services(request)
+    comment = await social.add_comment(svc.db, trip_id, stop_id, user["id"], user["displayName"], args.body.strip(),
+                                       origin=svc.settings.public_url)
     return ok(comment, status=201)
 
 

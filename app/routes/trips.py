@@ -13,6 +13,7 @@ from ..errors import BadRequest, Invalid
 from ..fields import LAST_DATE, CurrencyCode, TimeZone, TripDate, last_day_fits
 from ..trips.apply import apply_op, apply_ops, one_sentence
 from ..trips.edits import Edits, as_pairs
+from ..trips.replay import apply_replayed
 from ..trips import catalog
 from ..trips.dto import tagged_trip_json, trip_json
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
@@ -57,7 +58,8 @@ async def create_trip(request: Request):
     trip_id = await catalog.create_trip(
         svc.db, user["id"], title=args.title, start_date=args.startDate, days=args.days,
         destination=args.destination.model_dump() if args.destination else None,
-        timezone=args.timezone, currency=args.currency)
+        timezone=args.timezone, currency=args.currency, days_per_trip=svc.settings.days_per_trip,
+        trips_per_user=svc.settings.trips_per_user)
     return raw_ok(await trip_json(svc.trip_cache, trip_id, user["id"]), status=201)
 
 
@@ -87,20 +89,31 @@ async def delete_trip(request: Request):
     return ok({"deleted": True})
 
 
+def _version(data: dict, name: str) -> int | None:
+    value = data.pop(name, None)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise Invalid(f"{name}: must be an integer", field=name)
+    return value
+
+
 async def _run_op(request: Request, trip_id: str, op_name: str) -> Response:
     user, _ = await member(request, trip_id)
     data = await read_json(request)
     if not isinstance(data, dict):
         raise BadRequest("The body must be a JSON object", code="malformed_json")
-    base_version = data.pop("baseVersion", None)
-    if base_version is not None and (not isinstance(base_version, int) or isinstance(base_version, bool)):
-        raise Invalid("baseVersion: must be an integer", field="baseVersion")
+    base_version = _version(data, "baseVersion")
+    made_on = _version(data, "madeOnVersion")
     svc = services(request)
-    applied = await apply_op(svc.trips, trip_id, user["id"], op_name, data, base_version=base_version)
+    if made_on is not None and base_version is None:
+        applied = await apply_replayed(svc.trips, trip_id, user["id"], op_name, data, made_on)
+    else:
+        applied = await apply_op(svc.trips, trip_id, user["id"], op_name, data, base_version=base_version)
     return echo(applied.summaries, await svc.trip_cache.pieces_for(trip_id, user["id"], applied.role))
 
 
-@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale",
+@describe(summary="Apply one trip operation (see TRIP_OPS); optional baseVersion gives 409 when stale; "
+                 "madeOnVersion sends an op made offline (409 changed_meanwhile when another member changed "
+                 "what it changes since)",
           variants=("op", {name: spec.args for name, spec in TRIP_OPS.items()}))
 async def run_op(request: Request):
     return await _run_op(request, request.path_params["tripId"], request.path_params["op"])

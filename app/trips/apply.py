@@ -118,7 +118,7 @@ def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list
         if precondition is not None:
             precondition(before)
         trip = before.edit()
-        ctx = OpContext(actor_id=actor_id, now=utcnow())
+        ctx = OpContext(actor_id=actor_id, now=utcnow(), rules=trips.op_rules)
         summaries = [TRIP_OPS[name].apply(trip, args, ctx) for name, args in validated]
         trip.seal()
     except AppError as exc:

@@ -6,18 +6,25 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from .. import media
+from .. import media, quotas
 from ..db import Database, Tx
 from ..filestore import FileStore
 from ..ids import new_id, utcnow
 
 
 async def create_trip(db: Database, owner_id: str, *, title: str, start_date: date, days: int,
-                      destination: dict[str, Any] | None, timezone: str, currency: str) -> str:
+                      destination: dict[str, Any] | None, timezone: str, currency: str,
+                      days_per_trip: int, trips_per_user: int) -> str:
+    """The new trip's id; 413 over the days-per-trip quota, 429 when the owner
+    has made as many trips as they may (counted in the same transaction, so
+    parallel requests cannot pass it together)."""
+    quotas.check_days(days, days_per_trip)
     trip_id, now = new_id(), utcnow()
     dest = destination or {}
 
     def work(tx: Tx) -> None:
+        quotas.check_trip_count(tx.fetchval("SELECT COUNT(*) FROM trips WHERE created_by = ?", (owner_id,)),
+                                trips_per_user)
         tx.touch(trip_id, "content", "members")
         tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "

@@ -22,6 +22,9 @@ from ..errors import Invalid, NotFound, validation_error
 from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripDate, last_day_fits
 from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
+from ..markdown_links import check_links
+from ..quotas import check_days
+from ..settings import MAX_DAYS_CEILING
 from .model import Day, Expense, Stop, Trip
 from .schedule import clock_label, to_minutes
 
@@ -29,7 +32,7 @@ Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Title = Annotated[str, Field(min_length=1, max_length=120)]
 Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
-MAX_DAYS = 30
+MAX_DAYS = MAX_DAYS_CEILING   # the schema's bound; the quota (WAYLINE_DAYS_PER_TRIP) is OpContext.max_days
 MAX_STOPS_PER_DAY = 40
 MAX_SHARE = 1_000_000     # one member's weight in a shares split
 MAX_AMOUNT_MINOR = 10**12
@@ -189,10 +192,20 @@ class SetTripPreferences(Args):
 # -- apply functions ----------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class OpRules:
+    """The deployment's values the ops check against (app/lifecycle.py fills
+    them from the settings): the days-per-trip quota, and where the page is
+    served (WAYLINE_PUBLIC_URL) for links in notes."""
+    max_days: int = MAX_DAYS
+    origin: str | None = None
+
+
 @dataclass
 class OpContext:
     actor_id: str
     now: str
+    rules: OpRules = OpRules()
 
 
 # Summaries are sentences for people (toasts, the group's timeline): names and
@@ -270,8 +283,8 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
 
 
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
-    if len(trip.days) >= MAX_DAYS:
-        raise Invalid(f"A trip has at most {MAX_DAYS} days", field="days")
+    check_days(len(trip.days) + 1, ctx.rules.max_days)
+    check_links(a.note, trip.id, "note", ctx.rules.origin)
     if not last_day_fits(date.fromisoformat(trip.start_date), len(trip.days) + 1):
         raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
@@ -289,6 +302,7 @@ def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
         phrases.append((f"renamed {label} to {_q(day.title)}", f"renamed it to {_q(day.title)}") if day.title
                        else (f"cleared the title of {label}", "cleared its title"))
     if "note" in changes:
+        check_links(changes["note"], trip.id, "note", ctx.rules.origin)
         day.note = changes["note"] or ""
         phrases.append((f"edited the note of {label}", "edited its note"))
     if "startTime" in changes:
@@ -320,6 +334,7 @@ def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
 
 def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
     day = trip.day(a.dayId)
+    check_links(a.note, trip.id, "note", ctx.rules.origin)
     if len(day.stops) >= MAX_STOPS_PER_DAY:
         raise Invalid(f"A day holds at most {MAX_STOPS_PER_DAY} stops", field="dayId")
     index = len(day.stops)
@@ -350,6 +365,7 @@ def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
     label = _stop_label(stop)  # as it was: "Renamed “A” to “B”"
     changes = {k: v for k, v in a.given().items() if k != "stopId"}
+    check_links(changes.get("note"), trip.id, "note", ctx.rules.origin)
     for key, value in changes.items():
         if value is None and key not in UpdateStop.clearable:
             raise Invalid(f"{key} cannot be cleared", field=key)
@@ -502,6 +518,13 @@ class OpSpec:
     apply: Callable[[Trip, Any, OpContext], str]
     description: str
     agent: bool = True  # offered to the agent as a write tool (approval still needed)
+    # The id arguments naming what the op changes (the stop it moves, the day it renames). Two members'
+    # ops naming the same id conflict when one was made offline (app/trips/replay.py).
+    changes: tuple[str, ...] = ()
+    # Safe to replay: made offline on an older version and sent later, it still means what its author
+    # meant, unless another member changed what it changes meanwhile. The page keeps these while offline
+    # (GET /api/config `offlineOps`); every other op needs a connection.
+    replay: bool = False
 
 
 TRIP_OPS: dict[str, OpSpec] = {
@@ -511,26 +534,31 @@ TRIP_OPS: dict[str, OpSpec] = {
                "Change the trip's title, destination, start date, time zone or currency."),
         OpSpec("add_day", AddDay, "editor", add_day, "Add a day at the end of the trip."),
         OpSpec("update_day", UpdateDay, "editor", update_day,
-               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears)."),
+               "Rename a day, change its note, or set the time the day starts (HH:MM; null clears).",
+               changes=("dayId",), replay=True),
         OpSpec("reorder_days", ReorderDays, "editor", reorder_days,
                "Reorder the days; dayIds must list every day exactly once. Contents move to the new dates."),
-        OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False),
+        OpSpec("delete_day", DeleteDay, "editor", delete_day, "Delete a day and its stops.", agent=False,
+               changes=("dayId",)),
         OpSpec("insert_stop", InsertStop, "editor", insert_stop,
                "Add a stop to a day, after afterStopId or at the end. "
                "setTime (HH:MM, 00:00-29:59: 24:45 is 00:45 the next morning) fixes its time; otherwise it is "
-               "computed."),
+               "computed.", replay=True),
         OpSpec("update_stop", UpdateStop, "editor", update_stop,
                "Change fields of a stop; setTime null clears a set time (HH:MM, 00:00-29:59: 24:45 is 00:45 the "
-               "next morning)."),
+               "next morning).", changes=("stopId",), replay=True),
         OpSpec("move_stop", MoveStop, "editor", move_stop,
-               "Move a stop to a day (possibly the same) at a 0-based position."),
+               "Move a stop to a day (possibly the same) at a 0-based position.", changes=("stopId",), replay=True),
         OpSpec("swap_stops", SwapStops, "editor", swap_stops,
-               "Swap two stops: each takes the other's day and position."),
-        OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop."),
+               "Swap two stops: each takes the other's day and position.", changes=("stopId", "otherStopId")),
+        OpSpec("delete_stop", DeleteStop, "editor", delete_stop, "Remove a stop.", changes=("stopId",)),
         OpSpec("add_expense", AddExpense, "editor", add_expense,
-               "Record an expense in integer minor units, paid by a member, split equally or by shares."),
-        OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense."),
-        OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense."),
+               "Record an expense in integer minor units, paid by a member, split equally or by shares.",
+               replay=True),
+        OpSpec("update_expense", UpdateExpense, "editor", update_expense, "Change an expense.",
+               changes=("expenseId",), replay=True),
+        OpSpec("delete_expense", DeleteExpense, "editor", delete_expense, "Delete an expense.",
+               changes=("expenseId",)),
         OpSpec("set_trip_preferences", SetTripPreferences, "viewer", set_trip_preferences,
                "Set the trip's shared travel choices.", agent=False),
     ]

@@ -47,6 +47,7 @@ from ..shared_reads import FreshReads, SingleFlight
 from . import store
 from .events import OpsApplied
 from .model import Trip
+from .ops import OpRules
 
 # What a trip costs before its TripDto is first built (then the view's size
 # is used): measured with tracemalloc (5 x 8 to 30 x 40 trips), rounded up.
@@ -113,6 +114,7 @@ class TripStates:
     def __init__(self, db: Database, budget_bytes: int):
         self.db = db
         self.budget_bytes = budget_bytes
+        self.op_rules = OpRules()   # the deployment's quota and origin for ops (app/lifecycle.py sets them)
         self.bytes = 0
         self._states: OrderedDict[str, TripState] = OrderedDict()
         self._fresh = FreshReads()             # loads must not be older than a change announced before them

@@ -13,24 +13,26 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from xstatic.pkg import leaflet as xstatic_leaflet
 
-from ..auth import same_origin, server_secret
+from ..auth import server_secret
 from .bodies import BodyLimitMiddleware
-from .csp import content_security_policy
+from .idempotent_writes import IdempotencyMiddleware
+from .service_worker import ShellWorker, service_worker
 from ..db import Database
 from ..errors import AppError, storage_fault
 from .. import lifecycle
 from ..core import Core
 from ..routes import build_routes
 from ..settings import Settings
+from .headers import ResponseHeadersMiddleware
+from .same_origin import SameOriginMiddleware
 from .trip_homes import FlyReplayMiddleware
 
 log = logging.getLogger("wayline")
 PUBLIC_DIR = Path(__file__).resolve().parents[2] / "public"
-UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 def error_response(status: int, code: str, message: str, **extra) -> JSONResponse:
@@ -64,52 +66,6 @@ async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONRe
     return JSONResponse(fault.to_json(), status_code=fault.status)
 
 
-class SameOriginMiddleware:
-    """Refuses state-changing API requests that a cross-site page could forge.
-
-    They must come from our own origin and carry a JSON or multipart body (or
-    none), which an HTML form on another site cannot produce together."""
-
-    def __init__(self, app, page_headers: list[tuple[bytes, bytes]]):
-        self.app = app
-        self.page_headers = page_headers
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"].startswith("/api/"):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            host = headers.get("host", "")
-            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
-            length = headers.get("content-length")
-            has_body = ctype != "" or (length not in (None, "0"))
-            allowed_type = (not has_body) or ctype in ("application/json", "multipart/form-data")
-            if not same_origin(headers, host) or not allowed_type:
-                response = error_response(
-                    403, "cross_site", "This request must come from Wayline's own pages with a JSON body."
-                )
-                await response(scope, receive, send)
-                return
-        if scope["type"] == "http" and not scope["path"].startswith("/api/"):
-            send = _with_page_headers(send, self.page_headers)
-        await self.app(scope, receive, send)
-
-
-def page_headers(settings: Settings) -> list[tuple[bytes, bytes]]:
-    """Pages (not the JSON API) must not be framed by other sites or sniffed,
-    and run only our own scripts (app/web/csp.py)."""
-    return [(b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"same-origin"),
-            (b"content-security-policy", content_security_policy(settings).encode())]
-
-
-def _with_page_headers(send, headers: list[tuple[bytes, bytes]]):
-    async def wrapped(message):
-        if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *headers]}
-        await send(message)
-
-    return wrapped
-
-
 def create_app(settings: Settings, **overrides: Any) -> Starlette:
     """Build the app. `overrides` replace parts of the core or turn its knobs
     for tests (e.g. `clock=...`, `agent_debounce_s=0`; app/lifecycle.py)."""
@@ -135,6 +91,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     routes = build_routes()
     # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
     routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
+    routes.append(Route("/sw.js", service_worker, methods=["GET"]))
     routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
     app = Starlette(
         routes=routes,
@@ -144,11 +101,14 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
                             sqlite3.DatabaseError: database_error,  # type: ignore[dict-item]
                             Exception: unexpected_error},
     )
-    app.add_middleware(SameOriginMiddleware, page_headers=page_headers(settings))
+    app.add_middleware(IdempotencyMiddleware)   # innermost: after the same-origin check, bodies already bounded
+    app.add_middleware(SameOriginMiddleware, settings=settings)
+    app.add_middleware(ResponseHeadersMiddleware, settings=settings)   # on refusals and replayed answers too
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
     if settings.trip_machines and settings.machine_id:
         # Outermost: a trip homed on another machine is handed to Fly's proxy
         # before anything here reads its body (app/trip_homes.py).
         app.add_middleware(FlyReplayMiddleware, machine_id=settings.machine_id, machines=settings.trip_machines)
     app.state.settings = settings
+    app.state.shell_worker = ShellWorker(PUBLIC_DIR)   # /sw.js and the shell it caches
     return app

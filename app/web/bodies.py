@@ -7,7 +7,8 @@ oversized body is answered 413 after at most `limit` bytes were read; the
 rest is never buffered. Parsing refuses nesting deeper than `MAX_DEPTH`
 (400) with a linear scan before `json.loads` can recurse, NaN/Infinity and
 malformed JSON (400), and text with lone surrogates (422 naming the field),
-which could not be stored or sent back as UTF-8.
+escaped (`"\\ud800"`) or as raw bytes (`ED A0 80`, which `json.loads` decodes
+with "surrogatepass"), which could not be stored or sent back as UTF-8.
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ _STRING = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")   # +1 opens, -1 (as a signed byte) closes
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# U+D800..U+DFFF written as UTF-8 would be (ED A0..BF xx): not valid UTF-8, but
+# `json.loads` decodes bytes with "surrogatepass" and lets them through.
+_SURROGATE_RAW = re.compile(rb"\xed[\xa0-\xbf]")
 
 
 def too_deep(raw: bytes) -> bool:
@@ -158,7 +162,8 @@ def parse_json(raw: bytes) -> Any:
         value = json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):   # JSONDecodeError, bad UTF-8 and huge integers are ValueErrors
         raise BadRequest("The body is not valid JSON", code="malformed_json") from None
-    if _SURROGATE_ESCAPE.search(raw):
+    # A UTF-16/32 body (json.loads detects them; their ASCII has NUL bytes) is checked whole.
+    if _SURROGATE_ESCAPE.search(raw) or _SURROGATE_RAW.search(raw) or b"\x00" in raw:
         field = lone_surrogate_field(value)
         if field is not None:
             raise Invalid(f"{field}: contains a character that is not valid text", field=field)

@@ -46,8 +46,32 @@ def _trusted(address: Address | None, networks: tuple[Network, ...]) -> bool:
     return address is not None and any(address in net for net in networks)
 
 
+def address_key(address: str) -> str:
+    """What the per-address limits count: an IPv4 address, or an IPv6 address's
+    /64 (one network hands a customer a /64: counting whole addresses would
+    give one host 2**64 fresh starts)."""
+    parsed = _address(address)
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return address
+
+
+def peer_is_trusted(scope, trusted_proxies: tuple[str, ...]) -> bool:
+    """True when the TCP peer is one of our trusted proxies (its forwarded headers may be read)."""
+    networks = _networks(trusted_proxies)
+    return bool(networks) and _trusted(_address((scope.get("client") or ("", 0))[0]), networks)
+
+
+def counted_address(scope, settings) -> str:
+    """What the per-address limits (sign-in, sign-up) count for this request:
+    the client's address, an IPv6 client's /64."""
+    return address_key(client_address(scope, settings.trusted_proxies, fly=settings.fly_client_ip))
+
+
 def client_address(scope, trusted_proxies: tuple[str, ...], *, fly: bool = False) -> str:
-    """The address the sign-in limits count for this request."""
+    """The client's address for this request, as far as we can trust it."""
     peer = (scope.get("client") or ("unknown", 0))[0]
     networks = _networks(trusted_proxies)
     if not networks or not _trusted(_address(peer), networks):

@@ -1,24 +1,79 @@
 """uvicorn's server, told to end the app's long-lived responses when
-shutdown starts.
+shutdown starts, and able to end one connection at once.
 
 uvicorn stops accepting connections, then waits for every open response to
 finish, and only then runs the app's lifespan shutdown. A live stream never
 finishes by itself, so the lifespan alone would wait forever: this server
 calls `lifecycle.begin_shutdown` first. `python -m app` and the tests' live
 server both run it.
+
+A live stream whose client stopped reading cannot be ended politely: uvicorn
+closes a connection gracefully, which waits for the unread bytes to leave,
+for ever when nobody reads them, and even a closed socket keeps trying to
+send what the kernel holds (the peer sees no end). So each request's scope
+carries `scope["extensions"]["wayline.connection"]`: `abort()` resets the
+connection (SO_LINGER 0, then `transport.abort()`: the socket closes at
+once with a RST and its buffered bytes are dropped), and
+`limit_write_buffer(n)` pauses the response's writes once n bytes wait in
+the transport (uvicorn's default is 64 KiB). app/live/sse.py uses both.
 """
 
 from __future__ import annotations
 
+import asyncio
 import resource
 import socket
+import struct
+from typing import Any
 
 import uvicorn
+from uvicorn.config import HTTP_PROTOCOLS
+from uvicorn.importer import import_from_string
 
 from .. import lifecycle
+from ..live.sse import CONNECTION
+
+
+def reset(transport: asyncio.Transport) -> None:
+    """Close the connection now, dropping what is unsent (a RST, not a FIN behind unread bytes)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass   # already gone
+    transport.abort()
+
+
+def abortable(protocol: Any) -> Any:
+    """uvicorn's HTTP protocol class (h11's or httptools'), with the
+    connection's controls in every request's scope."""
+
+    class Abortable(protocol):
+        app: Any
+
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            super().connection_made(transport)
+            app = self.app
+            connection = {"abort": lambda: reset(transport),
+                          "limit_write_buffer": lambda high: transport.set_write_buffer_limits(high=high)}
+
+            async def with_connection(scope, receive, send):
+                scope.setdefault("extensions", {})[CONNECTION] = connection
+                await app(scope, receive, send)
+
+            self.app = with_connection
+
+    Abortable.__name__ = f"Abortable{protocol.__name__}"
+    return Abortable
 
 
 class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        if isinstance(config.http, str):   # "auto", "h11", "httptools" (a class given by hand is left alone)
+            config.http = abortable(import_from_string(HTTP_PROTOCOLS.get(config.http, config.http)))
+        super().__init__(config)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         services = getattr(getattr(self.config.app, "state", None), "services", None)
         if services is not None:

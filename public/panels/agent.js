@@ -12,6 +12,7 @@
 // or show a day (and stop) of the trip. Each AI message can copy its debug
 // info (ids only) to the clipboard.
 
+import { isOnline } from "../offline/connection.js";
 import { get, post, streamChunks } from "../api.js";
 import { h, clear, errorBox, withBusy, attachUpload, toast, timeAgo } from "../planner/ui.js";
 import { decide as decideAddressee, CONTINUATION_MINUTES } from "./addressing.js";
@@ -35,8 +36,8 @@ export function mountAgent(el, store, panel) {
   const status = h("div", { class: "agent-status", "aria-live": "assertive" });
   const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — start with @agent to ask the AI", "aria-label": "Message", "aria-describedby": "composer-hint", "data-fkey": "message" });
   text.value = store.draft("message");
-  const send = h("button", { type: "submit", class: "btn btn-primary" }, "Send");
-  const attach = h("button", { type: "button", class: "icon-btn", "aria-label": "Attach a file to the message" }, icon("clip"));
+  const send = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Send");
+  const attach = h("button", { "data-needs-server": true, type: "button", class: "icon-btn", "aria-label": "Attach a file to the message" }, icon("clip"));
   const fileInput = attachUpload(attach, {
     url: `${store.base}/media`,
     onUploaded(media, file) {
@@ -47,7 +48,7 @@ export function mountAgent(el, store, panel) {
   const attached = h("div", { class: "attached" });
   // Before sending: who will read it. "Group only" keeps a continuation from the AI.
   const modeHint = h("p", { class: "hint composer-hint", id: "composer-hint", "aria-live": "polite" });
-  const groupOnly = h("button", { type: "button", class: "chip-btn group-only", "aria-pressed": "false", hidden: true }, "Group only");
+  const groupOnly = h("button", { "data-needs-server": true, type: "button", class: "chip-btn group-only", "aria-pressed": "false", hidden: true }, "Group only");
   let keepFromAi = false;
   let waitingAfter = null; // the seq of a message the application will answer (street view)
   groupOnly.addEventListener("click", () => {
@@ -148,7 +149,8 @@ export function mountAgent(el, store, panel) {
         if (e.msg) return messageView(store, e.msg, handlers);
         if (e.edits) return editsView(store, e.edits);
         if (e.error) return h("li", null, errorBox(e.error));
-        return h("li", { class: "muted empty-log" }, e.empty ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”" : "Loading the conversation…");
+        return h("li", { class: "muted empty-log" }, e.empty ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”"
+          : isOnline() ? "Loading the conversation…" : "The conversation shows when you are back online.");
       },
     });
     updateHint();
@@ -290,7 +292,7 @@ export function mountAgent(el, store, panel) {
             streamingId = msg.id;
           }
           if (result.error) failed = result.error;
-          if (result.trip) store.setTrip(result.trip);
+          if (result.trip) store.applyWriteAnswer(result);
           shown();
           store.emit("agent");
         },

@@ -6,6 +6,7 @@
 // validation errors never show. Avatars are keyed by the author's user id,
 // so two members with the same name stay apart.
 
+import { linkTarget } from "../links.js";
 import { h, renderMarkdown, timeAgo, initials, fmtMinutes, fmtDay, memberTone, MEALS } from "../planner/ui.js";
 import { formatMoney } from "../money.js";
 import { isToolPart, toolNameOf } from "./agentstream.js";
@@ -159,8 +160,8 @@ function toolCard(store, msg, part, handlers) {
   if (state === "approval-requested" && part.approval) {
     const canDecide = store.canEdit && handlers && handlers.decide;
     if (canDecide) {
-      const approve = h("button", { type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool", "data-fkey": `approve:${part.toolCallId}` }, "Approve");
-      const deny = h("button", { type: "button", class: "btn btn-sm", "data-testid": "deny-tool", "data-fkey": `deny:${part.toolCallId}` }, "Deny");
+      const approve = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm", "data-testid": "approve-tool", "data-fkey": `approve:${part.toolCallId}` }, "Approve");
+      const deny = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm", "data-testid": "deny-tool", "data-fkey": `deny:${part.toolCallId}` }, "Deny");
       approve.addEventListener("click", () => handlers.decide(msg, part, true, approve));
       deny.addEventListener("click", () => handlers.decide(msg, part, false, deny));
       card.append(h("div", { class: "row" }, approve, deny));
@@ -193,7 +194,7 @@ function partsView(store, msg, handlers) {
   const hasStatus = (msg.parts || []).some((p) => p.type === "data-agent-status");
   for (const part of msg.parts || []) {
     if (part.type === "text" && part.text) {
-      if (!hasStatus) out.push(renderMarkdown(part.text));
+      if (!hasStatus) out.push(renderMarkdown(part.text, store.tripId));
     } else if (part.type === "data-spec") {
       const card = renderSpec(specOfPart(part), cards);
       if (card) out.push(card);
@@ -205,10 +206,12 @@ function partsView(store, msg, handlers) {
       if (last && last.classList && last.classList.contains("reasoning")) last.append(h("p", null, part.text));
       else out.push(h("details", { class: "reasoning" }, h("summary", null, "How it thought about it"), h("p", null, part.text)));
     } else if (part.type === "file") {
-      const label = part.filename || part.url.split("/").pop();
-      out.push(part.mediaType && part.mediaType.startsWith("image/") && part.url.startsWith("/api/uploads/")
+      const label = part.filename || String(part.url).split("/").pop();
+      const target = linkTarget(part.url, store.tripId);
+      out.push(target === "upload" && part.mediaType && part.mediaType.startsWith("image/")
         ? h("a", { href: part.url, target: "_blank", rel: "noopener" }, h("img", { src: part.url, alt: label, class: "msg-img" }))
-        : h("a", { href: part.url, target: "_blank", rel: "noopener noreferrer", class: "file-chip" }, icon("clip", { size: 13 }), label));
+        : target ? h("a", { href: part.url, target: "_blank", rel: "noopener noreferrer", class: "file-chip" }, icon("clip", { size: 13 }), label)
+          : h("span", { class: "file-chip" }, icon("clip", { size: 13 }), label));
     } else if (part.type === "source-url") {
       out.push(h("a", { href: part.url, target: "_blank", rel: "noopener noreferrer", class: "source-chip" }, part.title || part.url));
     } else if (isToolPart(part)) out.push(toolCard(store, msg, part, handlers));

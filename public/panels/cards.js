@@ -161,7 +161,7 @@ const COMPONENTS = {
       press = () => handlers.onFocus && handlers.onFocus({ dayId: a.dayId, stopId: str(a.stopId) });
     }
     if (!press || !str(p.label)) return null;
-    const button = h("button", { type: "button", class: `btn btn-sm gc-action${p.variant === "primary" ? " btn-primary" : ""}` },
+    const button = h("button", { "data-needs-server": true, type: "button", class: `btn btn-sm gc-action${p.variant === "primary" ? " btn-primary" : ""}` },
       a.kind === "focus" ? icon("pin", { size: 14 }) : null, p.label);
     button.addEventListener("click", press);
     return button;

@@ -37,7 +37,7 @@ export function draftPreview(store, draft, { label, headline, notes = [], staleT
     wrap.append(h("p", { class: "muted" }, "Viewers can preview but not apply."));
     return wrap;
   }
-  const apply = h("button", { type: "button", class: "btn btn-primary", "data-testid": "apply-plan" }, "Apply Plan");
+  const apply = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary", "data-testid": "apply-plan" }, "Apply Plan");
   const discard = h("button", { type: "button", class: "btn", onclick: () => onDone(null) }, "Discard");
   const out = h("div", { "aria-live": "assertive" });
   apply.addEventListener("click", async () => {
@@ -46,7 +46,7 @@ export function draftPreview(store, draft, { label, headline, notes = [], staleT
     await withBusy(apply, async () => {
       try {
         const trip = await post(`${store.base}/drafts/${encodeURIComponent(draft.id)}/apply`, {});
-        store.setTrip(trip.trip || trip);
+        store.applyWriteAnswer(trip);
         toast(appliedText, "success");
         onDone(h("p", { class: "pill ok" }, icon("check", { size: 14 }), " Plan applied"));
       } catch (err) {

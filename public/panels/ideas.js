@@ -17,8 +17,8 @@ export function mountIdeas(el, store) {
   const results = h("div", { class: "assistant-results", "aria-live": "polite" });
   const meal = select("meal", [["", "Any meal"], ...MEALS], "");
   meal.setAttribute("aria-label", "Meal");
-  const eat = h("button", { type: "button", class: "btn" }, icon("food"), "Find places to eat");
-  const explore = h("button", { type: "button", class: "btn" }, icon("compass"), "Explore nearby");
+  const eat = h("button", { "data-needs-server": true, type: "button", class: "btn" }, icon("food"), "Find places to eat");
+  const explore = h("button", { "data-needs-server": true, type: "button", class: "btn" }, icon("compass"), "Explore nearby");
   el.append(h("div", { class: "assistant-tools" }, h("div", { class: "row wrap" }, meal, eat), h("div", { class: "row wrap" }, explore)), results);
 
   eat.addEventListener("click", () => suggestions("eat", eat, meal.value ? { meal: meal.value } : {}));
@@ -38,7 +38,7 @@ export function mountIdeas(el, store) {
     if (title) title.remove();
     results.append(h("div", { class: "ideas-outdated", role: "status" },
       h("p", { class: "hint" }, "The day has changed, so the other ideas may no longer fit."),
-      h("button", { type: "button", class: "btn btn-sm", onclick: () => suggestions(again.kind, again.button, again.body) },
+      h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm", onclick: () => suggestions(again.kind, again.button, again.body) },
         again.kind === "eat" ? "Find places to eat again" : "Explore nearby again")));
   }
 
@@ -74,7 +74,7 @@ export function mountIdeas(el, store) {
     const after = day.stops.find((x) => x.id === s.afterStopId);
     // A meal the day already has is replaced (one change, at its place in the day).
     const replaces = s.replacesStopId ? day.stops.find((x) => x.id === s.replacesStopId) : null;
-    const add = h("button", { type: "button", class: "btn btn-primary btn-sm" }, replaces ? "Use instead" : "Add to day");
+    const add = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm" }, replaces ? "Use instead" : "Add to day");
     // The time field reads on the day's own clock; after midnight the line above says "(+1)".
     const startText = typeof s.startMinutes === "number" && (!store.canEdit || s.startMinutes >= 1440) ? `starts ${fmtClock(s.startMinutes)}` : null;
     const hours = s.hours || {};
@@ -97,7 +97,7 @@ export function mountIdeas(el, store) {
       try {
         const trip = await post(`${store.base}/drafts/${encodeURIComponent(s.draftId)}/apply`, body);
         card.classList.add("applied"); // before the new trip: the others go, this one stays
-        store.setTrip(trip.trip || trip);
+        store.applyWriteAnswer(trip);
         toast(replaces ? `${p.name} replaces ${replaces.name}` : `Added ${p.name}`, "success");
         add.replaceWith(h("span", { class: "pill ok" }, icon("check", { size: 14 }), replaces ? " Replaced" : " Added"));
       } catch (err) {

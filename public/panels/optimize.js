@@ -16,8 +16,8 @@ const STALE_SHORTEST = "The day changed since this preview, so it cannot be appl
 
 export function mountOptimize(el, store, panel) {
   const results = h("div", { class: "assistant-results", "aria-live": "polite" });
-  const optimize = h("button", { type: "button", class: "btn btn-primary", "data-testid": "optimize" }, icon("sparkle"), "Optimize my day");
-  const shortest = h("button", { type: "button", class: "btn", "data-testid": "shortest" }, icon("route"), "Shortest order");
+  const optimize = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary", "data-testid": "optimize" }, icon("sparkle"), "Optimize my day");
+  const shortest = h("button", { "data-needs-server": true, type: "button", class: "btn", "data-testid": "shortest" }, icon("route"), "Shortest order");
   const ai = store.app.session.config.aiEnabled;
   const actions = h("div", { class: "row wrap optimize-actions", "data-slot": "day-order-actions" }, ai ? optimize : null, shortest);
   append(el, [
@@ -59,7 +59,7 @@ export function mountOptimize(el, store, panel) {
   function shortestOffer(draft, alternative) {
     const saved = draft.travel.afterMin - alternative.travel.afterMin;
     const headline = `Shortest order saves ${fmtMinutes(saved)}`;
-    const show = h("button", { type: "button", class: "btn btn-sm" }, "Show the shortest order");
+    const show = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm" }, "Show the shortest order");
     const offer = h("aside", { class: "draft-offer", "data-testid": "shortest-offer" },
       h("p", null, h("strong", null, headline), ": the same stops and places in the order with the least travel."), show);
     show.addEventListener("click", () => {

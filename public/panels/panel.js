@@ -64,7 +64,10 @@ export function mountPanel(side, store) {
   const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "AI help sections" });
   const body = h("div", { class: "side-body" });
   const close = h("button", { type: "button", class: "icon-btn side-close", onclick: () => api.close() }, icon("x"));
-  side.append(h("div", { class: "side-head" }, title, close), tablist, body);
+  // Shown by the stylesheet while offline (html[data-connection="offline"]).
+  const offline = h("p", { class: "side-offline" }, icon("offline", { size: 16 }),
+    "Chat and AI help need a connection. What is here stays readable; sending waits until you are back online.");
+  side.append(h("div", { class: "side-head" }, title, close), offline, tablist, body);
 
   const helpSections = MODES.help.sections;
   const buttons = helpSections.map(([id, label]) => {

@@ -3,6 +3,7 @@
 // interests, budget), each labelled with who can see it.
 
 import { get, put } from "../api.js";
+import { keptGet } from "../offline/kept.js";
 import { h, clear, field, select, errorBox, handleSubmit, toast } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
 
@@ -23,7 +24,7 @@ export function userPreferencesForm(onSaved) {
   );
   const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
   box.append(body);
-  get("/api/users/preferences")
+  keptGet("/api/users/preferences") // offline: as this device last saw them (saving needs a connection)
     .then((data) => build(unwrap(data)))
     .catch((err) => clear(body).append(errorBox(err)));
 
@@ -34,7 +35,7 @@ export function userPreferencesForm(onSaved) {
     const price = select("maxPriceLevel", PRICE, p.maxPriceLevel ?? "");
     const transport = select("transport", MODES, p.transport || "transit");
     const errorSlot = h("div", { "aria-live": "assertive" });
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save my defaults");
+    const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save my defaults");
     const form = h("form", { class: "stack" },
       field("Cuisines you like", cuisines, "Separate with commas."),
       field("Dietary needs", dietary, "Suggestions always tell you to check with the restaurant; Wayline never claims a place meets a diet."),
@@ -91,7 +92,7 @@ function tripPreferencesForm(store) {
     const interests = h("input", { name: "interests", value: (p.interests || []).join(", "), placeholder: "museums, viewpoints, markets" });
     const budget = select("budget", [["", "No budget set"], ["low", "Low"], ["moderate", "Moderate"], ["high", "High"]], p.budget || "");
     const errorSlot = h("div", { "aria-live": "assertive" });
-    const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save for everyone");
+    const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save for everyone");
     const form = h("form", { class: "stack" },
       h("div", { class: "grid-2" }, field("Main transport", transport), field("Pace", pace)),
       h("fieldset", { class: "checks" }, h("legend", null, "Modes to avoid"), avoid),

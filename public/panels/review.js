@@ -22,7 +22,7 @@ export function mountReview(el, store) {
   const turnsByDay = new Map(); // dayId -> [{question, answer, fixIds, cached, applied: Map fixId -> label}]
   const log = h("div", { class: "copilot-log", "aria-live": "polite" });
   const question = h("textarea", { name: "question", rows: 2, maxlength: MAX_QUESTION, placeholder: "Or ask something specific: can we fit in a museum?", "aria-label": "Your question about this day" });
-  const ask = h("button", { type: "submit", class: "btn btn-primary", "data-testid": "review-day" }, "Review this day");
+  const ask = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary", "data-testid": "review-day" }, "Review this day");
   const form = h("form", { class: "composer" }, question,
     h("div", { class: "row between wrap" }, h("span", { class: "hint" }, "It suggests; it never changes the plan by itself."), ask));
   el.append(log, form);
@@ -60,7 +60,7 @@ export function mountReview(el, store) {
   });
 
   function bubble(who, text) {
-    return h("div", { class: `bubble ${who === "you" ? "mine" : "theirs"}` }, who === "you" ? h("p", null, text) : renderMarkdown(text));
+    return h("div", { class: `bubble ${who === "you" ? "mine" : "theirs"}` }, who === "you" ? h("p", null, text) : renderMarkdown(text, store.tripId));
   }
 
   async function render(force = false) {
@@ -91,7 +91,7 @@ export function mountReview(el, store) {
   function fixButton(turn, fix) {
     const applied = () => h("span", { class: "pill ok" }, icon("check", { size: 13 }), ` Applied: ${fix.label}`);
     if (turn.applied.has(fix.id)) return applied();
-    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, `Apply: ${fix.label}`);
+    const b = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, `Apply: ${fix.label}`);
     b.addEventListener("click", async () => {
       if (await applyFix(store, fix, b)) {
         turn.applied.set(fix.id, fix.label);

@@ -98,16 +98,16 @@ export function mountSuggestionTray(host, store, panel) {
 
   function card(s) {
     const out = h("p", { class: "tool-err", "aria-live": "assertive" });
-    const approve = h("button", { type: "button", class: "btn btn-primary btn-sm", "data-testid": "suggestion-approve" }, "Approve");
-    const discuss = h("button", { type: "button", class: "btn btn-sm" }, "Discuss");
-    const deny = h("button", { type: "button", class: "btn btn-sm btn-ghost" }, "Deny");
+    const approve = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm", "data-testid": "suggestion-approve" }, "Approve");
+    const discuss = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm" }, "Discuss");
+    const deny = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm btn-ghost" }, "Deny");
     const url = (what) => `${store.base}/agent/suggestions/${encodeURIComponent(s.id)}/${what}`;
     const place = suggestionPlace(store, s);
 
     approve.addEventListener("click", () => withBusy(approve, async () => {
       try {
         const trip = await post(url("approve"), { id: s.id, approved: true });
-        store.setTrip(trip.trip || trip);
+        store.applyWriteAnswer(trip);
         store.markSuggestion(s.id, "applied");
         toast(`Applied the suggestion from ${s.proposedAs || AI} for ${place.label}`, "success");
         render();

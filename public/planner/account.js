@@ -21,12 +21,14 @@ export function accountMenu(app) {
   h("span", { class: "visually-hidden" }, "Account: "),
   h("span", { class: "nav-user-name" }, name),
   icon("chevronDown", { size: 14 }));
-  const item = (label, action, extra = "") => h("button", { type: "button", class: `account-item${extra}`, onclick: () => { close(); action(); } }, label);
+  const item = (label, action, extra = "", needsServer = true) => h("button", {
+    type: "button", class: `account-item${extra}`, "data-needs-server": needsServer, onclick: () => { close(); action(); },
+  }, label);
   const menu = h("div", { id: "account-menu", class: "account-menu", hidden: true },
     h("p", { class: "account-who" }, "Signed in as ", h("strong", null, me.username)),
     item("Connected assistants", () => openAssistants()),
     item("Change password", () => openChangePassword()),
-    item("Sign out", () => app.signOut()),
+    item("Sign out", () => app.signOut(), "", false), // offline too: it clears this device at once
     item("Sign out everywhere", () => signOutEverywhere(app)),
     item("Delete account", () => openDeleteAccount(app), " danger-text"));
   const wrap = h("div", { class: "account" }, button, menu);

@@ -23,7 +23,7 @@ export function createRail(rail, store, views) {
   const head = h("div", { class: "rail-head" });
   const nav = h("nav", { class: "rail-views", "aria-label": "Trip sections" });
   const list = h("ol", { class: "day-list", "aria-label": "Days" });
-  const add = h("button", { type: "button", class: "btn btn-ghost btn-block add-day" }, icon("plus"), "Add day");
+  const add = h("button", { type: "button", class: "btn btn-ghost btn-block add-day", "data-needs-server": true }, icon("plus"), "Add day");
   add.addEventListener("click", () =>
     withBusy(add, async () => {
       try {
@@ -98,8 +98,8 @@ function dayItem(store, day) {
     };
     item.append(
       h("span", { class: "day-reorder" },
-        h("button", { type: "button", class: "icon-btn", "data-fkey": "earlier", disabled: index === 0, "aria-label": `Move day ${day.position + 1} earlier`, onclick: () => move(-1) }, icon("chevronUp", { size: 14 })),
-        h("button", { type: "button", class: "icon-btn", "data-fkey": "later", disabled: index === trip.days.length - 1, "aria-label": `Move day ${day.position + 1} later`, onclick: () => move(1) }, icon("chevronDown", { size: 14 }))),
+        h("button", { type: "button", class: "icon-btn", "data-fkey": "earlier", "data-needs-server": true, disabled: index === 0, "aria-label": `Move day ${day.position + 1} earlier`, onclick: () => move(-1) }, icon("chevronUp", { size: 14 })),
+        h("button", { type: "button", class: "icon-btn", "data-fkey": "later", "data-needs-server": true, disabled: index === trip.days.length - 1, "aria-label": `Move day ${day.position + 1} later`, onclick: () => move(1) }, icon("chevronDown", { size: 14 }))),
     );
   }
   return item;

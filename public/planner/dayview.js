@@ -72,7 +72,7 @@ function header(store, day, w) {
       h("button", { type: "button", class: "btn btn-primary", "data-testid": "add-stop", "data-fkey": "add", onclick: () => openStopForm(store, { day: store.day() }) }, icon("plus"), "Add stop"),
       h("button", { type: "button", class: "btn", "data-fkey": "edit", onclick: () => openRenameDay(store, store.day()) }, "Edit day"),
       store.trip.days.length > 1
-        ? h("button", { type: "button", class: "btn btn-ghost danger-text", "data-fkey": "delete", onclick: () => deleteDay(store, store.day()) }, "Delete day")
+        ? h("button", { type: "button", class: "btn btn-ghost danger-text", "data-fkey": "delete", "data-needs-server": true, onclick: () => deleteDay(store, store.day()) }, "Delete day")
         : null)
     : null;
   return [
@@ -82,7 +82,7 @@ function header(store, day, w) {
       h("p", { class: "day-meta muted" }, meta.join(" · ")),
       weatherChip(store, w)),
     actions,
-    day.note ? h("div", { class: "day-note" }, renderMarkdown(day.note)) : null,
+    day.note ? h("div", { class: "day-note" }, renderMarkdown(day.note, store.tripId)) : null,
   ];
 }
 
@@ -95,7 +95,8 @@ function weatherChip(store, w) {
   if (store.weather && store.weather.loading) return h("p", { class: "weather-chip muted" }, "Weather…");
   if (store.weather && store.weather.note) return h("p", { class: "weather-chip muted" }, store.weather.note);
   if (store.weather && store.weather.error && store.weather.error.status !== 404) {
-    return h("p", { class: "weather-chip muted" }, store.weather.error.message);
+    const offline = store.weather.error.status === 0;
+    return h("p", { class: "weather-chip muted" }, offline ? "The forecast shows when you are back online." : store.weather.error.message);
   }
   return null;
 }
@@ -104,6 +105,7 @@ function reviewLine(store, day, entry) {
   if (!entry) return null;
   if (entry.error) {
     if (entry.error.status === 404) return null; // review not available on this server
+    if (entry.error.status === 0) return h("p", { class: "muted" }, "The review of this day shows when you are back online.");
     return h("p", { class: "muted" }, `Review unavailable: ${entry.error.message}`);
   }
   const findings = (entry.data && entry.data.findings) || [];

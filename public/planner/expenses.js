@@ -47,7 +47,7 @@ function expensesPage(store) {
       h("span", { class: "expense-amount" }, formatMoney(e.amountMinor, e.currency)),
       store.canEdit ? h("span", { class: "row" },
         h("button", { type: "button", class: "icon-btn", "data-fkey": `edit:${e.id}`, "aria-label": `Edit ${e.title}`, onclick: () => openExpense(store, e) }, icon("edit", { size: 16 })),
-        h("button", { type: "button", class: "icon-btn", "data-fkey": `delete:${e.id}`, "aria-label": `Delete ${e.title}`, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
+        h("button", { type: "button", class: "icon-btn", "data-fkey": `delete:${e.id}`, "aria-label": `Delete ${e.title}`, "data-needs-server": true, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
   }
   page.push(list);
   return page;

@@ -7,9 +7,9 @@ import { h, clear, openDialog, withBusy, errorBox, copyField, timeAgo, fmtDay, t
 import { icon } from "./icons.js";
 
 export function exportButtons(store) {
-  const calendar = h("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "open-calendar" },
+  const calendar = h("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "open-calendar", "data-needs-server": true },
     icon("calendar", { size: 16 }), "Calendar");
-  const gpx = h("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "open-gpx" },
+  const gpx = h("button", { type: "button", class: "btn btn-ghost btn-sm", "data-testid": "open-gpx", "data-needs-server": true },
     icon("route", { size: 16 }), "GPX");
   calendar.addEventListener("click", () => openCalendar(store));
   gpx.addEventListener("click", () => openGpx(store));

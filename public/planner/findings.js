@@ -20,7 +20,7 @@ export function applyFix(store, fix, button) {
 export function fixButtons(store, fixes) {
   if (!store.canEdit || !fixes || !fixes.length) return null;
   return h("div", { class: "fixes" }, fixes.map((fix) => {
-    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id, "data-fkey": `fix:${fix.id}` }, fix.label);
+    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-needs-server": true, "data-fix-id": fix.id, "data-fkey": `fix:${fix.id}` }, fix.label);
     b.addEventListener("click", () => applyFix(store, fix, b));
     return b;
   }));

@@ -48,6 +48,7 @@ export function createMembersView(root, store) {
 function memberControls(store, m) {
   const role = select("role", [["editor", "Editor"], ["viewer", "Viewer"], ["owner", "Owner"]], m.role);
   role.setAttribute("aria-label", `Role of ${store.memberName(m.userId)}`);
+  role.dataset.needsServer = "";
   role.addEventListener("change", async () => {
     try {
       await patch(`${store.base}/members/${encodeURIComponent(m.userId)}`, { role: role.value });
@@ -58,9 +59,9 @@ function memberControls(store, m) {
       showError(err);
     }
   });
-  const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Remove");
+  const remove = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true }, "Remove");
   remove.addEventListener("click", async () => {
-    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip. Their past expenses stay.", "Remove"))) return;
+    if (!(await confirmDialog(`Remove ${store.memberName(m.userId)}?`, "They lose access to this trip, and the invite links made until now no longer let them back in. Their past expenses stay.", "Remove"))) return;
     try {
       await del(`${store.base}/members/${encodeURIComponent(m.userId)}`, {});
       await store.refresh();
@@ -74,7 +75,7 @@ function memberControls(store, m) {
 function inviteBox(store) {
   const role = select("inviteRole", [["editor", ROLE_HELP.editor], ["viewer", ROLE_HELP.viewer]], "editor");
   const out = h("div", { class: "invite-out", "aria-live": "polite" });
-  const create = h("button", { type: "button", class: "btn btn-primary" }, "Create invite link");
+  const create = h("button", { type: "button", class: "btn btn-primary", "data-needs-server": true }, "Create invite link");
   create.addEventListener("click", () => withBusy(create, async () => {
     clear(out);
     try {
@@ -94,21 +95,28 @@ function inviteBox(store) {
   const open = h("ul", { class: "invite-list", "aria-label": "Open invite links" });
   const loadOpen = async () => {
     try {
-      const { invites } = await get(`${store.base}/members`);
+      const { invites } = await get(`${store.base}/invites`);
       clear(open);
       for (const inv of invites || []) {
-        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text" }, "Revoke");
+        const kind = inv.role === "editor" ? "Editor link" : "Viewer link";
+        const revoke = h("button", { type: "button", class: "btn btn-sm btn-ghost danger-text", "data-needs-server": true, "aria-label": `Revoke the ${kind.toLowerCase()} made ${fmtDate(inv.createdAt.slice(0, 10))}` }, "Revoke");
         revoke.addEventListener("click", () => withBusy(revoke, async () => {
           try {
             await del(`${store.base}/invites/${encodeURIComponent(inv.id)}`, {});
+            toast("The link no longer works", "success");
             await loadOpen();
           } catch (err) {
             showError(err);
           }
         }));
-        open.append(h("li", null, h("span", null, `${inv.role === "editor" ? "Editor" : "Viewer"} link · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`), revoke));
+        const names = inv.joined.map((j) => j.displayName);
+        const used = names.length ? `Joined through it: ${names.join(", ")}` : "Nobody has used it yet.";
+        open.append(h("li", { class: "invite-link" },
+          h("span", null, h("strong", null, kind), ` · made ${fmtDate(inv.createdAt.slice(0, 10))} · expires ${fmtDate(inv.expiresAt.slice(0, 10))}`,
+            h("br"), h("span", { class: "muted" }, used)),
+          revoke));
       }
-      if (invites && invites.length) open.prepend(h("li", { class: "muted invite-list-head" }, "Open links (the link itself is shown only once):"));
+      if (invites && invites.length) open.prepend(h("li", { class: "muted invite-list-head" }, "Open links (each link is shown only once, when it is made; revoke one to stop it working):"));
     } catch {
       // listing is a convenience; creating links still works
     }
@@ -138,7 +146,7 @@ function settingsBox(store) {
   const currency = h("select", { name: "currency" });
   const fields = { title, start, destName, coords, tz, currency };
   const errorSlot = h("div", { "aria-live": "assertive" });
-  const save = h("button", { type: "submit", class: "btn btn-primary" }, "Save trip details");
+  const save = h("button", { type: "submit", class: "btn btn-primary", "data-needs-server": true }, "Save trip details");
   const actions = h("div", { class: "actions" }, save);
   const danger = deleteTripButton(store);
   const form = h("form", { class: "card stack settings-box" },
@@ -216,7 +224,7 @@ function settingsBox(store) {
 }
 
 function deleteTripButton(store) {
-  const b = h("button", { type: "button", class: "btn btn-ghost danger-text" }, "Delete this trip");
+  const b = h("button", { type: "button", class: "btn btn-ghost danger-text", "data-needs-server": true }, "Delete this trip");
   b.addEventListener("click", async () => {
     if (!(await confirmDialog("Delete the whole trip?", "Every day, stop, expense and message is deleted for all members. This cannot be undone.", "Delete trip"))) return;
     try {

@@ -20,6 +20,7 @@ import { mountSuggestionTray } from "../panels/suggestions.js";
 import { trackReading } from "../panels/chatread.js";
 import { icon } from "./icons.js";
 import { showOnPlan } from "../panels/common.js";
+import { createTripStatus } from "../offline/status.js";
 
 const VIEWS = [
   ["plan", "Itinerary", "calendar", createDayView],
@@ -42,7 +43,8 @@ export function mountPlanner(main, app, tripId, params) {
   const side = h("aside", { class: "side", id: "side-panel" });
   const mobileTabs = h("nav", { class: "mobile-tabs", "aria-label": "Planner sections" });
   const trayHost = h("div", { class: "tray-host" });
-  center.append(trayHost);
+  const status = createTripStatus(store); // offline, and the changes this device keeps
+  center.append(status.el, trayHost);
   const shell = h("div", { class: "planner" }, railEl, center, side);
   const loading = h("div", { class: "page" }, h("p", { role: "status", class: "muted" }, "Loading the trip…"));
   main.append(loading);
@@ -89,12 +91,16 @@ export function mountPlanner(main, app, tripId, params) {
       reading = trackReading(store, panel);
       store.loadWeather();
       render("trip");
+      store.keepReviews(); // the other days' reviews too, for offline (quietly, one at a time)
       // A link to one stop (a calendar event's URL): show it once the day is drawn.
       if (params && params.get("stop")) showOnPlan(store, null, store.dayId, params.get("stop"));
     })
     .catch((err) => {
+      const why = err.status === 0
+        ? new Error("You are offline, and this trip is not kept on this device yet. Open it once while online to have it here without a connection.")
+        : err;
       clear(loading).append(
-        h("div", { class: "card narrow" }, h("h1", null, "This trip could not be opened"), errorBox(err),
+        h("div", { class: "card narrow" }, h("h1", null, "This trip could not be opened"), errorBox(why),
           h("p", null, h("a", { href: "#/" }, "Back to your trips"))),
       );
     });
@@ -115,6 +121,7 @@ export function mountPlanner(main, app, tripId, params) {
       h("span", { class: "topbar-trip-dates muted" }, `${fmtDate(trip.startDate)} – ${fmtDate(lastDay)}`),
     ]);
     rail.render();
+    status.render();
     showView();
     views.get(store.view).render(reason);
     restoreScroll();

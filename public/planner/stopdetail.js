@@ -1,9 +1,12 @@
 // A stop's comment thread (members' comments; the AI replies here only after
 // someone writes @agent in the thread). The comment being written is a draft
 // in the store: it survives polls, re-renders and closing the thread.
+// Offline the thread shows the comments this device last saw, and a comment
+// written then is kept and sent later (store.comment), shown meanwhile as
+// "Waiting to send".
 
-import { get, post } from "../api.js";
 import { h, clear, errorBox, handleSubmit, SKIP_SUBMIT, timeAgo, renderMarkdown } from "./ui.js";
+import { readThrough } from "../offline/kept.js";
 import { AI_NAME } from "../panels/agentview.js";
 
 function commentsOf(data) {
@@ -19,6 +22,7 @@ function authorOf(store, c) {
 
 export function createThread(store, stop) {
   const list = h("ol", { class: "comments", "aria-label": `Comments on ${stop.name}` }, h("li", { class: "muted" }, "Loading comments…"));
+  const waiting = h("ol", { class: "comments comments-waiting", "aria-label": `Comments on ${stop.name} waiting to be sent` });
   const text = h("textarea", {
     name: "body", rows: 2, maxlength: 2000, placeholder: "Write a comment… (@agent to ask the AI)",
     "aria-label": `Comment on ${stop.name}`, "data-fkey": "comment",
@@ -32,7 +36,7 @@ export function createThread(store, stop) {
 
   async function load() {
     try {
-      const comments = commentsOf(await get(url));
+      const comments = commentsOf((await readThrough(url)).data);
       shownCount = comments.length;
       clear(list);
       if (!comments.length) list.append(h("li", { class: "muted" }, "No comments yet."));
@@ -40,11 +44,25 @@ export function createThread(store, stop) {
         const author = authorOf(store, c);
         list.append(h("li", { class: `comment${c.byAgent ? " from-agent" : ""}` },
           h("p", { class: "comment-meta" }, h("strong", null, author), " ", h("span", { class: "muted" }, timeAgo(c.createdAt))),
-          renderMarkdown(c.body || c.text || "")));
+          renderMarkdown(c.body || c.text || "", store.tripId)));
       }
     } catch (err) {
-      clear(list).append(h("li", null, errorBox(err)));
+      clear(list).append(err.status === 0
+        ? h("li", { class: "muted" }, "The comments show when you are back online.")
+        : h("li", null, errorBox(err)));
     }
+  }
+
+  // This device's comments on the stop that wait for the connection.
+  const waitingHere = () => store.writes.filter((w) => w.kind === "comment" && w.stopId === stop.id && w.state === "waiting" && w.kept);
+
+  function showWaiting() {
+    const mine = waitingHere();
+    clear(waiting).append(...mine.map((w) => h("li", { class: "comment comment-waiting" },
+      h("p", { class: "comment-meta" }, h("strong", null, store.memberName(store.app.session.me.id)), " ",
+        h("span", { class: "pending-badge" }, "Waiting to send")),
+      renderMarkdown(w.body.body))));
+    waiting.hidden = !mine.length;
   }
 
   text.addEventListener("input", () => store.setDraft("comments", stop.id, text.value));
@@ -53,13 +71,12 @@ export function createThread(store, stop) {
     errorSlot,
     busyLabel: "Sending…",
     check: () => text.value.trim() || SKIP_SUBMIT,
-    onSubmit: (body) => post(url, { body }),
-    after: async () => {
+    onSubmit: (body) => store.comment(stop.id, body), // the store reads the trip again (new counts)
+    after: async (res) => {
       text.value = "";
       store.setDraft("comments", stop.id, "");
-      await load();
-      // The trip's comment counts changed; a refresh shows them.
-      store.refresh().catch(() => {});
+      showWaiting();
+      if (!res || !res.queued) await load();
     },
   });
   text.addEventListener("keydown", (e) => {
@@ -67,11 +84,13 @@ export function createThread(store, stop) {
   });
 
   load();
+  showWaiting();
   return {
-    el: h("div", { class: "thread" }, list, form),
-    // Someone else commented: show it, leaving the draft alone.
+    el: h("div", { class: "thread" }, list, waiting, form),
+    // Someone else commented, or a kept comment was sent: show it, leaving the draft alone.
     update(next) {
-      const count = next.commentCount || 0;
+      showWaiting();
+      const count = (next.commentCount || 0) - waitingHere().length; // the server's count
       if (count !== shownCount) load();
     },
   };

@@ -36,7 +36,7 @@ export function openStopForm(store, { day, stop = null }) {
   const lat = h("input", { name: "lat", inputmode: "decimal", value: s.lat ?? "", placeholder: "38.7139" });
   const lng = h("input", { name: "lng", inputmode: "decimal", value: s.lng ?? "", placeholder: "-9.1334" });
   const note = h("textarea", { name: "note", rows: 4, maxlength: 4000 }, s.note || "");
-  const attach = h("button", { type: "button", class: "btn btn-sm" }, icon("clip", { size: 15 }), "Attach a file");
+  const attach = h("button", { type: "button", class: "btn btn-sm", "data-needs-server": true }, icon("clip", { size: 15 }), "Attach a file");
   const fileInput = attachUpload(attach, {
     url: `${store.base}/media`,
     busyLabel: "Uploading…",
@@ -137,9 +137,9 @@ export function openStopForm(store, { day, stop = null }) {
 }
 
 function placeSearch(store, onPick) {
-  const input = h("input", { type: "search", name: "q", placeholder: "Search places, e.g. Belém Tower", autocomplete: "off", autofocus: true });
+  const input = h("input", { type: "search", name: "q", placeholder: "Search places, e.g. Belém Tower", autocomplete: "off", autofocus: true, "data-needs-server": true });
   const results = h("ul", { class: "place-results", "aria-live": "polite" });
-  const button = h("button", { type: "button", class: "btn" }, "Search");
+  const button = h("button", { type: "button", class: "btn", "data-needs-server": true }, "Search");
   const run = () => {
     const q = input.value.trim();
     if (!q) return;

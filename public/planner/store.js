@@ -8,16 +8,38 @@
 //   "agent"    messages or suggestions changed
 //   "ui"       a thread or a group of edits was opened or closed
 //   "presence" who else has the trip open, and on which day, changed
+//   "connection" the server became reachable or not (offline/connection.js)
+// The writes this device keeps for the trip (waiting, refused) change what
+// is shown, so they emit "trip" too.
 // Drafts (what someone is typing) are kept here too, so no poll, push or
 // re-render can lose them; typing does not emit (nothing needs redrawing).
+//
+// Offline: the trip, its day reviews and weather come from this device's
+// copy (offline/kept.js) when the server cannot be reached; comments, votes
+// and the ops the server lists in `offlineOps` go through the outbox
+// (offline/outbox.js) and show at once (offline/project.js), every other op
+// says it needs a connection. Every write's answer, sent now or later, is
+// applied in one place: `applyWriteAnswer`.
 
-import { get, post } from "../api.js";
+import { post, ApiError } from "../api.js";
 import { toast } from "./ui.js";
 import { sig } from "./keyed.js";
+import { readThrough, keep, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
+import { send, writesOf, onOutbox, dismiss } from "../offline/outbox.js";
+import { isOnline, onConnection } from "../offline/connection.js";
+import { projectTrip } from "../offline/project.js";
+import { writeLabel } from "../offline/words.js";
+
+export const NEEDS_CONNECTION = "This change needs a connection. Try again when you are back online.";
+const KEPT_WORDS = "Saved on this device. It is sent when you are back online.";
 
 function initialState() {
   return {
-    trip: null,
+    trip: null, // what is shown: the server's trip with this device's waiting writes laid over it
+    serverTrip: null, // the trip as the server last sent it (or as this device kept it)
+    savedAt: null, // when the server's trip was last known to be current (ms)
+    fromDevice: false, // the trip shown came from this device's copy, not the server
+    writes: [], // this trip's writes kept on this device (outbox.js), oldest first
     dayId: null,
     pendingDayId: null, // from the address, until the trip has loaded
     view: "plan", // plan | expenses | members
@@ -54,6 +76,38 @@ export function createStore(app, tripId) {
   const base = `/api/trips/${encodeURIComponent(tripId)}`;
   const state = initialState();
   const reviewsLoading = new Map(); // "dayId@version" -> the request on its way
+  let thumbnailsKept = false;
+
+  // The picture shown: the server's trip and the writes still waiting.
+  function reproject() {
+    state.trip = projectTrip(state.serverTrip, state.writes);
+  }
+
+  function writesChanged() {
+    state.writes = writesOf(tripId);
+    reproject();
+    if (!state.destroyed) emit("trip");
+  }
+
+  const stopWatching = [
+    onOutbox((event) => {
+      if (event.write && event.write.tripId !== tripId) return;
+      if (event.type === "sent") store.applyWriteAnswer(event.answer, event.write);
+      writesChanged();
+    }),
+    onConnection((online) => {
+      if (state.destroyed) return;
+      if (online) {
+        // What could not be read offline is read again (the days shown ask for their reviews again).
+        if (state.weather && state.weather.error) {
+          state.weather = null;
+          store.loadWeather();
+        }
+        for (const entry of state.reviews.values()) if (entry.error) entry.version = -1;
+      }
+      emit("connection");
+    }),
+  ];
 
   function emit(reason) {
     for (const fn of [...listeners]) {
@@ -71,6 +125,10 @@ export function createStore(app, tripId) {
     base,
 
     get trip() { return state.trip; },
+    get serverTrip() { return state.serverTrip; },
+    get savedAt() { return state.savedAt; },
+    get fromDevice() { return state.fromDevice; },
+    get writes() { return state.writes; },
     get dayId() { return state.dayId; },
     get view() { return state.view; },
     get weather() { return state.weather; },
@@ -118,36 +176,104 @@ export function createStore(app, tripId) {
 
     // Never replaces a newer trip with an older echo (a slow response or a
     // poll that crossed a write); equal versions are taken (votes, names).
-    setTrip(trip) {
+    // A trip from the server is kept on this device for offline use
+    // (`fromDevice`: it is this device's copy, kept as it is).
+    setTrip(trip, { fromDevice = false, savedAt = Date.now() } = {}) {
       if (!trip || !trip.id) return;
-      if (state.trip && trip.version < state.trip.version) return;
-      state.trip = trip;
+      if (state.serverTrip && trip.version < state.serverTrip.version) return;
+      state.serverTrip = trip;
+      state.savedAt = savedAt;
+      state.fromDevice = fromDevice;
+      if (!fromDevice) {
+        keep(base, trip, savedAt);
+        if (!thumbnailsKept) {
+          thumbnailsKept = true;
+          keepThumbnails(trip);
+        }
+      }
+      state.writes = writesOf(tripId);
+      reproject();
       if (state.pendingDayId && store.day(state.pendingDayId)) state.dayId = state.pendingDayId;
       state.pendingDayId = null;
       if (!store.day()) state.dayId = trip.days.length ? trip.days[0].id : null;
       emit("trip");
     },
 
-    async refresh() {
-      const trip = await get(base);
-      store.setTrip(trip);
-      return trip;
+    // A conditional read answered 304: what is shown is current as of now.
+    confirmCurrent() {
+      state.savedAt = Date.now();
+      state.fromDevice = false;
+      stillCurrent(base);
+      emit("connection");
     },
 
-    // The one write path: an op from the registry; the answer's trip is the
-    // new truth. Errors reach the caller (who shows the server's message).
+    async refresh() {
+      const { data, savedAt, fromDevice } = await readThrough(base);
+      store.setTrip(data, { fromDevice, savedAt });
+      return data;
+    },
+
+    // The one place where the answer to a write is applied, whether it was
+    // sent at once or kept and sent later: an op's echo (`{trip}`, or a
+    // trip) replaces the trip unless a newer one is here; a comment or a
+    // vote changes counts without a new version, so the trip is read again.
+    applyWriteAnswer(answer, write = null) {
+      const trip = answer && (answer.trip || (answer.id && answer.days ? answer : null));
+      if (trip) store.setTrip(trip);
+      else if (write && write.kind !== "op") store.refresh().catch(() => {});
+    },
+
+    // The one write path: an op from the registry. Ops the server lists in
+    // `offlineOps` go through the outbox (kept and sent later when offline);
+    // the others need a connection. Returns the server's answer, or
+    // {queued: true}; refusals reach the caller (who shows the server's message).
     async op(name, args = {}, { quiet = false } = {}) {
+      if ((app.session.config.offlineOps || []).includes(name)) {
+        const res = await store.keepWrite({ kind: "op", op: name, method: "POST", path: `${base}/ops/${name}`, body: args,
+          madeOnVersion: state.serverTrip ? state.serverTrip.version : null });
+        if (res.queued) {
+          if (!quiet) toast(KEPT_WORDS, "info", 5000);
+          return res;
+        }
+        if (!quiet && res.answer.summary) toast(res.answer.summary, "success");
+        return res.answer;
+      }
+      if (!isOnline()) throw new ApiError(0, "offline", NEEDS_CONNECTION);
       const res = await post(`${base}/ops/${name}`, args);
-      store.setTrip(res.trip);
+      store.applyWriteAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
     },
 
+    // A vote on a stop (0 takes it back), kept and sent later when offline.
+    async vote(stopId, value) {
+      return store.keepWrite({ kind: "vote", stopId, method: "PUT", path: `${base}/stops/${encodeURIComponent(stopId)}/vote`,
+        body: { value } });
+    },
+
+    // A comment on a stop, kept and sent later when offline.
+    async comment(stopId, body) {
+      return store.keepWrite({ kind: "comment", stopId, method: "POST",
+        path: `${base}/stops/${encodeURIComponent(stopId)}/comments`, body: { body } });
+    },
+
+    // Through the outbox, labelled in words for the list of waiting changes.
+    keepWrite(write) {
+      return send({ ...write, tripId, label: writeLabel(store, write) });
+    },
+
+    dismissWrite(key) {
+      return dismiss(key);
+    },
+
     // Several ops as one change (a review fix, a suggestion's patch): all or
     // nothing, one version, one line in the timeline saying what they did.
+    // A fix is worked out by the server on the trip as it is now, so it is
+    // never kept for later: offline it says it needs a connection.
     async edits(edits, { quiet = false } = {}) {
+      if (!isOnline()) throw new ApiError(0, "offline", NEEDS_CONNECTION);
       const res = await post(`${base}/ops`, { edits });
-      store.setTrip(res.trip);
+      store.applyWriteAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
     },
@@ -236,7 +362,7 @@ export function createStore(app, tripId) {
       const loading = (async () => {
         const entry = { version, data: null, error: null };
         try {
-          entry.data = await get(`${base}/days/${encodeURIComponent(dayId)}/review`);
+          entry.data = (await readThrough(`${base}/days/${encodeURIComponent(dayId)}/review`)).data;
         } catch (err) {
           entry.error = err;
         }
@@ -250,6 +376,22 @@ export function createStore(app, tripId) {
       return loading;
     },
 
+    // Every day's review, one after another, so that the trip opens offline
+    // with all of them (each answer is kept). Once per trip version on this
+    // device: the server is asked again only after a change.
+    async keepReviews() {
+      const trip = state.serverTrip;
+      if (!trip || state.fromDevice) return;
+      const mark = `reviews:${tripId}`;
+      if ((await storeGet("meta", mark)) === trip.version) return;
+      for (const day of trip.days) {
+        if (state.destroyed || !isOnline() || state.serverTrip.version !== trip.version) return;
+        const entry = await store.review(day.id);
+        if (!entry || entry.error) return;
+      }
+      await storePut("meta", mark, trip.version);
+    },
+
     async loadWeather() {
       const t = state.trip;
       if (!t) return null;
@@ -258,7 +400,7 @@ export function createStore(app, tripId) {
       const weather = { key, byDate: new Map(), note: null, error: null, loading: true };
       state.weather = weather;
       try {
-        const data = await get(`${base}/weather`);
+        const data = (await readThrough(`${base}/weather`)).data;
         for (const d of weatherDays(data)) weather.byDate.set(d.date, d);
         weather.note = (data && data.note) || null; // e.g. "Set the trip's destination…"
       } catch (err) {
@@ -365,6 +507,7 @@ export function createStore(app, tripId) {
 
     destroy() {
       state.destroyed = true;
+      for (const stop of stopWatching) stop();
       if (state.sync) state.sync.stop();
       listeners.clear();
     },

@@ -11,15 +11,21 @@
 // `trip` and `timeline` at once, and the page reads each thing once.
 // A read that fails (offline, a restart) is tried again a little later.
 //
+// Offline (offline/connection.js) both stop: no stream, no poll, no reads;
+// the page shows what this device kept. When the connection is back the
+// stream opens again and both reads run once (the outbox sends the kept
+// writes by itself).
+//
 // Tests may shorten the poll: ?poll=<ms> in the page URL or
 // localStorage["wayline.pollMs"]. For tests (nothing is shown to the user),
-// document.documentElement.dataset says `sync` "live", "poll" or "off"
-// (stopped: no stream open, no poll), `reading`
-// "true" while a read is scheduled or under way, and `timelineSeq` how far
-// the page has the agent timeline.
+// document.documentElement.dataset says `sync` "live", "poll", "offline"
+// (no connection: the page says so itself) or "off" (stopped: no stream
+// open, no poll), `reading` "true" while a read is scheduled or under way,
+// and `timelineSeq` how far the page has the agent timeline.
 
 import { get, getIfChanged } from "../api.js";
 import { startLive } from "../live.js";
+import { isOnline, onConnection } from "../offline/connection.js";
 
 export const DEFAULT_POLL_MS = 12000;
 const COALESCE_MS = 40; // events of one burst arrive within a few ms of each other
@@ -98,6 +104,8 @@ export function startSync(store, { onGone = () => {} } = {}) {
       // page are left alone (keyed rendering), so this costs little.
       tripEtag = changed.etag;
       store.setTrip(changed.data);
+    } else {
+      store.confirmCurrent();
     }
   }
 
@@ -107,7 +115,7 @@ export function startSync(store, { onGone = () => {} } = {}) {
   }
 
   function schedule(delay) {
-    if (stopped || running || runTimer) return;
+    if (stopped || running || runTimer || !isOnline()) return; // offline: asked again when the connection is back
     runTimer = setTimeout(run, delay);
     noteReading();
   }
@@ -211,21 +219,53 @@ export function startSync(store, { onGone = () => {} } = {}) {
     clearTimeout(runTimer);
     clearTimeout(pollTimer);
     noteReading();
-    live.stop();
+    if (live) live.stop();
+    stopWatching();
     root.dataset.sync = "off";
     document.removeEventListener("visibilitychange", onVisible);
   }
 
-  const live = startLive(store.tripId, {
-    onEvent,
-    onFallback: () => {
-      store.setPresence([]); // nobody's presence is known while polling
-      startPolling();
-    },
-    onLive: stopPolling,
+  let live = null;
+  let shownDayId; // the day this page shows, told to the stream each time it opens
+
+  function connect() {
+    live = startLive(store.tripId, {
+      onEvent,
+      onFallback: () => {
+        store.setPresence([]); // nobody's presence is known while polling
+        startPolling();
+      },
+      onLive: stopPolling,
+    });
+    if (shownDayId !== undefined) live.setPresence(shownDayId);
+    startPolling(); // until the stream says hello
+  }
+
+  function disconnect() {
+    if (live) live.stop();
+    live = null;
+    clearTimeout(pollTimer);
+    pollTimer = null;
+    clearTimeout(runTimer);
+    runTimer = null;
+    noteReading();
+    store.setPresence([]);
+    root.dataset.sync = "offline";
+  }
+
+  const stopWatching = onConnection((online) => {
+    if (stopped) return;
+    if (!online) {
+      disconnect();
+      return;
+    }
+    connect();
+    want("events", "trip"); // anything may have changed meanwhile
   });
+
   document.addEventListener("visibilitychange", onVisible);
-  startPolling(); // until the stream says hello
+  if (isOnline()) connect();
+  else root.dataset.sync = "offline";
   want("events"); // the history first (readEvents loads it)
 
   return {
@@ -233,7 +273,10 @@ export function startSync(store, { onGone = () => {} } = {}) {
     // Read both now (after a chat turn: the server's copies replace the local ones).
     now: () => want("events", "trip"),
     // The day this page shows (null: none), for the other members' presence.
-    showDay: (dayId) => live.setPresence(dayId),
+    showDay: (dayId) => {
+      shownDayId = dayId;
+      if (live) live.setPresence(dayId);
+    },
     stop,
   };
 }

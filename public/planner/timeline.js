@@ -4,7 +4,6 @@
 // one is patched in place and its comment thread (with whatever is being
 // typed in it) stays where it is.
 
-import { put } from "../api.js";
 import { h, fmtMinutes, clockEl, fmtDistance, renderMarkdown, showError, confirmDialog, openDialog, dialogForm, field, select, withBusy, clear,
   KIND_LABELS, MEALS } from "./ui.js";
 import { patch, reconcile, sig } from "./keyed.js";
@@ -44,7 +43,7 @@ export function createTimeline(store) {
       key: (item) => (item.stop ? `s:${item.stop.id}` : `l:${item.prev.id}>${item.next.id}`),
       signature: (item) => (item.stop
         ? sig(item.stop, item.index, item.findings, store.canEdit, store.isThreadOpen(item.stop.id))
-        : sig(item.leg, item.prev.endMinutes, item.next.startMinutes, item.next.setTime)),
+        : sig(item.leg, item.prev.endMinutes, item.next.startMinutes, item.next.setTime, item.prev.pending, item.next.pending)),
       create: (item) => (item.stop ? stopItem(store, day, item) : legItem(item)),
       update: (el, item) => (item.stop ? updateStop(store, day, el, item) : updateLeg(el, item)),
     });
@@ -79,6 +78,8 @@ function updateLeg(el, { leg, prev, next }) {
       leg.distanceM ? h("span", { class: "muted" }, ` · ${fmtDistance(leg.distanceM)}`) : null,
       leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not a real route" }, "estimate") : null,
     );
+  } else if (prev.pending || next.pending) {
+    parts.push(h("span", { class: "muted" }, "Travel time follows once your changes are sent"));
   } else {
     parts.push(h("span", { class: "muted" }, "No travel time (add a location to both stops)"));
   }
@@ -127,12 +128,13 @@ function updateStop(store, day, el, { stop, index, findings }) {
       h("span", { class: `kind-dot kind-${stop.kind}` }, icon(KIND_ICON[stop.kind] || "other")),
       h("div", { class: "stop-title" },
         h("h3", { class: "stop-name" }, stop.name),
+        stop.pending ? h("p", { class: "pending-badge" }, "Waiting to send") : null,
         h("p", { class: "stop-sub muted" },
           [KIND_LABELS[stop.kind] || stop.kind, meal, fmtMinutes(stop.durationMin), stop.address].filter(Boolean).join(" · "))),
-      store.canEdit ? stopMenu(store, stop, el) : null),
-    stop.note ? renderMarkdown(stop.note) : null,
+      store.canEdit && !isNew(stop) ? stopMenu(store, stop, el) : null),
+    stop.note ? renderMarkdown(stop.note, store.tripId) : null,
     findings.map((f) => findingBox(store, f)),
-    stopFooter(store, stop),
+    isNew(stop) ? null : stopFooter(store, stop),
   ]);
   const parts = el._parts;
   if (store.isThreadOpen(stop.id)) {
@@ -148,6 +150,12 @@ function updateStop(store, day, el, { stop, index, findings }) {
   }
 }
 
+// A stop added on this device and not sent yet: nothing can be done to it
+// until the server has it (it has no id there).
+function isNew(stop) {
+  return stop.id.startsWith("pending:");
+}
+
 function stopMenu(store, stop, el) {
   // The day is looked up when clicked: the stop may have moved since this was drawn.
   const dayOf = () => (store.stop(stop.id) || {}).day;
@@ -155,7 +163,7 @@ function stopMenu(store, stop, el) {
     dragHandle(store, stop, el),
     h("button", { type: "button", class: "icon-btn", "data-fkey": "edit", "aria-label": `Edit ${stop.name}`, title: "Edit", onclick: () => openStopForm(store, { day: dayOf(), stop }) }, icon("edit", { size: 16 })),
     h("button", { type: "button", class: "icon-btn", "data-fkey": "move", "aria-label": `Move ${stop.name}`, title: "Move to another place or day", onclick: () => openMove(store, dayOf(), stop) }, icon("move", { size: 16 })),
-    h("button", { type: "button", class: "icon-btn", "data-fkey": "delete", "aria-label": `Delete ${stop.name}`, title: "Delete", onclick: () => removeStop(store, stop) }, icon("trash", { size: 16 })));
+    h("button", { type: "button", class: "icon-btn", "data-fkey": "delete", "aria-label": `Delete ${stop.name}`, title: "Delete", "data-needs-server": true, onclick: () => removeStop(store, stop) }, icon("trash", { size: 16 })));
 }
 
 function stopFooter(store, stop) {
@@ -164,8 +172,7 @@ function stopFooter(store, stop) {
     const next = votes.mine === value ? 0 : value;
     await withBusy(button, async () => {
       try {
-        await put(`${store.base}/stops/${encodeURIComponent(stop.id)}/vote`, { value: next });
-        await store.refresh();
+        await store.vote(stop.id, next); // the answer is applied by the store (kept when offline)
       } catch (err) {
         showError(err);
       }

@@ -1,6 +1,9 @@
 // Your trips: the list, creating a trip, and accepting an invite link.
 
 import { get, post, ApiError } from "../api.js";
+import { readThrough, kept } from "../offline/kept.js";
+import { isOnline, onConnection } from "../offline/connection.js";
+import { offlineLine } from "../offline/status.js";
 import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, toast, withBusy } from "./ui.js";
 import { icon } from "./icons.js";
 
@@ -43,6 +46,7 @@ function browserZone() {
 
 export function mountTrips(main, app) {
   const list = h("div", { class: "trip-grid", "aria-live": "polite" });
+  const status = h("div", { class: "trips-status" });
   const page = h(
     "div",
     { class: "page" },
@@ -51,40 +55,54 @@ export function mountTrips(main, app) {
       { class: "page-head" },
       h("div", null, h("h1", null, "Your trips"), h("p", { class: "muted" }, "Plan together: every member sees the same timeline.")),
       h("div", { class: "row" },
-        h("button", { type: "button", class: "btn", onclick: () => openJoin(app) }, "Join with a link"),
-        h("button", { type: "button", class: "btn btn-primary", onclick: () => openCreate(app) }, icon("plus"), "New trip")),
+        h("button", { type: "button", class: "btn", "data-needs-server": true, onclick: () => openJoin(app) }, "Join with a link"),
+        h("button", { type: "button", class: "btn btn-primary", "data-needs-server": true, onclick: () => openCreate(app) }, icon("plus"), "New trip")),
     ),
+    status,
     list,
   );
   main.append(page);
   load();
+  // Back online: the list as it is now.
+  // Offline or back: the list again (offline, this device's copy, and which trips open without a connection).
+  const stopWatching = onConnection(() => load());
 
   async function load() {
     clear(list).append(h("p", { class: "muted" }, "Loading your trips…"));
     try {
-      const { trips } = await get("/api/trips");
+      const { data, savedAt, fromDevice } = await readThrough("/api/trips");
+      const { trips } = data;
+      clear(status);
+      if (fromDevice || !isOnline()) {
+        status.append(offlineLine("your trips", savedAt, "Trips you opened on this device open without a connection."));
+      }
       clear(list);
       if (!trips.length) {
         list.append(
           h("div", { class: "empty card" },
             h("h2", null, "No trips yet"),
             h("p", { class: "muted" }, "Create your first trip, or open an invite link a friend sent you."),
-            h("button", { type: "button", class: "btn btn-primary", onclick: () => openCreate(app) }, "Create a trip")),
+            h("button", { type: "button", class: "btn btn-primary", "data-needs-server": true, onclick: () => openCreate(app) }, "Create a trip")),
         );
       }
-      for (const t of trips) list.append(tripCard(t));
+      for (const t of trips) {
+        // Offline, a trip this device never opened cannot open: it says so instead of being a link.
+        const here = fromDevice || !isOnline() ? await kept(`/api/trips/${encodeURIComponent(t.id)}`) : true;
+        list.append(tripCard(t, Boolean(here)));
+      }
     } catch (err) {
       clear(list).append(errorBox(err));
     }
   }
-  return {};
+  return { destroy: stopWatching };
 }
 
-function tripCard(t) {
+function tripCard(t, available = true) {
   const end = t.days > 1 ? ` – ${fmtDate(addDays(t.startDate, t.days - 1))}` : "";
   return h(
-    "a",
-    { class: "card trip-card", href: `#/trips/${encodeURIComponent(t.id)}`, "data-trip-id": t.id },
+    available ? "a" : "div",
+    { class: `card trip-card${available ? "" : " not-kept"}`, href: available ? `#/trips/${encodeURIComponent(t.id)}` : null,
+      "data-trip-id": t.id },
     h("div", { class: "trip-card-band", "aria-hidden": "true" }, (t.destination || t.title || "?").slice(0, 1).toUpperCase()),
     h("div", { class: "trip-card-body" },
       h("h2", null, t.title),
@@ -93,7 +111,8 @@ function tripCard(t) {
       h("p", { class: "trip-meta" },
         h("span", { class: "pill" }, `${t.days} day${t.days === 1 ? "" : "s"}`),
         h("span", { class: "pill" }, `${t.members} member${t.members === 1 ? "" : "s"}`),
-        h("span", { class: `pill role-${t.role}` }, t.role))),
+        h("span", { class: `pill role-${t.role}` }, t.role)),
+      available ? null : h("p", { class: "trip-meta muted" }, "Not kept on this device: open it once while online.")),
   );
 }
 
@@ -145,7 +164,8 @@ function openCreate(app) {
     if (!title.value.trim()) throw new ApiError(422, "invalid", "Give the trip a name.");
     if (!start.value || !end.value) throw new ApiError(422, "invalid", "Choose the first and last day.");
     const days = daysBetween(start.value, end.value) + 1;
-    if (days < 1 || days > 30) throw new ApiError(422, "invalid", "A trip lasts from 1 to 30 days: check the dates.");
+    const most = Number(app.session.config.limits && app.session.config.limits.tripDays) || 30;
+    if (days < 1 || days > most) throw new ApiError(422, "invalid", `A trip lasts from 1 to ${most} days: check the dates.`);
     const body = { title: title.value.trim(), startDate: start.value, days, timezone: tz.value.trim() || "UTC", currency: currency.value };
     const match = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);
     if (dest.value.trim() && match) {
@@ -218,7 +238,7 @@ export function acceptInvite(main, app, token) {
     );
   };
   get(url).then((invite) => {
-    const join = h("button", { type: "button", class: "btn btn-primary", autofocus: true }, "Join the trip");
+    const join = h("button", { type: "button", class: "btn btn-primary", autofocus: true, "data-needs-server": true }, "Join the trip");
     const dates = invite.startDate ? fmtDate(invite.startDate) : null;
     clear(box).append(
       h("p", { class: "eyebrow" }, "Invitation"),

@@ -2,6 +2,7 @@
 
 import { upload } from "../api.js";
 import { icon } from "./icons.js";
+import { linkTarget } from "../links.js";
 
 // h("button", {class: "btn", onclick: fn, "aria-label": "Close"}, "×")
 export function h(tag, props = null, ...children) {
@@ -409,11 +410,12 @@ export function attachUpload(button, { url, busyLabel, onUploaded }) {
 
 // -- notes: a tiny, safe Markdown subset -------------------------------------
 // Paragraphs, line breaks, **bold**, *italic*, `code`, [links](url) and
-// images ![alt](url) for trip uploads only. Nothing is parsed as HTML.
+// images ![alt](url). Nothing is parsed as HTML. Where a link may go is
+// public/links.js: resolved and normalised first, then only this trip's
+// uploads (an image or a link) or a web address (a link); anything else is
+// shown as its words.
 
-const SAFE_LINK = /^(https?:\/\/|\/api\/uploads\/)/i;
-
-function inline(text) {
+function inline(text, tripId) {
   const out = [];
   const pattern = /(!?)\[([^\]]*)\]\(([^)\s]+)\)|\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g;
   let last = 0;
@@ -422,8 +424,9 @@ function inline(text) {
     if (m.index > last) out.push(text.slice(last, m.index));
     if (m[3] !== undefined) {
       const [, bang, label, url] = m;
-      if (!SAFE_LINK.test(url)) out.push(label || url);
-      else if (bang && url.startsWith("/api/uploads/")) out.push(h("img", { src: url, alt: label || "Attachment", class: "note-img", loading: "lazy" }));
+      const target = linkTarget(url, tripId);
+      if (!target) out.push(label || url);
+      else if (bang && target === "upload") out.push(h("img", { src: url, alt: label || "Attachment", class: "note-img", loading: "lazy" }));
       else out.push(h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, label || url));
     } else if (m[4] !== undefined) out.push(h("strong", null, m[4]));
     else if (m[5] !== undefined) out.push(h("em", null, m[5]));
@@ -441,19 +444,20 @@ export function markdownText(text) {
     .replace(/\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g, (_, b, i, c) => b || i || c);
 }
 
-export function renderMarkdown(text) {
+// `tripId`: the trip the text belongs to (only its uploads are shown or linked).
+export function renderMarkdown(text, tripId) {
   const wrap = h("div", { class: "md" });
   for (const block of String(text || "").split(/\n{2,}/)) {
     if (!block.trim()) continue;
     const lines = block.split("\n");
     if (lines.every((l) => /^\s*[-*] /.test(l))) {
-      wrap.append(h("ul", null, lines.map((l) => h("li", null, inline(l.replace(/^\s*[-*] /, ""))))));
+      wrap.append(h("ul", null, lines.map((l) => h("li", null, inline(l.replace(/^\s*[-*] /, ""), tripId)))));
       continue;
     }
     const p = h("p");
     lines.forEach((line, i) => {
       if (i) p.append(h("br"));
-      append(p, inline(line));
+      append(p, inline(line, tripId));
     });
     wrap.append(p);
   }

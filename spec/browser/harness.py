@@ -62,7 +62,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 PAGE_PATHS = re.compile(r"^/(index\.html|invite/.*)?$")
 # Tiles never come from the network in tests: a plain land-coloured PNG
 # stands in (or the request fails, to see the schematic fallback).
-def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
     rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
@@ -70,7 +70,7 @@ def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
-BLANK_TILE = _png(256, 256, (236, 240, 234))
+BLANK_TILE = png(256, 256, (236, 240, 234))
 
 
 def require_chromium() -> None:
@@ -115,23 +115,51 @@ class PageErrors(list):
         assert not self, "the page raised errors:\n" + "\n".join(self)
 
 
+def _context_options(server, phone: bool, viewport: dict | None) -> dict:
+    return {"base_url": server.url, "viewport": viewport or (PHONE if phone else DESKTOP), "device_scale_factor": 1,
+            "is_mobile": phone, "has_touch": phone, "locale": "en-GB", "timezone_id": "Europe/Lisbon"}
+
+
 def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAST_POLL_MS, storage: dict | None = None,
-              viewport: dict | None = None, tiles: str = "blank", session: str | None = None):
+              viewport: dict | None = None, tiles: str = "blank", session: str | None = None,
+              service_workers: str = "block"):
     """A fresh browser context (its own cookies) and page on the live server.
 
     `tiles`: "blank" (a stand-in PNG) or "fail" (tile requests fail).
-    `session`: a session token (from `api_user`) to start signed in."""
-    context = browser.new_context(
-        base_url=server.url,
-        viewport=viewport or (PHONE if phone else DESKTOP),
-        device_scale_factor=1,
-        is_mobile=phone,
-        has_touch=phone,
-        locale="en-GB",
-        timezone_id="Europe/Lisbon",
-    )
-    if session:
-        context.add_cookies([{"name": "wayline_session", "value": session, "url": server.url}])
+    `session`: a session token (from `api_user`) to start signed in.
+    `service_workers`: "block" by default (the offline tests, which need the
+    page's service worker, pass "allow" or use `open_installed`)."""
+    context = browser.new_context(**_context_options(server, phone, viewport), service_workers=service_workers)
+    return _prepare(context, context.new_page(), server, poll_ms=poll_ms, storage=storage, tiles=tiles, session=session)
+
+
+@contextmanager
+def playwright_driver():
+    """Playwright itself, for tests that launch browsers with a profile on disk (`open_installed`)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+def open_installed(p, profile: Path, server, *, offline: bool = False, phone: bool = False,
+                   viewport: dict | None = None, session: str | None = None, poll_ms: int | None = FAST_POLL_MS):
+    """A browser whose profile lives in `profile`: what the page installed (its
+    service worker, caches, IndexedDB) survives closing it, as on a phone.
+    `offline=True` starts it with no network: a cold start offline.
+    Close it with `page.context.close()`."""
+    context = p.chromium.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, offline=offline, service_workers="allow",
+        **_context_options(server, phone, viewport))
+    page = context.pages[0] if context.pages else context.new_page()
+    return _prepare(context, page, server, poll_ms=poll_ms, storage=None, tiles="blank", session=session)
+
+
+def _prepare(context, page, server, *, poll_ms, storage, tiles, session):
+    if session:   # it lasts, as the server's does: a browser started again is still signed in
+        context.add_cookies([{"name": "wayline_session", "value": session, "url": server.url,
+                              "expires": time.time() + 30 * 86400}])
     context.route(lambda url: url.startswith(server.url) and bool(PAGE_PATHS.match(urlsplit(url).path)), _with_csp)
     if tiles == "fail":
         context.route(f"{TILE_HOST}/**", lambda route: route.abort())
@@ -146,7 +174,6 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
     if script:
         context.add_init_script(script)
     context.set_default_timeout(PAGE_DEADLINE_MS)
-    page = context.new_page()
     errors = PageErrors()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
     page.on("console", lambda msg: errors.append(f"console: {msg.text}")
@@ -178,7 +205,11 @@ def _polling_wait(page):
 
 
 def _with_csp(route):
-    response = route.fetch()
+    try:
+        response = route.fetch()
+    except Exception:   # the context is offline (and its service worker did not answer)
+        route.abort("internetdisconnected")
+        return
     route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
 
 

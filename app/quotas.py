@@ -1,0 +1,119 @@
+"""Quotas: how much one address, one account or one trip may take, so that
+nobody can fill a small server's disk (a 1 GB volume) for everyone.
+
+The numbers are settings (app/settings.py, the README table, .env.example),
+with defaults that suit a small group's server:
+
+| quota | setting | default | refusal |
+|---|---|---|---|
+| sign-ups per address per hour | `WAYLINE_SIGNUPS_PER_ADDRESS_HOUR` | 10 | 429 |
+| trips per account (that it created and still exist) | `WAYLINE_TRIPS_PER_USER` | 50 | 429 |
+| days per trip | `WAYLINE_DAYS_PER_TRIP` | 30 | 413 |
+| upload bytes per trip | `WAYLINE_UPLOAD_MB_PER_TRIP` | 200 MiB | 413 |
+| upload bytes per account (all its trips) | `WAYLINE_UPLOAD_MB_PER_USER` | 100 MiB | 413 |
+
+Counts are 429 (too many), sizes 413 (too large); every refusal is
+`quota_exceeded` with a plain message and the quota's name in `quota`.
+Counts that live in the database are checked inside the write's own
+`BEGIN IMMEDIATE` transaction, so concurrent requests cannot pass one
+together. Sign-ups are counted in memory per address (IPv6 per /64, as the
+sign-in limits): a restart forgives, as for a rate limit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .errors import Busy, TooLarge
+
+MIB = 1024 * 1024
+
+
+def quota_count(message: str, quota: str, **extra) -> Busy:
+    return Busy(message, code="quota_exceeded", quota=quota, **extra)
+
+
+def quota_size(message: str, quota: str) -> TooLarge:
+    return TooLarge(message, code="quota_exceeded", quota=quota)
+
+
+# -- sign-ups -----------------------------------------------------------------
+
+
+class SignUpLimiter:
+    """New accounts per client address in a sliding hour. `address` is the
+    counted address (app/web/client_address.py `counted_address`: an IPv6
+    client counts by its /64)."""
+
+    def __init__(self, *, window_s: float = 3600, clock=time.monotonic, max_keys: int = 100_000):
+        self.window_s, self.clock, self.max_keys = window_s, clock, max_keys
+        self._made: dict[str, deque[float]] = {}
+
+    def _recent(self, key: str) -> deque[float]:
+        made = self._made.get(key)
+        if made is None:
+            return deque()
+        while made and made[0] <= self.clock() - self.window_s:
+            made.popleft()
+        if not made:
+            del self._made[key]
+        return made
+
+    @contextmanager
+    def attempt(self, address: str, per_hour: int) -> Iterator[None]:
+        """Counts a sign-up from the moment it is admitted, so requests racing
+        in parallel cannot all pass; one that fails (a name taken) is not
+        counted. 429 when this address made `per_hour` accounts in the last hour."""
+        made = self._recent(address)
+        if len(made) >= per_hour:
+            wait = max(1, int(made[len(made) - per_hour] + self.window_s - self.clock()) + 1)
+            raise quota_count(f"Too many new accounts from your network in the last hour (at most {per_hour}). "
+                              "Try again later, or sign in to an account you have.", "signups_per_address_hour",
+                              retryAfterS=wait)
+        if len(self._made) > self.max_keys:
+            self._prune()
+        stamp = self.clock()
+        self._made.setdefault(address, deque()).append(stamp)
+        try:
+            yield
+        except BaseException:
+            mine = self._made.get(address)
+            if mine is not None and stamp in mine:
+                mine.remove(stamp)
+            raise
+
+    def _prune(self) -> None:
+        for key in list(self._made):
+            self._recent(key)
+        if len(self._made) > self.max_keys:   # a flood of distinct addresses: forgive rather than grow
+            self._made.clear()
+
+
+# -- trips and days -----------------------------------------------------------
+
+
+def check_trip_count(trips_created: int, per_user: int) -> None:
+    if trips_created >= per_user:
+        raise quota_count(f"You can have at most {per_user} trips. Delete one you no longer need to make "
+                          "another.", "trips_per_user")
+
+
+def check_days(days: int, per_trip: int) -> None:
+    if days > per_trip:
+        raise quota_size(f"A trip can have at most {per_trip} days.", "days_per_trip")
+
+
+# -- uploads ------------------------------------------------------------------
+
+
+def check_upload(size: int, trip_bytes: int, user_bytes: int, *, trip_mb: int, user_mb: int) -> None:
+    """`trip_bytes` / `user_bytes`: what the trip and the uploader store already."""
+    if trip_bytes + size > trip_mb * MIB:
+        raise quota_size(f"This trip has no room for more files (at most {trip_mb} MiB in all).",
+                         "upload_bytes_per_trip")
+    if user_bytes + size > user_mb * MIB:
+        raise quota_size(f"You have used all of your upload space (at most {user_mb} MiB across your trips).",
+                         "upload_bytes_per_user")

@@ -1,0 +1,61 @@
+// What the member sees about the connection and the writes this device
+// keeps: "Offline: showing the plan as of 14:32", which changes wait to be
+// sent, and each one the server refused, with what happened, until its
+// author dismisses it (never dropped quietly).
+
+import { h } from "../planner/ui.js";
+import { patch, sig } from "../planner/keyed.js";
+import { icon } from "../planner/icons.js";
+import { isOnline } from "./connection.js";
+
+const CLOCK = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit" });
+const DAY_AND_CLOCK = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+
+// "14:32" today, "Mon 14 Dec, 14:32" before.
+export function asOf(savedAt) {
+  const at = new Date(savedAt);
+  return at.toDateString() === new Date().toDateString() ? CLOCK.format(at) : DAY_AND_CLOCK.format(at).replace(" at ", ", ");
+}
+
+// "Offline: showing <what> as of 14:32" (what: "the plan", "your trips").
+export function offlineLine(what, savedAt, extra = null) {
+  return h("div", { class: "offline-line", role: "status", "data-testid": "offline-line" },
+    icon("offline", { size: 18 }),
+    h("div", null,
+      h("p", { class: "offline-title" }, savedAt ? `Offline: showing ${what} as of ${asOf(savedAt)}` : `Offline: showing ${what}`),
+      extra ? h("p", { class: "offline-more" }, extra) : null));
+}
+
+const KEPT_HINT = "New stops, moves, times, expenses, votes and comments are kept on this device and sent when you are "
+  + "back online. Anything else needs a connection.";
+
+// The planner's line above the view: the offline notice, the writes
+// waiting to be sent, and the refused ones.
+export function createTripStatus(store) {
+  const el = h("div", { class: "trip-status", "aria-live": "polite" });
+
+  function render() {
+    const online = isOnline();
+    const waiting = store.writes.filter((w) => w.state === "waiting" && w.kept);
+    const failed = store.writes.filter((w) => w.state === "failed");
+    const moved = waiting.some((w) => w.kind === "op" && w.op !== "add_expense" && w.op !== "update_expense");
+    patch(el, sig(online, store.savedAt, waiting.map((w) => w.key), failed.map((w) => w.key)), () => [
+      online ? null : offlineLine("the plan", store.savedAt, KEPT_HINT),
+      waiting.length ? h("details", { class: "kept-writes", "data-testid": "waiting-writes" },
+        h("summary", null, waiting.length === 1 ? "1 change waits to be sent" : `${waiting.length} changes wait to be sent`),
+        h("ul", null, waiting.map((w) => h("li", null, w.label))),
+        moved ? h("p", { class: "muted" }, "Times are worked out again once your changes are sent.") : null) : null,
+      failed.map((w) => h("div", { class: "write-refused", role: "alert", "data-testid": "refused-write" },
+        icon("alert", { size: 18 }),
+        h("div", null,
+          h("p", { class: "refused-title" }, `Not sent: ${w.label}`),
+          h("p", null, w.error && w.error.message ? w.error.message : "The server did not take this change.")),
+        h("button", { type: "button", class: "btn btn-sm", "aria-label": `Dismiss: ${w.label}`,
+          onclick: () => store.dismissWrite(w.key) }, "Dismiss"))),
+    ]);
+    el.hidden = online && !waiting.length && !failed.length;
+  }
+
+  render();
+  return { el, render };
+}

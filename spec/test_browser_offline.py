@@ -1,0 +1,372 @@
+"""Offline in Chromium (issue 27), with browsers whose profile lives on disk,
+as on a phone: the service worker, its cache and IndexedDB survive closing
+the browser, which is then started again with no network (a cold start).
+
+- A trip opened once opens cold offline: the trips list and the trip, with
+  "Offline: showing the plan as of HH:MM", its images from kept thumbnails,
+  and controls that need the server disabled and saying so.
+- A comment, a vote and a move made offline are kept; back online they
+  arrive once and the other member sees them live; a move whose stop was
+  deleted meanwhile is reported to its author and not made.
+- A write whose answer was lost is sent again with its key and applied once.
+- A new page version waits for the next start (never mid-edit).
+- Signing out clears what the device kept.
+Screenshots of the offline views at 1280 and 360 px (spec/screenshots/)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from app.web.application import PUBLIC_DIR
+from app.web.service_worker import ShellWorker
+from browser.a11y import assert_accessible
+from browser.harness import (PAGE_DEADLINE_MS, add_stops, api, api_op, api_trip, api_user, live, names_on_screen,
+                             no_sideways_scroll, open_installed, playwright_driver, png, shot, stop_card)
+
+pytestmark = pytest.mark.browser
+VIEW = png(960, 640, (70, 130, 180))   # wider than a thumbnail (480 px)
+
+WIDE = {"width": 1280, "height": 800}
+NARROW = {"width": 360, "height": 740}
+
+# IndexedDB as the page keeps it (public/offline/kept.js): how many rows a store holds.
+COUNT = """([store]) => new Promise((resolve) => {
+  const open = indexedDB.open("wayline");
+  open.onsuccess = () => {
+    const db = open.result;
+    if (!db.objectStoreNames.contains(store)) { db.close(); resolve(0); return; }
+    const req = db.transaction(store).objectStore(store).count();
+    req.onsuccess = () => { db.close(); resolve(req.result); };
+  };
+  open.onerror = () => resolve(-1);
+})"""
+KEPT = """([url]) => new Promise((resolve) => {
+  const open = indexedDB.open("wayline");
+  open.onsuccess = () => {
+    const db = open.result;
+    const req = db.transaction("reads").objectStore("reads").get(url);
+    req.onsuccess = () => { db.close(); resolve(Boolean(req.result)); };
+  };
+  open.onerror = () => resolve(false);
+})"""
+
+
+IMAGE_SHOWN = "() => { const i = document.querySelector('.note-img'); return i && i.complete && i.naturalWidth > 0; }"
+DESCRIPTION = ("(el) => el.getAttribute('aria-describedby').split(' ')"
+               ".map((id) => document.getElementById(id).textContent).join(' ')")
+ONLY_CASTLE = ("() => [...document.querySelectorAll('.timeline .stop-name')].map((e) => e.textContent).join()"
+               " === 'Castle'")
+
+
+def scene(server, note_image: bool = True):
+    """Alice's trip with Bob as an editor: Castle, Belém and Jerónimos on day 1,
+    Sintra on day 2; Castle's note shows an uploaded image."""
+    alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+    trip = api_trip(alice, bob, title="Lisbon offline")
+    stops = dict(zip(["Castle", "Belém", "Jerónimos"], add_stops(
+        alice, trip, {"name": "Castle", "lat": 38.7139, "lng": -9.1335},
+        {"name": "Belém", "lat": 38.6916, "lng": -9.2160}, {"name": "Jerónimos", "lat": 38.6979, "lng": -9.2067})))
+    stops["Sintra"] = add_stops(alice, trip, {"name": "Sintra", "lat": 38.7876, "lng": -9.3905}, day=1)[0]
+    if note_image:
+        r = alice.post(f"/api/trips/{trip['id']}/media", files={"file": ("view.png", VIEW, "image/png")})
+        assert r.status_code == 201, r.text
+        api_op(alice, trip["id"], "update_stop", stopId=stops["Castle"], note=f"![The view]({r.json()['data']['url']})")
+    return alice, bob, api(alice, "GET", f"/api/trips/{trip['id']}"), stops
+
+
+def install(p, profile, server, user, trip, *, viewport=WIDE, phone=False, images=True):
+    """Opens the trips list and the trip online, waits until the service
+    worker controls the page and the trip (and its image) is kept; closes the browser."""
+    page = open_installed(p, profile, server, session=user.token, viewport=viewport, phone=phone)
+    page.goto("/#/")
+    page.get_by_role("heading", name="Your trips").wait_for()
+    page.locator(f"[data-trip-id='{trip['id']}']").click()
+    page.locator(".timeline .stop").first.wait_for()
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    page.wait_for_function(KEPT, arg=[f"/api/trips/{trip['id']}"])
+    page.wait_for_function(KEPT, arg=["/api/trips"])
+    for day in trip["days"]:   # every day's review, not only the day shown
+        page.wait_for_function(KEPT, arg=[f"/api/trips/{trip['id']}/days/{day['id']}/review"])
+    if images:
+        page.wait_for_function(COUNT, arg=["media"])
+    page.errors.check()
+    page.context.close()
+
+
+def reopen_offline(p, profile, server, trip, *, viewport=WIDE, phone=False):
+    """The browser started again with no network, straight at the trip, a
+    day later: the browser's HTTP cache (an upload is fresh for an hour) is
+    gone, so what shows comes from what the page kept."""
+    shutil.rmtree(profile / "Default" / "Cache", ignore_errors=True)
+    page = open_installed(p, profile, server, offline=True, viewport=viewport, phone=phone)
+    # Playwright's offline mode does not always reach the service worker's own requests: cut the uploads too
+    # (the files are gone from the server as well, so the image can only be the kept thumbnail).
+    page.context.route("**/api/uploads/**", lambda route: route.abort("internetdisconnected"))
+    for stored in Path(server.app.state.settings.uploads_dir).rglob("*.png"):
+        stored.unlink()
+    page.goto(f"/#/trips/{trip['id']}")
+    page.get_by_test_id("offline-line").wait_for()
+    return page
+
+
+def thread(page, stop):
+    card = stop_card(page, stop)
+    card.get_by_role("button", name=re.compile(r"comments?$")).click()
+    return card
+
+
+def test_a_trip_opened_once_opens_cold_offline_and_what_is_done_there_arrives_once(tmp_path, settings):
+    with live(settings) as server, playwright_driver() as p:
+        alice, bob, trip, stops = scene(server)
+        profile = tmp_path / "alice-phone"
+        install(p, profile, server, alice, trip)
+
+        page = reopen_offline(p, profile, server, trip)
+        assert page.evaluate("() => navigator.onLine") is False
+        line = page.get_by_test_id("offline-line")
+        assert re.fullmatch(r"Offline: showing the plan as of \d\d:\d\d", line.locator(".offline-title").inner_text())
+        assert names_on_screen(page) == ["Castle", "Belém", "Jerónimos"]
+        # The note's image is the kept thumbnail: 480 px wide, where the upload is 960.
+        page.wait_for_function(IMAGE_SHOWN)
+        assert page.evaluate("() => document.querySelector('.note-img').naturalWidth") == 480
+        # Controls that need the server are disabled and say why.
+        delete = page.get_by_role("button", name="Delete Castle")
+        assert delete.is_disabled()
+        assert "Needs a connection" in page.evaluate(DESCRIPTION, delete.element_handle())
+        assert page.get_by_role("button", name="Add day").is_disabled()
+        assert page.get_by_role("button", name="Edit Castle").is_enabled()   # update_stop is kept offline
+        # Day 2, never shown on this device, has its review too.
+        page.locator(".rail .day-btn").nth(1).click()
+        page.get_by_test_id("review-status").wait_for()
+        page.locator(".rail .day-btn").nth(0).click()
+        stop_card(page, "Castle").wait_for()
+        shot(page, "offline-1280-trip")
+        assert_accessible(page, "the trip offline at 1280")
+
+        # Offline: a comment, a vote, and two moves (one of a stop Bob is about to delete).
+        before = api(bob, "GET", f"/api/trips/{trip['id']}")["version"]
+        card = thread(page, "Castle")
+        card.get_by_label("Comment on Castle").fill("Sunset from the walls!")
+        card.get_by_role("button", name="Comment", exact=True).click()
+        card.locator(".comment-waiting").wait_for()
+        stop_card(page, "Castle").get_by_role("button", name=re.compile("^Vote for Castle")).click()
+        move(page, "Jerónimos", "Day 2")
+        move(page, "Belém", "Day 2")
+        page.get_by_text("4 changes wait to be sent").wait_for()
+        assert names_on_screen(page) == ["Castle"]   # the moves show where they were made
+        assert stop_card(page, "Castle").get_by_role("button", name=re.compile("^Vote for Castle")).get_attribute(
+            "aria-pressed") == "true"
+        page.get_by_text("4 changes wait to be sent").click()
+        shot(page, "offline-1280-waiting")
+        assert_accessible(page, "the trip offline with waiting changes at 1280")
+
+        # Meanwhile Bob, online, deletes Belém; his page is open and live.
+        api_op(bob, trip["id"], "delete_stop", stopId=stops["Belém"])
+        bob_page = open_installed(p, tmp_path / "bob", server, session=bob.token, viewport=WIDE)
+        bob_page.goto(f"/#/trips/{trip['id']}")
+        bob_page.wait_for_function("() => document.documentElement.dataset.sync === 'live'")
+
+        page.context.set_offline(False)
+        refused = page.get_by_test_id("refused-write")
+        refused.wait_for()
+        assert refused.locator(".refused-title").inner_text() == "Not sent: Move “Belém” to Day 2"
+        assert "While you were offline, Bob removed “Belém” from Day 1" in refused.inner_text()
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
+        page.get_by_test_id("offline-line").wait_for(state="detached")
+        shot(page, "offline-1280-refused")
+        assert_accessible(page, "a refused change at 1280")
+
+        # All three arrived once: one comment, one vote, one move (and one version for it).
+        now = api(bob, "GET", f"/api/trips/{trip['id']}")
+        assert now["version"] == before + 2   # Bob's delete and Alice's move; the refused move changed nothing
+        assert [[s["name"] for s in d["stops"]] for d in now["days"]] == [["Castle"], ["Sintra", "Jerónimos"]]
+        castle = now["days"][0]["stops"][0]
+        assert castle["votes"]["up"] == 1
+        comments = api(bob, "GET", f"/api/trips/{trip['id']}/stops/{stops['Castle']}/comments")["comments"]
+        assert [c["body"] for c in comments] == ["Sunset from the walls!"]
+        # Bob sees it all live, without reloading: the move, the vote, the comment count.
+        bob_page.wait_for_function(ONLY_CASTLE)
+        castle_on_bob = stop_card(bob_page, "Castle")
+        castle_on_bob.get_by_role("button", name=re.compile(r"^Vote for Castle, 1 so far")).wait_for()
+        castle_on_bob.get_by_role("button", name="1 comment").wait_for()
+        page.get_by_role("button", name="Dismiss: Move “Belém” to Day 2").click()
+        refused.wait_for(state="detached")
+        assert page.evaluate(COUNT, ["outbox"]) == 0
+        page.errors.check()
+        bob_page.errors.check()
+
+
+def move(page, stop: str, day: str) -> None:
+    stop_card(page, stop).get_by_role("button", name=f"Move {stop}").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("To day").select_option(label=day)
+    dialog.get_by_role("button", name="Move", exact=True).click()
+    dialog.wait_for(state="detached")
+
+
+def test_the_offline_views_on_a_phone(tmp_path, settings):
+    """360 px: the trips list (a trip never opened here says it is not kept),
+    the trip with a change waiting, the chat's note; nothing scrolls sideways;
+    axe finds nothing critical or serious."""
+    with live(settings) as server, playwright_driver() as p:
+        alice, bob, trip, stops = scene(server, note_image=False)
+        other = api_trip(bob, alice, title="Porto weekend")   # Alice is a member, never opened it here
+        profile = tmp_path / "alice-phone"
+        install(p, profile, server, alice, trip, viewport=NARROW, phone=True, images=False)
+
+        page = open_installed(p, profile, server, offline=True, viewport=NARROW, phone=True)
+        page.goto("/#/")
+        page.get_by_test_id("offline-line").wait_for()
+        assert page.get_by_test_id("offline-line").locator(".offline-title").inner_text().startswith(
+            "Offline: showing your trips as of ")
+        not_kept = page.locator(f"[data-trip-id='{other['id']}']")
+        assert "Not kept on this device" in not_kept.inner_text()
+        assert not_kept.evaluate("(el) => el.tagName") == "DIV"   # not a link offline
+        assert page.get_by_role("button", name="New trip").is_disabled()
+        assert no_sideways_scroll(page) == 0
+        shot(page, "offline-360-trips")
+        assert_accessible(page, "the trips list offline at 360")
+
+        page.locator(f"[data-trip-id='{trip['id']}']").click()
+        page.locator(".timeline .stop").first.wait_for()
+        move(page, "Belém", "Day 2")
+        page.get_by_text("1 change waits to be sent").wait_for()
+        assert no_sideways_scroll(page) == 0
+        page.evaluate("() => window.scrollTo(0, 0)")
+        shot(page, "offline-360-trip")
+        assert_accessible(page, "the trip offline at 360")
+
+        page.locator(".mobile-tabs").get_by_role("button", name=re.compile("AI help")).click()
+        page.locator(".side-offline").wait_for()
+        assert "need a connection" in page.locator(".side-offline").inner_text()
+        assert no_sideways_scroll(page) == 0
+        shot(page, "offline-360-help")
+        assert_accessible(page, "AI help offline at 360")
+        page.errors.check()
+        page.context.close()
+
+        # The phone is switched off and on again, still offline: the move is still kept, and shown.
+        page = reopen_offline(p, profile, server, trip, viewport=NARROW, phone=True)
+        page.get_by_text("1 change waits to be sent").wait_for()
+        assert names_on_screen(page) == ["Castle", "Jerónimos"]
+        # Back online, it is sent.
+        page.context.set_offline(False)
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
+        now = api(alice, "GET", f"/api/trips/{trip['id']}")
+        assert [[s["name"] for s in d["stops"]] for d in now["days"]] == [["Castle", "Jerónimos"], ["Sintra", "Belém"]]
+        page.errors.check()
+
+
+def test_a_write_whose_answer_was_lost_is_sent_again_with_its_key_and_applied_once(tmp_path, settings):
+    """The move reaches the server but its answer never reaches the page (the
+    connection dropped): the page keeps it, sends it again with the same
+    Idempotency-Key when Wayline answers again, and the server applies it once."""
+    with live(settings) as server, playwright_driver() as p:
+        alice, bob, trip, stops = scene(server, note_image=False)
+        page = open_installed(p, tmp_path / "alice", server, session=alice.token, viewport=WIDE)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".timeline .stop").first.wait_for()
+        version = api(bob, "GET", f"/api/trips/{trip['id']}")["version"]
+        sent = []
+
+        def answer_lost_once(route):
+            sent.append(route.request.headers.get("idempotency-key"))
+            response = route.fetch()           # the server applies it...
+            if len(sent) == 1:
+                route.abort("connectionreset")   # ...and the answer is lost on the way
+            else:
+                route.fulfill(response=response)
+
+        page.route("**/ops/move_stop", answer_lost_once)
+        move(page, "Jerónimos", "Day 2")
+        # Wayline answers again (the page's probe): the kept move goes again, with the same key.
+        deadline = time.monotonic() + PAGE_DEADLINE_MS / 1000
+        while len(sent) < 2 and time.monotonic() < deadline:
+            page.wait_for_timeout(100)   # the route handler runs while Playwright waits
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
+        assert len(sent) == 2 and sent[0] and sent[0] == sent[1]
+        now = api(bob, "GET", f"/api/trips/{trip['id']}")
+        assert now["version"] == version + 1
+        assert [[s["name"] for s in d["stops"]] for d in now["days"]] == [["Castle", "Belém"], ["Sintra", "Jerónimos"]]
+        page.wait_for_function("() => document.querySelectorAll('.timeline .stop').length === 2")
+        assert page.evaluate(COUNT, ["outbox"]) == 0
+        page.errors.check()
+
+
+def test_a_new_version_of_the_page_waits_for_the_next_start(tmp_path, settings):
+    """The service worker update flow: a changed page is installed beside the
+    running one and takes over only when no page uses the old one; the page
+    being edited is never reloaded or switched under the member."""
+    with live(settings) as server, playwright_driver() as p:
+        alice, bob, trip, stops = scene(server, note_image=False)
+        page = open_installed(p, tmp_path / "alice", server, session=alice.token, viewport=WIDE)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".timeline .stop").first.wait_for()
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        first = page.evaluate("() => caches.keys()")
+        assert len(first) == 1 and first[0].startswith("wayline-shell-")
+        page.evaluate("() => { window.sameDocument = true; }")
+        card = thread(page, "Castle")
+        card.get_by_label("Comment on Castle").fill("Half-written thought")
+
+        # A new version of the page is deployed: one of its files changed, so /sw.js changes.
+        deployed = tmp_path / "public"
+        shutil.copytree(PUBLIC_DIR, deployed)
+        with (deployed / "styles.css").open("a") as css:
+            css.write("\n/* the next version */\n")
+        server.app.state.shell_worker = ShellWorker(deployed)
+        page.evaluate("() => navigator.serviceWorker.getRegistration().then((r) => r.update())")
+        page.wait_for_function("() => navigator.serviceWorker.getRegistration().then((r) => Boolean(r.waiting))")
+        # Installed and waiting: the open page keeps its document, its draft and the old version.
+        assert page.evaluate("() => window.sameDocument") is True
+        assert card.get_by_label("Comment on Castle").input_value() == "Half-written thought"
+        # Both shells are there: the running worker's (still serving this page) and the waiting one's.
+        assert sorted(page.evaluate("() => caches.keys()")) == sorted([first[0], next_cache(deployed)])
+        page.errors.check()
+        page.close()
+
+        # The next start: the new version runs, the old shell is gone.
+        again = page.context.new_page()
+        again.goto(f"/#/trips/{trip['id']}")
+        again.locator(".timeline .stop").first.wait_for()
+        again.wait_for_function("([name]) => caches.keys().then((k) => k.length === 1 && k[0] === name)",
+                                arg=[next_cache(deployed)])
+
+
+def test_signing_out_clears_what_the_device_kept(tmp_path, settings):
+    with live(settings) as server, playwright_driver() as p:
+        alice, bob, trip, stops = scene(server)
+        profile = tmp_path / "alice"
+        install(p, profile, server, alice, trip)
+        page = open_installed(p, profile, server, offline=True, viewport=WIDE)
+        page.context.route("**/api/uploads/**", lambda route: route.abort("internetdisconnected"))
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".timeline .stop").first.wait_for()
+        move(page, "Belém", "Day 2")
+        page.get_by_role("button", name=re.compile("^Account")).click()
+        page.get_by_role("button", name="Sign out", exact=True).click()
+        # A change not sent yet is named before it is lost.
+        dialog = page.get_by_role("dialog")
+        assert "1 change made without a connection has not been sent yet" in dialog.inner_text()
+        dialog.get_by_role("button", name="Sign out").click()
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        for store in ("reads", "media", "outbox"):
+            assert page.evaluate(COUNT, [store]) == 0, store
+        # Back online, the server hears of the sign-out too: the session is over.
+        page.context.set_offline(False)
+        page.reload()
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        assert page.evaluate("() => fetch('/api/auth/me').then((r) => r.json())")["data"]["user"] is None
+        assert page.evaluate("() => localStorage.getItem('wayline.signOutPending')") is None
+        page.errors.check()
+
+
+def next_cache(public_dir) -> str:
+    """The cache name a worker of this page version fills."""
+    head = ShellWorker(public_dir).script().split(b";\n", 1)[0]
+    return "wayline-shell-" + re.search(rb'"version": "([0-9a-f]+)"', head).group(1).decode()
