@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from . import media
 from .auth import SessionCache
-from .db import Database
+from .db import Database, Tx
 from .filestore import FileStore
 
 DELETED_NAME = "Deleted member"
@@ -27,46 +27,49 @@ SUCCESSION = "CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, joi
 
 async def delete_account(db: Database, files: FileStore, user_id: str, sessions: SessionCache) -> list[str]:
     """Delete the account; returns the ids of the trips deleted with it."""
-    deleted: list[str] = []
-    async with db.write() as tx:
-        memberships = await tx.execute_fetchall("SELECT trip_id, role FROM members WHERE user_id = ?", (user_id,))
+    def work(tx: Tx) -> list[str]:
+        deleted: list[str] = []
+        memberships = tx.fetchall("SELECT trip_id, role FROM members WHERE user_id = ?", (user_id,))
         for trip_id, role in memberships:
-            others = await tx.execute_fetchall(
+            others = tx.fetchall(
                 f"SELECT user_id, role FROM members WHERE trip_id = ? AND user_id != ? ORDER BY {SUCCESSION}",
                 (trip_id, user_id))
             if not others:
                 tx.touch(trip_id, "deleted")
-                await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
+                tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
                 deleted.append(trip_id)
                 continue
             tx.touch(trip_id, "members", "social")
             if role == "owner" and others[0][1] != "owner":
-                await tx.execute("UPDATE members SET role = 'owner' WHERE trip_id = ? AND user_id = ?",
-                                 (trip_id, others[0][0]))
-            await tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-            await tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-        for (trip_id,) in await tx.execute_fetchall(
+                tx.execute("UPDATE members SET role = 'owner' WHERE trip_id = ? AND user_id = ?",
+                           (trip_id, others[0][0]))
+            tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+            tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+        for (trip_id,) in tx.fetchall(
                 "SELECT DISTINCT trip_id FROM comments WHERE user_id = ?", (user_id,)):
             tx.touch(trip_id, "social")
-        await tx.execute("UPDATE comments SET author = ? WHERE user_id = ?", (DELETED_NAME, user_id))
-        for (trip_id,) in await tx.execute_fetchall(
+        tx.execute("UPDATE comments SET author = ? WHERE user_id = ?", (DELETED_NAME, user_id))
+        for (trip_id,) in tx.fetchall(
                 "SELECT DISTINCT trip_id FROM agent_messages WHERE actor_user_id = ?", (user_id,)):
             tx.touch(trip_id, "timeline")
-        await tx.execute("UPDATE agent_messages SET actor_name = ? WHERE actor_user_id = ?", (DELETED_NAME, user_id))
-        for (trip_id,) in await tx.execute_fetchall(
+        tx.execute("UPDATE agent_messages SET actor_name = ? WHERE actor_user_id = ?", (DELETED_NAME, user_id))
+        for (trip_id,) in tx.fetchall(
                 "SELECT DISTINCT trip_id FROM agent_suggestions WHERE proposed_by = ?", (user_id,)):
             tx.touch(trip_id, "suggestions")
-        await tx.execute("UPDATE agent_suggestions SET proposed_as = ? WHERE proposed_by = ?",
-                         (f"An assistant of a {DELETED_NAME.lower()}", user_id))
-        await tx.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+        tx.execute("UPDATE agent_suggestions SET proposed_as = ? WHERE proposed_by = ?",
+                   (f"An assistant of a {DELETED_NAME.lower()}", user_id))
+        tx.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
         # Assistants' access tokens end with the account (one-trip ones already went with the memberships).
-        await tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
-        await tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
-        await tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
-        await tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
+        tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
+        tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
+        tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
+        tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
         # ':' is not allowed in usernames, so the placeholder's name is never taken or signed in with.
-        await tx.execute("UPDATE users SET username = 'deleted:' || id, display_name = ?, password_hash = '!' "
-                         "WHERE id = ?", (DELETED_NAME, user_id))
+        tx.execute("UPDATE users SET username = 'deleted:' || id, display_name = ?, password_hash = '!' "
+                   "WHERE id = ?", (DELETED_NAME, user_id))
+        return deleted
+
+    deleted = await db.write(work)
     sessions.drop_user(user_id)
     for trip_id in deleted:
         await media.delete_trip_files(files, trip_id)

@@ -52,7 +52,7 @@ from datetime import datetime, timedelta, UTC
 from typing import Any
 from collections.abc import Callable
 
-from .db import Database
+from .db import Database, Tx
 from .errors import Busy, Unavailable
 from .ids import iso
 from .settings import Settings
@@ -276,21 +276,23 @@ class AIUsage:
         lease_until = now + timedelta(milliseconds=s.ai_timeout_ms, seconds=LEASE_GRACE_S)
         reservation = Reservation(secrets.token_hex(8), user_id, trip_id, feature, model, reserve_tokens,
                                   now, lease_until, turn_id)
-        refused: str | None = None
-        async with self.db.write() as conn:
-            abandoned = await conn.execute_fetchall(
+
+        def reserve(tx: Tx) -> tuple[list[Any], str | None, tuple[int, int, int, int, int]]:
+            abandoned = tx.fetchall(
                 "UPDATE ai_usage SET status = 'abandoned', finished_at = lease_until "
                 "WHERE status = 'running' AND lease_until < ? "
                 "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens", (now_iso,))
-            row = (await conn.execute_fetchall(
+            row = tx.fetchall(
                 f"SELECT (SELECT COUNT(*) FROM ai_usage WHERE day = ?), "
                 f"(SELECT COALESCE(SUM({COUNTED_TOKENS}), 0) FROM ai_usage WHERE day = ?), "
                 f"(SELECT COUNT(*) FROM ai_usage WHERE status = 'running'), "
                 f"(SELECT COUNT(*) FROM ai_usage WHERE day = ? AND user_id = ?), "
                 f"(SELECT COALESCE(SUM({COUNTED_TOKENS}), 0) FROM ai_usage WHERE day = ? AND user_id = ?)",
-                (day, day, day, user_id, day, user_id)))[0]
-            calls, tokens, running, user_calls, user_tokens = row
+                (day, day, day, user_id, day, user_id))[0]
+            counts = (row[0], row[1], row[2], row[3], row[4])
+            calls, tokens, running, user_calls, user_tokens = counts
             share_calls, share_tokens = self.user_share()
+            refused: str | None = None
             if calls >= s.ai_daily_limit:
                 refused = "daily_calls"
             elif tokens + reserve_tokens > s.ai_daily_tokens:
@@ -302,12 +304,15 @@ class AIUsage:
             elif running >= s.ai_concurrent:
                 refused = "concurrent"
             else:
-                await conn.execute(
+                tx.execute(
                     "INSERT INTO ai_usage (id, day, started_at, lease_until, user_id, trip_id, feature, model, "
                     "status, reserved_output_tokens, boot_id, turn_id) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                     (reservation.id, day, now_iso, iso(lease_until), user_id, trip_id, feature, model,
                      reserve_tokens, self.boot_id, turn_id))
+            return abandoned, refused, counts
+
+        abandoned, refused, (calls, tokens, running, user_calls, user_tokens) = await self.db.write(reserve)
         # Logged after the commit: the abandoned rows are closed either way.
         _log_abandoned(abandoned, "lease_expired")
         if refused is not None:
@@ -326,12 +331,11 @@ class AIUsage:
         can no longer be calling) as `abandoned`; called once at start. Their
         reservations stay in the day's token count, as after a lease ends.
         Returns how many were closed."""
-        async with self.db.write() as conn:
-            abandoned = await conn.execute_fetchall(
-                "UPDATE ai_usage SET status = 'abandoned', finished_at = ? "
-                "WHERE status = 'running' AND boot_id IS NOT ? "
-                "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens",
-                (iso(self.now()), self.boot_id))
+        now = iso(self.now())
+        abandoned = await self.db.write(lambda tx: tx.fetchall(
+            "UPDATE ai_usage SET status = 'abandoned', finished_at = ? "
+            "WHERE status = 'running' AND boot_id IS NOT ? "
+            "RETURNING id, user_id, trip_id, feature, model, reserved_output_tokens", (now, self.boot_id)))
         _log_abandoned(abandoned, "earlier_process")
         return len(abandoned)
 
@@ -351,10 +355,10 @@ class AIUsage:
         else:
             tokens_in, tokens_out, reserved = int(input_tokens or 0), int(output_tokens or 0), 0
         cost = estimate_cost(self.settings, tokens_in, tokens_out + reserved)
-        await self.db.execute_write(
+        await self.db.write(lambda tx: tx.execute(
             "UPDATE ai_usage SET status = ?, finished_at = ?, input_tokens = ?, output_tokens = ?, "
             "reserved_output_tokens = ?, cost_usd = ?, duration_ms = ?, response_id = ? WHERE id = ?",
-            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, response_id, reservation.id))
+            (status, iso(now), tokens_in, tokens_out, reserved, cost, duration_ms, response_id, reservation.id)))
         record = {"id": reservation.id, "userId": reservation.user_id, "tripId": reservation.trip_id,
                   "turnId": reservation.turn_id, "responseId": response_id,
                   "feature": reservation.feature, "model": reservation.model, "status": status,

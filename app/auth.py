@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, UTC
 
-from .db import Database
+from .db import Database, Tx
 from .ids import iso, new_id, utcnow
 from .errors import Busy, Conflict, Invalid, NotSignedIn
 from .settings import PASSWORD_HASH_N
@@ -215,14 +215,16 @@ async def create_user(db: Database, username: str, password: str, display_name: 
     require_new_password(password, "password")
     password_hash = await asyncio.to_thread(hash_password, password, hash_n)
     user = {"id": new_id(), "username": username, "displayName": (display_name or username).strip()[:64] or username}
-    async with db.write() as conn:
-        taken = await conn.execute_fetchall("SELECT 1 FROM users WHERE username = ?", (username,))
-        if taken:
+
+    def work(tx: Tx) -> None:
+        if tx.fetchone("SELECT 1 FROM users WHERE username = ?", (username,)):
             raise Conflict("That username is taken", code="username_taken", field="username")
-        await conn.execute(
+        tx.execute(
             "INSERT INTO users (id, username, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
             (user["id"], username, user["displayName"], password_hash, utcnow()),
         )
+
+    await db.write(work)
     return user
 
 
@@ -242,15 +244,15 @@ async def authenticate(db: Database, username: str, password: str, *, hash_n: in
 async def create_session(db: Database, user_id: str) -> str:
     token = secrets.token_urlsafe(32)
     expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
-    await db.execute_write(
+    await db.write(lambda tx: tx.execute(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
         (token_hash(token), user_id, utcnow(), iso(expires)),
-    )
+    ))
     return token
 
 
 async def delete_session(db: Database, token: str, cache: SessionCache | None = None) -> None:
-    await db.execute_write("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),))
+    await db.write(lambda tx: tx.execute("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),)))
     if cache is not None:
         cache.drop(token_hash(token))
 
@@ -315,7 +317,7 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
 async def end_sessions(db: Database, user_id: str, cache: SessionCache, *, keep_token: str | None = None) -> None:
     """End every session of the user (but the one of `keep_token`), cached ones at once."""
     keep = token_hash(keep_token) if keep_token else ""
-    await db.execute_write("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+    await db.write(lambda tx: tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep)))
     cache.drop_user(user_id, keep=keep or None)
 
 
@@ -335,9 +337,12 @@ async def change_password(db: Database, user_id: str, new_password: str, cache: 
     require_new_password(new_password, "newPassword")
     password_hash = await asyncio.to_thread(hash_password, new_password, hash_n)
     keep = token_hash(keep_token) if keep_token else ""
-    async with db.write() as tx:
-        await tx.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
-        await tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+
+    def work(tx: Tx) -> None:
+        tx.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
+        tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+
+    await db.write(work)
     cache.drop_user(user_id, keep=keep or None)
 
 
@@ -348,11 +353,13 @@ async def server_secret(db: Database, configured: str | None) -> str:
     existing = await db.fetchval("SELECT value FROM app_settings WHERE key = 'secret'")
     if existing:
         return existing
-    async with db.write() as tx:
-        await tx.execute("INSERT OR IGNORE INTO app_settings (key, value) VALUES ('secret', ?)",
-                         (secrets.token_urlsafe(32),))
-        row = await tx.execute_fetchall("SELECT value FROM app_settings WHERE key = 'secret'")
-    return row[0][0]
+
+    def work(tx: Tx) -> str:
+        tx.execute("INSERT OR IGNORE INTO app_settings (key, value) VALUES ('secret', ?)",
+                   (secrets.token_urlsafe(32),))
+        return str(tx.fetchval("SELECT value FROM app_settings WHERE key = 'secret'"))
+
+    return await db.write(work)
 
 
 def require_user(user: dict | None) -> dict:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from .db import Database, SyncTransaction
+from .db import Database, Tx
 from .errors import BadRequest, Conflict, Invalid
 from .ids import iso
 
@@ -91,7 +91,7 @@ class IdempotencyKeys:
         # Claimed before the first await, so a concurrent repeat waits for this one.
         self._running[slot] = (print_, asyncio.get_running_loop().create_future())
         try:
-            row = await self.db.transact(lambda tx: _claim(tx, user_id, key, print_))
+            row = await self.db.write(lambda tx: _claim(tx, user_id, key, print_))
         except BaseException:
             self._release(slot, None)
             raise
@@ -119,7 +119,7 @@ class IdempotencyKeys:
         if running is not None and not running[1].done():
             running[1].set_result(answer)
         try:
-            await self.db.transact(lambda tx: tx.execute(
+            await self.db.write(lambda tx: tx.execute(
                 "UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE user_id = ? AND key = ?",
                 (answer.status, answer.content_type, answer.body, user_id, key)))
         finally:
@@ -129,7 +129,7 @@ class IdempotencyKeys:
         if (running := self._running.get((user_id, key))) is not None and running[1].done():
             return   # answered already (its answer is being stored): nothing to take back
         try:
-            await self.db.transact(lambda tx: tx.execute(
+            await self.db.write(lambda tx: tx.execute(
                 "DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND status IS NULL", (user_id, key)))
         finally:
             self._release((user_id, key), None)
@@ -140,7 +140,7 @@ class IdempotencyKeys:
             running[1].set_result(answer)
 
 
-def _claim(tx: SyncTransaction, user_id: str, key: str, print_: str) -> tuple | None:
+def _claim(tx: Tx, user_id: str, key: str, print_: str) -> tuple | None:
     """In one transaction: forget expired keys, then the stored row for this
     key, or a new row with no answer yet (None)."""
     now = datetime.now(UTC)

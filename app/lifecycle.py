@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import httpx
 
+from .agent.ambient import on_stop_comment
 from .agent.deps import AgentTiming
 from .agent.proactive import Evaluator
 from .agent.suggestions import Resolver
@@ -26,6 +27,7 @@ from .auth import LastUse, SessionCache, SignInLimiter
 from .quotas import SignUpLimiter
 from .background import BackgroundWork
 from .core import Core
+from .changes import Phase, TripEvent
 from .db import Database
 from .filestore import open_filestore
 from .idempotency import IdempotencyKeys
@@ -36,7 +38,9 @@ from .providers.outbound import OutboundClient
 from .providers.weather import Weather
 from .settings import Settings
 from .telemetry import from_settings
+from .social import StopCommented
 from .trips.dto import TripCache
+from .trips.events import OpsApplied
 from .trips.heads import Heads
 from .trips.ops import OpRules
 from .trips.state import TripStates
@@ -68,8 +72,8 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
         if name in overrides:
             knobs[group][knob] = overrides[name]
     clock = overrides.get("clock") or time.time
-    # One shared client with short timeouts for the providers (made on first use).
-    http = OutboundClient(timeout=httpx.Timeout(8.0, connect=3.0), follow_redirects=False)
+    # One shared client for the providers, with the settings' timeouts (made on first use).
+    http = OutboundClient.for_providers(settings)
     # Google only with a server key; places and routes from the configured
     # provider (Google, or OpenStreetMap with no key); weather always
     # (Open-Meteo needs no key). All read the core's clock.
@@ -89,16 +93,18 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     telemetry = overrides.get("telemetry")
     if telemetry is None or not telemetry.enabled:
         telemetry = from_settings(settings)
-    # Caches follow the database's after-commit change signal: the trips in
-    # memory first, then the heads, then the live hub (it reads the heads
-    # fresh for the change it announces).
     trips = TripStates(db, settings.trip_cache_mb * 1024 * 1024)
     trips.op_rules = OpRules(max_days=settings.days_per_trip, origin=settings.public_url)
     trip_cache = TripCache(trips, places)
     heads = Heads(db)
     live_limits = LiveLimits(**knobs["live_limits"])
     live = LiveHub(db, trip_cache, heads, live_limits)
-    db.on_change += [trips.changed, heads.changed, live.changed]
+    # What committed is heard in phases (app/changes.py): the trips in memory
+    # first, then the heads, then live pages (they read the heads fresh for
+    # the change they announce), then the agent (below).
+    db.changes.subscribe(Phase.CACHES, TripEvent, trips.changed)
+    db.changes.subscribe(Phase.HEADS, TripEvent, heads.changed)
+    db.changes.subscribe(Phase.LIVE, TripEvent, live.changed)
     # AI: usage limits always (admin page, refusals); the gateway, which owns
     # every call's guard, only with a key (and only then is `openai` imported).
     aiusage = overrides.get("aiusage") or AIUsage(db, settings, clock=clock)
@@ -125,10 +131,13 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 assistants=Assistants(background, **knobs["assistants"]),
                 idempotency=IdempotencyKeys(db))
     # The trip agent evaluates members' edits (debounced, in the background),
-    # and a periodic pass notices risks that come without an edit (the forecast).
+    # answers @agent in stop comments, and a periodic pass notices risks that
+    # come without an edit (the forecast).
     if ai is not None:
         evaluator = Evaluator(core)
-        trips.op_listeners += [evaluator, Resolver(core)]
+        db.changes.subscribe(Phase.AGENT, OpsApplied, evaluator)
+        db.changes.subscribe(Phase.AGENT, OpsApplied, Resolver(core))
+        db.changes.subscribe(Phase.AGENT, StopCommented, partial(on_stop_comment, core))
         core.watch = Watch(core, evaluator)
         if core.agent_timing.watch_interval_s > 0:
             core.background.spawn(core.watch.run(), name="agent-watch", forever=True)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import codecs
 import logging
 import re
+import sqlite3
 import unicodedata
 from dataclasses import dataclass
 from typing import BinaryIO
 from collections.abc import AsyncIterator
 
-from .db import Database
+from .db import Database, Tx
 from .errors import NotFound, Unavailable, UnsupportedType, storage_unavailable
 from .filestore import CHUNK, FileStore, StoreFull, StoreUnavailable
 from .ids import new_id, utcnow
@@ -113,11 +114,11 @@ def _unavailable() -> Unavailable:
     return Unavailable("Files cannot be reached right now; try again in a moment", code="files_unavailable")
 
 
-async def _stored_bytes(conn, trip_id: str, user_id: str) -> tuple[int, int]:
+def _stored_bytes(conn: sqlite3.Connection | Tx, trip_id: str, user_id: str) -> tuple[int, int]:
     """What the trip and the uploader store already (the upload quotas)."""
-    row = (await conn.execute_fetchall(
+    row = conn.execute(
         "SELECT (SELECT COALESCE(SUM(size), 0) FROM media WHERE trip_id = ?), "
-        "(SELECT COALESCE(SUM(size), 0) FROM media WHERE uploaded_by = ?)", (trip_id, user_id)))[0]
+        "(SELECT COALESCE(SUM(size), 0) FROM media WHERE uploaded_by = ?)", (trip_id, user_id)).fetchone()
     return row[0], row[1]
 
 
@@ -134,8 +135,7 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
     media_type, size = _check_type(source, filename)
     if media_type is None:
         raise UnsupportedType("Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
-    async with db.read() as conn:
-        check_upload(size, *await _stored_bytes(conn, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
+    check_upload(size, *await db.read(_stored_bytes, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
     media_id = new_id()
     name = f"{media_id}.{EXTENSIONS[media_type]}"
     key = stored_key(trip_id, name)
@@ -148,12 +148,14 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
     except StoreUnavailable:
         raise _unavailable() from None
     try:
-        async with db.write() as tx:
-            check_upload(size, *await _stored_bytes(tx, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
-            await tx.execute(
+        def record(tx: Tx) -> None:
+            check_upload(size, *_stored_bytes(tx, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
+            tx.execute(
                 "INSERT INTO media (id, trip_id, name, filename, media_type, size, uploaded_by, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (media_id, trip_id, name, filename, media_type, size, user_id, utcnow()))
+
+        await db.write(record)
     except BaseException:
         await files.delete(key)   # no file without its record
         raise

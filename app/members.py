@@ -8,11 +8,14 @@ wants them back makes a new link. Leaving by yourself is not a removal."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import secrets
+import sqlite3
 from datetime import datetime, timedelta, UTC
 
 from .auth import token_hash
-from .db import Database, Transaction
+from .db import Database, Tx
 from .errors import AppError, Conflict, Forbidden, NotFound
 from .ids import iso, new_id, utcnow
 
@@ -21,33 +24,41 @@ INVITE_HOURS_DEFAULT = 72
 
 async def list_members(db: Database, trip_id: str, *, with_invites: bool) -> dict:
     """Members oldest first; open invites too when `with_invites` (owners)."""
-    async with db.read() as conn:
-        members = [{"userId": r[0], "username": r[1], "displayName": r[2], "role": r[3], "joinedAt": r[4]}
-                   for r in await conn.execute_fetchall(
-                       "SELECT u.id, u.username, u.display_name, m.role, m.joined_at FROM members m "
-                       "JOIN users u ON u.id = m.user_id WHERE m.trip_id = ? ORDER BY m.joined_at", (trip_id,))]
-        invites = []
-        if with_invites:
-            invites = [{"id": r[0], "role": r[1], "expiresAt": r[2], "createdAt": r[3]}
-                       for r in await conn.execute_fetchall(
-                           "SELECT id, role, expires_at, created_at FROM invites WHERE trip_id = ? "
-                           "AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at", (trip_id, utcnow()))]
+    members = [{"userId": r[0], "username": r[1], "displayName": r[2], "role": r[3], "joinedAt": r[4]}
+               for r in await db.fetchall(
+                   "SELECT u.id, u.username, u.display_name, m.role, m.joined_at FROM members m "
+                   "JOIN users u ON u.id = m.user_id WHERE m.trip_id = ? ORDER BY m.joined_at", (trip_id,))]
+    invites = []
+    if with_invites:
+        invites = [{"id": r[0], "role": r[1], "expiresAt": r[2], "createdAt": r[3]}
+                   for r in await db.fetchall(
+                       "SELECT id, role, expires_at, created_at FROM invites WHERE trip_id = ? "
+                       "AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at", (trip_id, utcnow()))]
     return {"members": members, "invites": invites}
+
+
+def _invites_and_uses(conn: sqlite3.Connection, trip_id: str, now: str) -> tuple[list[Any], list[Any]]:
+    """The trip's open links and who joined through them, in one read transaction."""
+    conn.execute("BEGIN")
+    try:
+        rows = conn.execute(
+            "SELECT i.id, i.role, i.created_at, i.expires_at, u.display_name FROM invites i "
+            "LEFT JOIN users u ON u.id = i.created_by "
+            "WHERE i.trip_id = ? AND i.revoked_at IS NULL AND i.expires_at > ? ORDER BY i.created_at",
+            (trip_id, now)).fetchall()
+        uses = conn.execute(
+            "SELECT x.invite_id, x.user_id, u.display_name, x.used_at FROM invite_uses x "
+            "JOIN invites i ON i.id = x.invite_id JOIN users u ON u.id = x.user_id "
+            "WHERE i.trip_id = ? ORDER BY x.used_at", (trip_id,)).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    return rows, uses
 
 
 async def list_invites(db: Database, trip_id: str) -> list[dict]:
     """The trip's open links (not revoked, not expired), oldest first, each with
     who made it and who joined through it. Tokens are never shown again."""
-    async with db.read() as conn:
-        rows = await conn.execute_fetchall(
-            "SELECT i.id, i.role, i.created_at, i.expires_at, u.display_name FROM invites i "
-            "LEFT JOIN users u ON u.id = i.created_by "
-            "WHERE i.trip_id = ? AND i.revoked_at IS NULL AND i.expires_at > ? ORDER BY i.created_at",
-            (trip_id, utcnow()))
-        uses = await conn.execute_fetchall(
-            "SELECT x.invite_id, x.user_id, u.display_name, x.used_at FROM invite_uses x "
-            "JOIN invites i ON i.id = x.invite_id JOIN users u ON u.id = x.user_id "
-            "WHERE i.trip_id = ? ORDER BY x.used_at", (trip_id,))
+    rows, uses = await db.read(_invites_and_uses, trip_id, utcnow())
     joined: dict[str, list[dict]] = {}
     for invite_id, user_id, name, used_at in uses:
         joined.setdefault(invite_id, []).append({"userId": user_id, "displayName": name, "joinedAt": used_at})
@@ -60,16 +71,16 @@ async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hou
     token = secrets.token_urlsafe(24)
     expires = iso(datetime.now(UTC) + timedelta(hours=hours))
     invite_id = new_id()
-    await db.execute_write(
+    await db.write(lambda tx: tx.execute(
         "INSERT INTO invites (id, trip_id, token_hash, role, created_by, created_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)", (invite_id, trip_id, token_hash(token), role, user_id, utcnow(), expires))
+        "VALUES (?, ?, ?, ?, ?, ?, ?)", (invite_id, trip_id, token_hash(token), role, user_id, utcnow(), expires)))
     return {"id": invite_id, "token": token, "role": role, "expiresAt": expires}
 
 
 async def revoke_invite(db: Database, trip_id: str, invite_id: str) -> None:
-    changed = await db.execute_write(
+    changed = await db.write(lambda tx: tx.execute(
         "UPDATE invites SET revoked_at = ? WHERE id = ? AND trip_id = ? AND revoked_at IS NULL",
-        (utcnow(), invite_id, trip_id))
+        (utcnow(), invite_id, trip_id)).rowcount)
     if not changed:
         raise NotFound("No such open invite")
 
@@ -99,12 +110,12 @@ async def accept_invite(db: Database, token: str, user_id: str) -> dict:
     """Join the trip; accepting never lowers (or raises) a role you already have."""
     invite = await open_invite(db, token)
     trip_id = invite["tripId"]
-    async with db.write() as tx:
-        existing = await tx.execute_fetchall(
-            "SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+
+    def work(tx: Tx) -> dict[str, Any]:
+        existing = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
         if existing:
-            return {"tripId": trip_id, "role": existing[0][0], "joined": False}
-        removed = await tx.execute_fetchall(
+            return {"tripId": trip_id, "role": existing, "joined": False}
+        removed = tx.fetchall(
             "SELECT 1 FROM trip_removals WHERE trip_id = ? AND user_id = ? AND removed_at >= ?",
             (trip_id, user_id, invite["createdAt"]))
         if removed:
@@ -112,45 +123,51 @@ async def accept_invite(db: Database, token: str, user_id: str) -> dict:
                                   "Ask an owner for a new invite link.")
         now = utcnow()
         tx.touch(trip_id, "members")
-        await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, ?, ?)",
-                         (trip_id, user_id, invite["role"], now))
-        await tx.execute("INSERT OR IGNORE INTO invite_uses (invite_id, user_id, used_at) VALUES (?, ?, ?)",
-                         (invite["id"], user_id, now))
-    return {"tripId": trip_id, "role": invite["role"], "joined": True}
+        tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, ?, ?)",
+                   (trip_id, user_id, invite["role"], now))
+        tx.execute("INSERT OR IGNORE INTO invite_uses (invite_id, user_id, used_at) VALUES (?, ?, ?)",
+                   (invite["id"], user_id, now))
+        return {"tripId": trip_id, "role": invite["role"], "joined": True}
+
+    return await db.write(work)
 
 
-async def _role_of(tx: Transaction, trip_id: str, user_id: str) -> str:
-    rows = await tx.execute_fetchall("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-    if not rows:
+def _role_of(tx: Tx, trip_id: str, user_id: str) -> str:
+    role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+    if role is None:
         raise NotFound("No such member")
-    return rows[0][0]
+    return str(role)
 
 
-async def _owner_count(tx: Transaction, trip_id: str) -> int:
-    rows = await tx.execute_fetchall("SELECT COUNT(*) FROM members WHERE trip_id = ? AND role = 'owner'", (trip_id,))
-    return rows[0][0]
+def _owner_count(tx: Tx, trip_id: str) -> int:
+    return int(tx.fetchval("SELECT COUNT(*) FROM members WHERE trip_id = ? AND role = 'owner'", (trip_id,)))
 
 
 async def change_role(db: Database, trip_id: str, target: str, role: str) -> None:
-    async with db.write() as tx:
-        current = await _role_of(tx, trip_id, target)
-        if current == "owner" and role != "owner" and await _owner_count(tx, trip_id) == 1:
+    def work(tx: Tx) -> None:
+        current = _role_of(tx, trip_id, target)
+        if current == "owner" and role != "owner" and _owner_count(tx, trip_id) == 1:
             raise Conflict("A trip needs at least one owner", code="last_owner")
         tx.touch(trip_id, "members")
-        await tx.execute("UPDATE members SET role = ? WHERE trip_id = ? AND user_id = ?", (role, trip_id, target))
+        tx.execute("UPDATE members SET role = ? WHERE trip_id = ? AND user_id = ?", (role, trip_id, target))
+
+    await db.write(work)
 
 
 async def remove_member(db: Database, trip_id: str, actor_id: str, actor_role: str, target: str) -> None:
     """An owner removes a member, or a member leaves; their votes go with them."""
     if target != actor_id and actor_role != "owner":
         raise Forbidden("Only an owner can remove other members")
-    async with db.write() as tx:
-        current = await _role_of(tx, trip_id, target)
-        if current == "owner" and await _owner_count(tx, trip_id) == 1:
+
+    def work(tx: Tx) -> None:
+        current = _role_of(tx, trip_id, target)
+        if current == "owner" and _owner_count(tx, trip_id) == 1:
             raise Conflict("The last owner cannot leave; make someone else owner first", code="last_owner")
         tx.touch(trip_id, "members", "social")
-        await tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, target))
-        await tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, target))
+        tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, target))
+        tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, target))
         if target != actor_id:   # removed by an owner: the links made until now end for them
-            await tx.execute("INSERT OR REPLACE INTO trip_removals (trip_id, user_id, removed_at) VALUES (?, ?, ?)",
-                             (trip_id, target, utcnow()))
+            tx.execute("INSERT OR REPLACE INTO trip_removals (trip_id, user_id, removed_at) VALUES (?, ?, ?)",
+                       (trip_id, target, utcnow()))
+
+    await db.write(work)

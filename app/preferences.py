@@ -91,27 +91,23 @@ async def load_user(db: Database, user_id: str) -> tuple[UserPreferences, bool]:
 
 
 async def save_user(db: Database, user_id: str, prefs: UserPreferences) -> None:
-    await db.execute_write(
+    await db.write(lambda tx: tx.execute(
         "INSERT INTO user_preferences (user_id, prefs_json, updated_at) VALUES (?, ?, ?) "
         "ON CONFLICT (user_id) DO UPDATE SET prefs_json = excluded.prefs_json, updated_at = excluded.updated_at",
         (user_id, prefs.model_dump_json(), utcnow()),
-    )
+    ))
 
 
 def parse_trip(raw: str | None) -> TripPreferences:
     return TripPreferences() if raw is None else TripPreferences.model_validate_json(raw)
 
 
-async def load_trip(db: Database, trip_id: str) -> TripPreferences:
-    return parse_trip(await db.fetchval("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,)))
-
-
-async def effective(db: Database, user_id: str, trip_id: str) -> EffectivePreferences:
+async def effective(db: Database, user_id: str, trip: TripPreferences, trip_chose: bool) -> EffectivePreferences:
+    """A member's private defaults with the trip's shared choices (`trip`: the
+    trip in memory's `prefs`, the one source; `trip_chose`: its `prefs_set`).
+    Until the trip has chosen, the member's usual transport stands in."""
     user, saved = await load_user(db, user_id)
-    trip_raw = await db.fetchval("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,))
-    trip = parse_trip(trip_raw)
-    if trip_raw is None:
-        # The trip has not chosen yet: your usual transport stands in.
+    if not trip_chose:
         trip = trip.model_copy(update={"transport": user.transport})
     return EffectivePreferences(user=user, trip=trip, saved=saved)
 

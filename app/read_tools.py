@@ -4,14 +4,19 @@ The read-side sibling of TRIP_OPS (app/trips/ops.py). A tool is one async
 function `(ctx: ToolContext, args: <ToolArgs model>) -> ToolResult`,
 registered with `@read_tool(name, description, action)`; its arguments'
 pydantic model is taken from the function's `args` annotation, and its JSON
-schema (strict when it can be) from that model. The trip agent offers them to
-the model (app/agent/tools.py), and anything else that exposes tools (an MCP
-server) can list `READ_TOOLS` and call `run_read_tool` the same way.
+schema (strict when it can be) from that model. Who is offered a tool is part
+of its entry: `agent` (the trip agent, app/agent/chat.py and ambient.py:
+`AGENT_READ_TOOLS`, `read_tool_specs()`) and `mcp` (outside assistants,
+app/assistants/tools.py, under the snake_case of its name with the trip's id
+added). Both run it with `run_read_tool`.
 
 Place search, nearby, details and routes come from the places provider
 (Google or OpenStreetMap), lodging from Places with type lodging (no
 scraping), weather from Open-Meteo, and `readTripMedia` reads this trip's
-uploads (app/media_for_model.py; never fetched over the network).
+uploads (app/media_for_model.py; never fetched over the network). The trip
+as the agent's snapshot, the day review, the day's shortest order and the
+timeline's latest lines are for assistants (the agent has them in its
+context already).
 """
 
 from __future__ import annotations
@@ -25,13 +30,17 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import media_for_model
+from .agent import timeline
+from .agent.snapshot import trip_snapshot
 from .ai_schema import strict_schema
 from .db import Database
 from .errors import AppError, Unavailable
 from .filestore import FileStore
 from .legs import estimate
+from .planner.shortest import shortest_preview
 from .providers.maps import PlacesProvider
 from .providers.weather import Weather
+from .review.facts import FactSources, load_day
 from .settings import Settings
 from .trips.model import Trip
 
@@ -39,7 +48,7 @@ MAX_RESULTS = 8
 OUTPUT_CHARS = 12_000
 
 
-class ToolDeps(Protocol):
+class ToolDeps(FactSources, Protocol):
     """What read tools use of the app (the core has all of it)."""
 
     db: Database
@@ -83,6 +92,8 @@ class ReadTool:
     action: str                      # what it does, in words for people ("check the weather")
     args: type[ToolArgs]             # from the function's `args` annotation
     run: ToolFunction
+    agent: bool = True               # offered to the trip agent
+    mcp: bool = False                # offered to outside assistants (app/assistants/)
 
     def spec(self) -> dict[str, Any]:
         """The tool as a function the model may call (OpenAI Responses API shape)."""
@@ -92,12 +103,13 @@ class ReadTool:
 READ_TOOLS: dict[str, ReadTool] = {}
 
 
-def read_tool(name: str, description: str, action: str) -> Callable[[ToolFunction], ToolFunction]:
+def read_tool(name: str, description: str, action: str, *, agent: bool = True,
+              mcp: bool = False) -> Callable[[ToolFunction], ToolFunction]:
     def register(fn: ToolFunction) -> ToolFunction:
         model = get_type_hints(fn)["args"]
         if not (isinstance(model, type) and issubclass(model, ToolArgs)):
             raise TypeError(f"read tool {name}: annotate `args` with its ToolArgs model")
-        READ_TOOLS[name] = ReadTool(name, description, action, model, fn)
+        READ_TOOLS[name] = ReadTool(name, description, action, model, fn, agent=agent, mcp=mcp)
         return fn
 
     return register
@@ -115,7 +127,8 @@ def function_spec(name: str, description: str, model: type[BaseModel]) -> dict[s
 
 
 def read_tool_specs() -> list[dict[str, Any]]:
-    return [tool.spec() for tool in READ_TOOLS.values()]
+    """The agent's read tools, as functions for the model."""
+    return [tool.spec() for tool in AGENT_READ_TOOLS.values()]
 
 
 async def run_read_tool(ctx: ToolContext, name: str, raw_arguments: str) -> ToolResult:
@@ -157,11 +170,13 @@ def _near(trip: Trip, lat: float | None, lng: float | None) -> tuple[float | Non
 
 class PlaceSearch(ToolArgs):
     query: str = Field(min_length=1, max_length=200, description="What to look for, e.g. 'pastelaria near Belém'")
-    lat: float | None = Field(default=None, description="Bias results near this point; null: the trip's destination")
-    lng: float | None = None
+    lat: float | None = Field(default=None, ge=-90, le=90,
+                              description="Bias results near this point; null: the trip's destination")
+    lng: float | None = Field(default=None, ge=-180, le=180)
 
 
-@read_tool("placeSearch", "Search places by text. Use it before proposing any place.", "search for places")
+@read_tool("placeSearch", "Search places by text, near the trip's destination unless a point is given. Use it "
+           "before proposing any place, for its placeId and coordinates.", "search for places", mcp=True)
 async def place_search(ctx: ToolContext, args: PlaceSearch) -> ToolResult:
     lat, lng = _near(ctx.trip, args.lat, args.lng)
     found = await ctx.deps.places.search_text(args.query, lat=lat, lng=lng, max_results=MAX_RESULTS)
@@ -308,3 +323,60 @@ async def read_trip_media(ctx: ToolContext, args: ReadTripMedia) -> ToolResult:
     # Images and PDFs go to the model inline, in a message after the tool output.
     note = {"type": "input_text", "text": f"The file {upload.filename} read with readTripMedia:"}
     return ToolResult({**meta, "attached": True}, model_items=[{"role": "user", "content": [note, content]}])
+
+
+# -- the trip as assistants read it (the agent has these in its context) ---------------
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class DayRef(ToolArgs):
+    dayId: str = Field(min_length=1, max_length=64)
+
+
+class RecentLines(ToolArgs):
+    limit: int = Field(default=20, ge=1, le=50)
+
+
+@read_tool("getTrip", "A trip: its days, stops (ids, times as the page shows them, places), expenses and shared "
+           "choices.", "read the trip", agent=False, mcp=True)
+async def get_trip(ctx: ToolContext, args: NoArgs) -> ToolResult:
+    view = await ctx.deps.trip_cache.entry(ctx.trip.id)
+    return ToolResult(trip_snapshot(view.trip, view.legs))
+
+
+@read_tool("reviewDay", "The day review: problems and warnings from plain rules (timing, opening hours, weather, "
+           "walks, duplicates), each with fixes the server computed and checked.", "review the day",
+           agent=False, mcp=True)
+async def review_day(ctx: ToolContext, args: DayRef) -> ToolResult:
+    day = await load_day(ctx.deps, ctx.trip.id, args.dayId)
+    return ToolResult({"dayId": args.dayId, "date": day.date, **day.review().to_json(),
+                       "howToFix": "propose_fix with a fix's id files it as a suggestion for the group."})
+
+
+@read_tool("shortestOrder", "The day's free stops in the order with the least travel, as a preview of the moves "
+           "and the times after them. Changes nothing.", "work out the shortest order", agent=False, mcp=True)
+async def shortest_order(ctx: ToolContext, args: DayRef) -> ToolResult:
+    day = await load_day(ctx.deps, ctx.trip.id, args.dayId, fixes=False)
+    preview = await shortest_preview(ctx.deps, day)
+    return ToolResult({**preview, "note": "A preview only: nothing was changed or stored."})
+
+
+@read_tool("recentTimeline", "The latest lines of the trip's timeline: the group's messages, edits and "
+           "suggestions, oldest first.", "read the timeline", agent=False, mcp=True)
+async def recent_timeline(ctx: ToolContext, args: RecentLines) -> ToolResult:
+    rows = await ctx.deps.db.fetchall(
+        f"SELECT {timeline.MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? ORDER BY seq DESC LIMIT ?",
+        (ctx.trip.id, args.limit))
+    lines = []
+    for row in reversed(rows):
+        text = timeline.text_of(json.loads(row["parts_json"]))
+        if text:
+            who = row["actor_name"] or ("Wayline agent" if row["role"] == "assistant" else "Wayline")
+            lines.append({"at": row["created_at"], "who": who, "kind": row["source"], "text": text[:1000]})
+    return ToolResult({"lines": lines})
+
+
+AGENT_READ_TOOLS = {name: tool for name, tool in READ_TOOLS.items() if tool.agent}

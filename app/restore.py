@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import aiosqlite
 
 from . import replica
 from .backup import BUSY_TIMEOUT_MS, counts, integrity_problems
@@ -176,9 +175,16 @@ def _check_migrations(conn: sqlite3.Connection, source: str) -> None:
                             f"{', '.join(unknown)}): restore it with that version")
 
 
+def _migrate_now(path: Path) -> list[str]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        return migrate(conn)
+    finally:
+        conn.close()
+
+
 async def _migrate(path: Path) -> list[str]:
-    async with aiosqlite.connect(path) as conn:
-        return await migrate(conn)
+    return await asyncio.to_thread(_migrate_now, path)
 
 
 def _discard(partial: Path) -> None:

@@ -7,6 +7,7 @@ directly with `Settings(...)` or `Settings.from_env(env={...})`.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -108,6 +109,11 @@ class Settings:
     google_routes_base_url: str = "https://routes.googleapis.com"
     google_maps_base_url: str = "https://maps.googleapis.com"   # Street View Static API
     weather_base_url: str = "https://api.open-meteo.com"
+    # How long a provider call (Google, OpenStreetMap, Open-Meteo, Street View) may take to
+    # connect, and to get each next piece of its answer, before the provider counts as
+    # unavailable for now (app/providers/outbound.py). Short: a page waits on these calls.
+    provider_connect_timeout_s: float = 3.0
+    provider_read_timeout_s: float = 8.0
     # OpenTelemetry (optional extra): where spans go; None = no spans at all.
     otel_traces_endpoint: str | None = None
     # WAYLINE_PLACES_PROVIDER as given; None: Google with a key, else OSM (see places_provider).
@@ -197,6 +203,12 @@ class Settings:
         if osrm_url is not None and "{profile}" not in osrm_url:
             raise SystemExit("WAYLINE_OSRM_URL must contain {profile} (replaced by foot, bike or car), "
                              f"got {osrm_url!r}")
+        timeouts = {name: number(name, float, default) for name, default in (
+            ("WAYLINE_PROVIDER_CONNECT_TIMEOUT_S", cls.provider_connect_timeout_s),
+            ("WAYLINE_PROVIDER_READ_TIMEOUT_S", cls.provider_read_timeout_s))}
+        for name, seconds in timeouts.items():
+            if not (seconds > 0 and math.isfinite(seconds)):
+                raise SystemExit(f"{name} must be a number of seconds above 0, got {seconds}")
         trip_cache_mb = number("WAYLINE_TRIP_CACHE_MB", int, cls.trip_cache_mb)
         if trip_cache_mb < 1:
             raise SystemExit(f"WAYLINE_TRIP_CACHE_MB must be at least 1, got {trip_cache_mb}")
@@ -264,6 +276,8 @@ class Settings:
             google_routes_base_url=(text("GOOGLE_ROUTES_BASE_URL") or d.google_routes_base_url).rstrip("/"),
             google_maps_base_url=(text("GOOGLE_MAPS_BASE_URL") or d.google_maps_base_url).rstrip("/"),
             weather_base_url=(text("WEATHER_BASE_URL") or d.weather_base_url).rstrip("/"),
+            provider_connect_timeout_s=timeouts["WAYLINE_PROVIDER_CONNECT_TIMEOUT_S"],
+            provider_read_timeout_s=timeouts["WAYLINE_PROVIDER_READ_TIMEOUT_S"],
             otel_traces_endpoint=_traces_endpoint(text("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
                                                   text("OTEL_EXPORTER_OTLP_ENDPOINT")),
             places_provider_choice=provider,

@@ -1,5 +1,7 @@
 """Reads shared by concurrent callers: identical requests in flight at once
-share one call (`SingleFlight`)."""
+share one call (`SingleFlight`); a read that must not be older than a change
+announced before it was asked for is read again, a bounded number of times,
+while changes land during it (`FreshReads`)."""
 
 from __future__ import annotations
 
@@ -30,3 +32,41 @@ class SingleFlight:
             task.add_done_callback(done)
         # A cancelled waiter must not cancel the call the others wait for.
         return await asyncio.shield(task)
+
+
+READ_TRIES = 3
+
+
+class FreshReads:
+    """Reads that must not be older than a change announced before they were
+    asked for, shared by concurrent callers (the trips in memory, the
+    timeline heads): `changed(key)` is called by the change subscriber; `read`
+    reads, and reads again while a change of the key was announced during
+    the read, at most `tries` times. The answer is `(value, clean)`: clean
+    when no change landed during the last read, so it may be kept; under a
+    steady stream of changes the last read is answered but not kept (the next
+    change is announced anyway)."""
+
+    def __init__(self, tries: int = READ_TRIES) -> None:
+        self.tries = tries
+        self._reading: dict[str, int] = {}   # keys being read -> changes announced meanwhile
+
+    def changed(self, key: str) -> None:
+        if key in self._reading:
+            self._reading[key] += 1
+
+    def reading(self, key: str) -> bool:
+        return key in self._reading
+
+    async def read(self, key: str, fetch: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        try:
+            for _ in range(self.tries - 1):
+                self._reading[key] = 0
+                value = await fetch()
+                if not self._reading[key]:
+                    return value, True
+            self._reading[key] = 0
+            value = await fetch()
+            return value, not self._reading[key]
+        finally:
+            self._reading.pop(key, None)

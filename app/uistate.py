@@ -13,9 +13,11 @@ and answers what is kept. The page counts unread messages after it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from .db import Database
+from .db import Database, Tx
 from .ids import utcnow
 
 
@@ -33,10 +35,10 @@ async def agent_panel(db: Database, user_id: str) -> dict:
 
 async def save_agent_panel(db: Database, user_id: str, panel: AgentPanel) -> dict:
     now = utcnow()
-    await db.execute_write(
+    await db.write(lambda tx: tx.execute(
         "INSERT INTO user_ui_state (user_id, agent_panel_open, updated_at) VALUES (?, ?, ?) "
         "ON CONFLICT (user_id) DO UPDATE SET agent_panel_open = excluded.agent_panel_open, "
-        "updated_at = excluded.updated_at", (user_id, int(panel.open), now))
+        "updated_at = excluded.updated_at", (user_id, int(panel.open), now)))
     return {"open": panel.open, "updatedAt": now}
 
 
@@ -53,12 +55,12 @@ async def chat_read(db: Database, trip_id: str, user_id: str) -> dict:
 async def save_chat_read(db: Database, trip_id: str, user_id: str, read: ChatRead) -> dict:
     """Forward only (two devices may report out of order), and no further
     than the newest message (a wrong number cannot hide messages yet to come)."""
-    async with db.write() as tx:
-        await tx.execute(
+    def work(tx: Tx) -> Any:
+        tx.execute(
             "INSERT INTO chat_reads (trip_id, user_id, seq, updated_at) VALUES (?, ?, MIN(?, (SELECT "
             "COALESCE(MAX(seq), 0) FROM agent_messages WHERE trip_id = ?)), ?) ON CONFLICT (trip_id, user_id) "
             "DO UPDATE SET seq = MAX(seq, excluded.seq), updated_at = excluded.updated_at",
             (trip_id, user_id, read.seq, trip_id, utcnow()))
-        rows = await tx.execute_fetchall("SELECT seq FROM chat_reads WHERE trip_id = ? AND user_id = ?",
-                                         (trip_id, user_id))
-    return {"seq": rows[0][0]}
+        return tx.fetchval("SELECT seq FROM chat_reads WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+
+    return {"seq": await db.write(work)}

@@ -7,19 +7,37 @@ from __future__ import annotations
 
 import itertools
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
+import httpx
 import uvicorn
 from starlette.testclient import TestClient
 
+from app.providers.outbound import OutboundClient
 from app.web.application import create_app
 from app.web.uvicorn_server import Server
 from app.settings import Settings
 
 _names = itertools.count(1)
+
+# A provider's client in tests waits as long as a loaded machine needs for a loopback
+# stand-in's answer: these deadlines only bound what never comes. A test of a timeout
+# sets its own `provider_read_timeout_s` (the stand-in holding the call far longer).
+PATIENT_PROVIDERS = {"provider_connect_timeout_s": 30.0, "provider_read_timeout_s": 60.0}
+
+
+@asynccontextmanager
+async def provider_client(settings: Settings, **options) -> AsyncIterator[OutboundClient]:
+    """The providers' client as the app makes it (app/lifecycle.py), closed afterwards."""
+    http = OutboundClient.for_providers(settings, **options)
+    try:
+        yield http
+    finally:
+        await http.aclose()
 
 
 def make_client(settings: Settings, **overrides) -> TestClient:
@@ -88,6 +106,28 @@ def refused_port() -> Iterator[int]:
         yield s.getsockname()[1]
 
 
+# How long a server may take to start: a loaded machine (load 20-45 on 2 cores) starts a
+# process several times slower than a quiet one. Only a server that never answers waits it out.
+SERVER_START_DEADLINE_S = 120
+
+
+def wait_until_serving(proc: subprocess.Popen, url: str, log: Callable[[], str]) -> None:
+    """Poll `{url}/healthz` until `proc` (a `python -m app ...` it serves) answers 200;
+    fail with the server's log when it ends first or never answers."""
+    deadline = time.monotonic() + SERVER_START_DEADLINE_S
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"the server ended with {proc.returncode} before it answered:\n{log()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=10).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the server did not answer in {SERVER_START_DEADLINE_S} s:\n{log()}")
+        time.sleep(0.05)
+
+
 class LiveServer:
     """The real app on uvicorn in a thread, for tests that need real sockets
     (the app's own server class: live streams end when it shuts down).
@@ -110,10 +150,12 @@ class LiveServer:
 
     def __enter__(self):
         self.thread.start()
-        deadline = time.monotonic() + 60  # a generous bound: a loaded machine starts it slowly
+        deadline = time.monotonic() + SERVER_START_DEADLINE_S
         while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("live server did not start")
+            if not self.thread.is_alive():
+                raise RuntimeError("the live server stopped before it started (its error is in the log above)")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the live server did not start in {SERVER_START_DEADLINE_S} s")
             time.sleep(0.02)
         return self
 

@@ -140,6 +140,7 @@ def test_write_tool_needs_approval_then_applies_and_echoes(settings, openai_stan
         names = {t["name"] for t in request["tools"]}
         assert {"insert_stop", "update_stop", "move_stop", "placeSearch", "readTripMedia"} <= names
         assert "delete_day" not in names and "set_trip_preferences" not in names
+        assert "getTrip" not in names and "reviewDay" not in names   # for assistants: the agent has them in context
         assert all(t["strict"] for t in request["tools"] if t["name"] == "insert_stop")
 
         openai_standin.reply_text("Added Pastéis de Belém to day 1.")

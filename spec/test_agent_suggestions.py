@@ -9,6 +9,8 @@ from datetime import date
 
 import httpx
 
+from app.changes import Phase
+from app.trips.events import OpsApplied
 from app.agent.proactive import Evaluator, _Burst
 from app.web.application import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
@@ -293,10 +295,10 @@ def test_an_evaluation_judges_its_own_edits_not_the_ones_after_it(settings, open
     openai_standin.responder = pick_first_fix
     with agent_client(settings, openai_standin) as client:
         svc = client.app.state.services
-        [evaluator] = [listener for listener in svc.trips.op_listeners if isinstance(listener, Evaluator)]
-        svc.trips.op_listeners.remove(evaluator)   # the test drives it by hand
+        [evaluator] = [h for h in svc.db.changes.handlers(Phase.AGENT, OpsApplied) if isinstance(h, Evaluator)]
+        svc.db.changes.unsubscribe(evaluator)   # the test drives it by hand
         seen: list = []
-        svc.trips.op_listeners.append(seen.append)
+        svc.db.changes.subscribe(Phase.AGENT, OpsApplied, seen.append)
         signup(client, "alice")
         trip = new_trip(client)
         make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])

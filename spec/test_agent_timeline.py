@@ -191,10 +191,12 @@ def test_a_message_for_a_member_or_a_reaction_costs_no_model_call(settings, open
 
 
 async def age_agent_replies(db, trip_id: str) -> None:
-    async with db.write() as tx:
-        await tx.execute("UPDATE agent_messages SET created_at = '2020-01-01T00:00:00.000Z' "
-                         "WHERE trip_id = ? AND role = 'assistant'", (trip_id,))
+    def work(tx):
+        tx.execute("UPDATE agent_messages SET created_at = '2020-01-01T00:00:00.000Z' "
+                   "WHERE trip_id = ? AND role = 'assistant'", (trip_id,))
         tx.touch(trip_id, "timeline")
+
+    await db.write(work)
 
 
 def test_group_only_and_an_old_agent_reply_open_no_turn(settings, openai_standin):

@@ -12,7 +12,7 @@ import logging
 
 import pytest
 
-from app.agent import timeline
+from app.trips import store
 from app.aiusage import BUSY_MESSAGE, LIMIT_MESSAGE
 from helpers import new_trip, op, signup, use
 from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
@@ -92,8 +92,9 @@ def agent_eval(client, trip, refusal, caplog):
 def agent_ambient_addressed(client, trip, refusal, caplog):
     # Right after the agent's reply, a statement: only the model can tell whether it is for the agent.
     svc = client.app.state.services
-    client.portal.call(lambda: timeline.append_message(svc, trip["id"], role="assistant", source="chat",
-                                                       parts=[{"type": "text", "text": "Noma is open until 23:00."}]))
+    client.portal.call(lambda: svc.db.write(lambda tx: store.append_message(
+        tx, trip["id"], role="assistant", source="chat",
+        parts=[{"type": "text", "text": "Noma is open until 23:00."}])))
     r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "I'll book the tickets tonight"})
     assert r.status_code == 201 and r.json()["data"]["addressed"] is False
     eventually(lambda: f"ambient reply skipped: {REFUSALS[refusal][2]}" in caplog.text)

@@ -378,11 +378,13 @@ async def test_busy_while_a_call_is_running_then_free(settings, openai_standin):
 
 @pytest.mark.anyio
 async def test_failures_are_recorded_and_free_the_slot(settings, openai_standin, capsys):
-    settings = ai_settings(settings, openai_standin, ai_concurrent=1, ai_timeout_ms=300)
+    # The timeout is the only call that waits it out: its answer comes when the stand-in stops.
+    # The other two answer at once, well inside a timeout that a loaded machine cannot reach.
+    settings = ai_settings(settings, openai_standin, ai_concurrent=1, ai_timeout_ms=10_000)
     usage = await open_usage(settings)
     ai = gateway(usage)
     openai_standin.fail(500)
-    openai_standin.reply_json({"answer": "too late"}, delay=2)
+    openai_standin.reply_json({"answer": "too late"}, delay=600)
     openai_standin.reply_text("not json at all", usage=(90, 9))
     try:
         for _ in range(3):

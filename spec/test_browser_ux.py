@@ -10,7 +10,7 @@ import re
 import pytest
 
 from browser.harness import (add_stops, api, api_op, api_trip, api_user, chromium, drag_stop_before, live,
-                             names_on_screen, offline, open_chat, open_page, shot, stop_card)
+                             names_on_screen, offline, open_chat, open_page, shot, stop_card, timeline_caught_up)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -134,6 +134,10 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         panel.get_by_role("button", name="Send").click()
         answer = panel.locator(".msg.from-agent", has_text="Noted.")
         answer.wait_for()
+        # The answer shows while it streams; the server stores it (its place in the timeline) as the
+        # turn ends, which a loaded machine reaches late. Bob edits once the page has the stored turn.
+        panel.locator(".msg.from-agent:not([aria-busy])", has_text="Noted.").wait_for()
+        timeline_caught_up(page, trip["id"])
 
         edits = [("update_stop", {"stopId": castle, "setTime": "10:30"}),
                  ("update_stop", {"stopId": castle, "setTime": None}),

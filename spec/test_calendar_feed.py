@@ -3,7 +3,7 @@ a plain GET of the link without a session, parsed with `icalendar`."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from urllib.parse import urlsplit
 
 from icalendar import Calendar
@@ -109,6 +109,26 @@ def test_the_feed_has_each_stop_at_its_time_in_the_trip_zone_past_midnight_on_th
     download = client.get(f"/api/trips/{t}/calendar.ics")
     assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
     assert download.content == anonymous_get(client, link["url"]).content
+
+
+def test_a_stop_set_at_24_45_is_at_00_45_on_the_next_date_in_the_trip_zone(client):
+    """A set time past midnight on the day plan's clock ("24:45", as GTFS writes it:
+    the day's evening runs on) is a quarter to one the next morning where the trip is."""
+    signup(client, "alice")
+    trip = new_trip(client, days=1, startDate="2027-05-03", timezone=ZONE, title="Last ferry home")
+    t, day = trip["id"], trip["days"][0]["id"]
+    assert op(client, t, "insert_stop", dayId=day, name="Night ferry", setTime="24:45",
+              durationMin=45).status_code == 200
+    (ferry,) = client.get(f"/api/trips/{t}").json()["data"]["days"][0]["stops"]
+    assert (ferry["setTime"], ferry["startMinutes"]) == ("24:45", 24 * 60 + 45)   # the page: 00:45 (+1)
+    link = client.post(f"/api/trips/{t}/calendar", json={}).json()["data"]
+    event = events(anonymous_get(client, link["url"]).content)[ferry["id"]]
+    start, end = event.decoded("DTSTART"), event.decoded("DTEND")
+    assert event["DTSTART"].params["TZID"] == ZONE and str(start.tzinfo) == ZONE
+    assert start.replace(tzinfo=None) == datetime(2027, 5, 4, 0, 45)   # the next date, not 3 May
+    assert end.replace(tzinfo=None) == datetime(2027, 5, 4, 1, 30)
+    # In Copenhagen's summer time (UTC+2): the instant a phone elsewhere shows.
+    assert start.astimezone(UTC) == datetime(2027, 5, 3, 22, 45, tzinfo=UTC)
 
 
 def test_an_unchanged_feed_answers_304_and_a_revoked_or_replaced_link_404(client):

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from app.db import Database
+from app.changes import Phase, TripEvent
 from app.trips.ops import TRIP_OPS
 from helpers import join, make_client, new_trip, op, signup, use
 from standins.google_standin import google_settings
@@ -168,18 +169,23 @@ def test_listeners_hear_once_per_trip_after_the_commit(tmp_path):
                 count = other.execute("SELECT COUNT(*) FROM app_settings").fetchone()[0]
             heard.append((trip_id, kinds, count))
 
-        db.on_change.append(listener)
+        db.changes.subscribe(Phase.CACHES, TripEvent, lambda event: listener(event.trip_id, event.kinds()))
         try:
-            async with db.write() as tx:
-                await tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')")
+            def work(tx):
+                tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')")
                 tx.touch("t1", "content")
                 tx.touch("t1", "timeline")
                 tx.touch("t2", "social")
                 assert heard == [], "nothing is announced before the commit"
+
+            await db.write(work)
+
+            def rolled_back(tx):
+                tx.touch("t3", "content")
+                raise KeyError("rolled back")
+
             with pytest.raises(KeyError):
-                async with db.write() as tx:
-                    tx.touch("t3", "content")
-                    raise KeyError("rolled back")
+                await db.write(rolled_back)
         finally:
             await db.close()
         assert heard == [("t1", frozenset({"content", "timeline"}), 1), ("t2", frozenset({"social"}), 1)]
@@ -191,17 +197,18 @@ def test_a_write_to_trip_data_without_a_touch_is_refused(tmp_path):
     async def main():
         db = await Database.open(str(tmp_path / "w.db"))
         try:
+            def untouched(tx):
+                tx.execute("INSERT INTO users (id, username, display_name, password_hash, created_at) "
+                           "VALUES ('u', 'u', 'u', 'x', 'now')")
+                tx.execute("INSERT INTO trips (id, title, start_date, timezone, currency, created_by, "
+                           "created_at, updated_at) VALUES ('t', 'T', '2026-01-01', 'UTC', 'EUR', 'u', "
+                           "'now', 'now')")
+
             with pytest.raises(RuntimeError, match="tx.touch"):
-                async with db.write() as tx:
-                    await tx.execute("INSERT INTO users (id, username, display_name, password_hash, created_at) "
-                                     "VALUES ('u', 'u', 'u', 'x', 'now')")
-                    await tx.execute("INSERT INTO trips (id, title, start_date, timezone, currency, created_by, "
-                                     "created_at, updated_at) VALUES ('t', 'T', '2026-01-01', 'UTC', 'EUR', 'u', "
-                                     "'now', 'now')")
+                await db.write(untouched)
             assert await db.fetchval("SELECT COUNT(*) FROM users") == 0, "the whole transaction rolled back"
             with pytest.raises(ValueError):
-                async with db.write() as tx:
-                    tx.touch("t", "everything")
+                await db.write(lambda tx: tx.touch("t", "everything"))
         finally:
             await db.close()
 
@@ -212,7 +219,8 @@ def test_a_transaction_in_one_hop_keeps_the_guard_and_announces_after_its_callba
     async def main():
         db = await Database.open(str(tmp_path / "w.db"))
         heard = []
-        db.on_change.append(lambda trip_id, kinds: heard.append(("announced", trip_id, kinds)))
+        db.changes.subscribe(Phase.CACHES, TripEvent,
+                             lambda event: heard.append(("announced", event.trip_id, event.kinds())))
         try:
             def untouched(tx):
                 tx.execute("INSERT INTO users (id, username, display_name, password_hash, created_at) "
@@ -222,7 +230,7 @@ def test_a_transaction_in_one_hop_keeps_the_guard_and_announces_after_its_callba
                 tx.after_commit(lambda: heard.append("callback"))
 
             with pytest.raises(RuntimeError, match="tx.touch"):
-                await db.transact(untouched)
+                await db.write(untouched)
             assert await db.fetchval("SELECT COUNT(*) FROM users") == 0 and heard == []
 
             def touched(tx):
@@ -230,7 +238,7 @@ def test_a_transaction_in_one_hop_keeps_the_guard_and_announces_after_its_callba
                 tx.touch("t", "content")
                 return "done"
 
-            assert await db.transact(touched) == "done"
+            assert await db.write(touched) == "done"
             assert heard == ["callback", ("announced", "t", frozenset({"content"}))]
         finally:
             await db.close()
@@ -242,11 +250,11 @@ def test_a_cancelled_caller_still_gets_its_commit_announced(tmp_path):
     async def main():
         db = await Database.open(str(tmp_path / "w.db"))
         heard = []
-        db.on_change.append(lambda trip_id, kinds: heard.append(trip_id))
+        db.changes.subscribe(Phase.CACHES, TripEvent, lambda event: heard.append(event.trip_id))
         release = threading.Event()
         try:
-            blocker = db.queue(lambda tx: release.wait(10))   # the writer is busy
-            caller = asyncio.ensure_future(db.transact(
+            blocker = db.write(lambda tx: release.wait(10))   # the writer is busy
+            caller = asyncio.ensure_future(db.write(
                 lambda tx: (tx.execute("INSERT INTO app_settings (key, value) VALUES ('k', 'v')"),
                             tx.touch("t1", "social"))))
             await asyncio.sleep(0.05)
@@ -273,8 +281,9 @@ def test_transactions_queued_behind_a_busy_writer_commit_together_and_a_failing_
     async def main():
         db = await Database.open(str(tmp_path / "w.db"))
         heard, statements = [], []
-        db.on_change.append(lambda trip_id, kinds: heard.append(trip_id))
-        await db._writer.set_trace_callback(lambda sql: (statements.append(sql.split()[0].upper()), db._trace(sql)))
+        db.changes.subscribe(Phase.CACHES, TripEvent, lambda event: heard.append(event.trip_id))
+        writer = db._writer   # idle: its connection may be traced from here
+        writer.conn.set_trace_callback(lambda sql: (statements.append(sql.split()[0].upper()), writer._trace(sql)))
         release = threading.Event()
 
         def insert(key: str, fail: bool = False, untouched: bool = False):
@@ -290,9 +299,9 @@ def test_transactions_queued_behind_a_busy_writer_commit_together_and_a_failing_
             return work
 
         async def run_behind_a_busy_writer(works):
-            blocker = db.queue(lambda tx: release.wait(10))
+            blocker = db.write(lambda tx: release.wait(10))
             await asyncio.sleep(0.05)                     # the writer has it
-            waits = [db.queue(work) for work in works]
+            waits = [db.write(work) for work in works]
             release.set()
             await blocker
             release.clear()

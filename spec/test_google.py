@@ -7,14 +7,14 @@ import logging
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
-import httpx
+import anyio
 import pytest
 
 from app.db import Database
 from app.providers.google import DETAILS_MASK, PLACE_FIELDS, SEARCH_MASK, Google, normalize_place, price_level
 from app.hours.rules import check_hours
 from app.settings import Settings
-from helpers import make_client, new_trip, signup
+from helpers import PATIENT_PROVIDERS, make_client, new_trip, provider_client, signup
 from standins.google_standin import google_settings
 
 SEARCH = "/v1/places:searchText"
@@ -37,11 +37,11 @@ class Clock:
 
 
 @asynccontextmanager
-async def google_env(tmp_path, standin, clock=None):
-    settings = google_settings(Settings(db_path=str(tmp_path / "g.db")), standin)
+async def google_env(tmp_path, standin, clock=None, **timeouts):
+    settings = google_settings(Settings(db_path=str(tmp_path / "g.db"), **{**PATIENT_PROVIDERS, **timeouts}), standin)
     db = await Database.open(settings.db_path)
     try:
-        async with httpx.AsyncClient(timeout=5) as http:
+        async with provider_client(settings) as http:
             yield Google(settings, http, db, clock=clock)
     finally:
         await db.close()
@@ -206,15 +206,18 @@ async def test_errors_become_unavailable_without_the_key(tmp_path, google_standi
 async def test_timeout_is_unavailable_and_google_rests(tmp_path, google_standin):
     from app.errors import Unavailable
 
-    google_standin.delay(ROUTES, 1.0)
-    async with google_env(tmp_path, google_standin) as google:
-        google.timeout = 0.2
+    # Routes answers only when the stand-in stops: the read timeout (a setting) ends the call
+    # however late a loaded machine gets to it, while Places' prompt answers fit well inside it.
+    google_standin.delay(ROUTES, 600.0)
+    async with google_env(tmp_path, google_standin, provider_read_timeout_s=10.0) as google:
         with pytest.raises(Unavailable) as raised:
             await google.route((38.70, -9.14), (38.71, -9.15), "walk")
         assert raised.value.code == "routes_unavailable"
         # Resting: the next call fails fast without reaching Google; Places still works.
         with pytest.raises(Unavailable):
             await google.route((38.70, -9.14), (38.72, -9.15), "walk")
+        # The stand-in's thread may record the first call only after the client gave up on it.
+        await anyio.to_thread.run_sync(google_standin.wait_for_requests, 1)
         assert google_standin.calls[ROUTES] == 1
         assert await google.search_text("cafe")
         google.cooldown_s = 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from types import SimpleNamespace
 
-import httpx
 import pytest
 
 from app.db import Database
@@ -15,7 +14,7 @@ from app.providers.route_cache import ESTIMATE_TTL_S
 from app.legs import SPEED_MPS, choose_mode, day_legs, day_legs_now, estimate, haversine_m
 from app.preferences import TripPreferences
 from app.settings import Settings
-from helpers import make_client, new_trip, op, signup
+from helpers import PATIENT_PROVIDERS, make_client, new_trip, op, provider_client, signup
 from standins.google_standin import DETOUR, SPEEDS, TRANSIT_WAIT_S, google_settings
 
 ROUTES = "/directions/v2:computeRoutes"
@@ -44,10 +43,10 @@ def standin_leg(a, b, mode: str) -> tuple[int, int]:
 
 @asynccontextmanager
 async def google_svc(tmp_path, standin):
-    settings = google_settings(Settings(db_path=str(tmp_path / "legs.db")), standin)
+    settings = google_settings(Settings(db_path=str(tmp_path / "legs.db"), **PATIENT_PROVIDERS), standin)
     db = await Database.open(settings.db_path)
     try:
-        async with httpx.AsyncClient(timeout=5) as http:
+        async with provider_client(settings) as http:
             yield Google(settings, http, db)
     finally:
         await db.close()

@@ -12,6 +12,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from app.assistants.tools import mcp_name
+from app.read_tools import READ_TOOLS
 from app.web.application import create_app
 from helpers import LiveServer, mcp_session
 from standins.openai_standin import ai_settings
@@ -80,10 +82,17 @@ def test_an_assistant_reads_and_proposes_and_nothing_changes_until_a_member_appr
 
         listed, got, proposed, bad, followed = mcp(server, made["token"], session_work)
         # Read tools are annotated read-only; write tools come from TRIP_OPS (agent ops only), none read-only.
-        assert {"list_trips", "get_trip", "review_day", "shortest_order", "search_places", "recent_timeline",
+        assert {"list_trips", "get_trip", "review_day", "shortest_order", "place_search", "recent_timeline",
                 "get_suggestion", "propose_fix", "insert_stop", "update_stop", "move_stop"} <= set(listed)
         assert "delete_day" not in listed and "set_trip_preferences" not in listed
         assert listed["get_trip"].annotations.read_only_hint is True
+        # One definition per read tool: the shared table's (app/read_tools.py) for assistants, as it stands.
+        for tool in (t for t in READ_TOOLS.values() if t.mcp):
+            offered = listed[mcp_name(tool.name)]
+            assert offered.description == tool.description and offered.annotations.read_only_hint is True
+            assert offered.input_schema["properties"] == {"tripId": offered.input_schema["properties"]["tripId"],
+                                                          **tool.args.model_json_schema().get("properties", {})}
+        assert "read_trip_media" not in listed   # the agent's own: its answer is model input
         assert listed["insert_stop"].annotations.read_only_hint is False
         schema = listed["insert_stop"].input_schema   # the op's own schema, plus the trip
         assert {"tripId", "dayId", "name"} <= set(schema["required"]) and "afterStopId" in schema["properties"]
@@ -208,7 +217,7 @@ def test_review_fixes_are_proposals_reads_stay_bounded_and_a_token_ends_with_the
             stale_fix = await session.call_tool("propose_fix", {"tripId": t, "dayId": day, "fixId": "x_nope"})
             lines = await session.call_tool("recent_timeline", {"tripId": t, "limit": 5})
             order = await session.call_tool("shortest_order", {"tripId": t, "dayId": day})
-            search = await session.call_tool("search_places", {"tripId": t, "query": "pastéis"})
+            search = await session.call_tool("place_search", {"tripId": t, "query": "pastéis"})
             calls = [await session.call_tool("list_trips", {}) for _ in range(3)]   # the 9th call in a minute
             return review, fix, proposed, stale_fix, lines, order, search, calls
 

@@ -17,13 +17,15 @@ import pytest
 from app.db import Database
 from app.errors import Invalid, NotFound, Unavailable
 from app.providers.google import Google, normalize_place as google_normalize_place
-from app.providers.osm import OSM, OSRM_SLOTS, OVERPASS_SLOTS, user_agent
+from app.providers.osm import OSM, OSRM_SLOTS, OVERPASS_QUERY_TIMEOUT_S, OVERPASS_SLOTS, user_agent
+from app.providers.outbound import OutboundClient
 from app.providers.osm_tags import TYPE_TAGS, google_types
 from app.planner.candidates import CUISINE_TYPES, DEFAULT_EXPLORE_TYPES, INTEREST_TYPES, MEAL_TYPES, is_food
 from app.planner.optimize import DEFAULT_PLAN_TYPES
 from app.providers.route_cache import Route
 from app.settings import Settings
 from standins.osm_standin import FILTER, OVERPASS_PATH, OSMStandIn, load_elements, osm_settings
+from helpers import PATIENT_PROVIDERS, provider_client
 
 CENTRE = (55.6786, 12.5729)        # Rådhuspladsen / Strøget, Indre By
 NORREBRO = (55.6935, 12.5470)      # Jægersborggade
@@ -59,14 +61,14 @@ class Clock:
 
 @asynccontextmanager
 async def osm_env(tmp_path, standin, *, clock=None, fake: FakeTime | None = None, real_time: bool = False,
-                  on_request=None):
-    settings = osm_settings(Settings(db_path=str(tmp_path / "osm.db")), standin)
+                  on_request=None, **timeouts):
+    settings = osm_settings(Settings(db_path=str(tmp_path / "osm.db"), **{**PATIENT_PROVIDERS, **timeouts}), standin)
     db = await Database.open(settings.db_path)
     fake = fake or FakeTime()
     hooks = {"request": [on_request]} if on_request else {}
     timing = {} if real_time else {"monotonic": fake.monotonic, "sleep": fake.sleep}
     try:
-        async with httpx.AsyncClient(timeout=5, event_hooks=hooks) as http:
+        async with provider_client(settings, event_hooks=hooks) as http:
             yield OSM(settings, http, db, clock=clock, **timing)
     finally:
         await db.close()
@@ -96,7 +98,20 @@ def test_osm_urls_and_contact_have_public_defaults_and_are_settings():
         "http://n.local", "http://o.local/i", "http://r.local/{profile}", "ops@example.org")
 
 
+def test_provider_timeouts_are_settings_the_shared_client_keeps():
+    d = Settings.from_env(env={}, dotenv=None)
+    assert (d.provider_connect_timeout_s, d.provider_read_timeout_s) == (3.0, 8.0)
+    s = Settings.from_env(env={"WAYLINE_PROVIDER_CONNECT_TIMEOUT_S": "5", "WAYLINE_PROVIDER_READ_TIMEOUT_S": "12.5"},
+                          dotenv=None)
+    timeout = OutboundClient.for_providers(s).client.timeout
+    assert (timeout.connect, timeout.read) == (5.0, 12.5)
+    overpass = OSM(s, OutboundClient.for_providers(s), None)._timeouts["overpass"]   # + its own query limit
+    assert (overpass.connect, overpass.read) == (5.0, 12.5 + OVERPASS_QUERY_TIMEOUT_S)
+
+
 @pytest.mark.parametrize("env, words", [
+    ({"WAYLINE_PROVIDER_READ_TIMEOUT_S": "0"}, "WAYLINE_PROVIDER_READ_TIMEOUT_S must be a number of seconds above 0"),
+    ({"WAYLINE_PROVIDER_CONNECT_TIMEOUT_S": "soon"}, "WAYLINE_PROVIDER_CONNECT_TIMEOUT_S must be a number"),
     ({"WAYLINE_PLACES_PROVIDER": "mapbox"}, "WAYLINE_PLACES_PROVIDER must be google or osm, got 'mapbox'"),
     ({"WAYLINE_PLACES_PROVIDER": "google"}, "WAYLINE_PLACES_PROVIDER=google needs GOOGLE_MAPS_API_KEY"),
     ({"WAYLINE_OSRM_URL": "https://router.example/car"}, "WAYLINE_OSRM_URL must contain {profile}"),
@@ -478,8 +493,10 @@ async def test_any_failure_is_unavailable_in_plain_words(tmp_path, osm_standin, 
     prefix, run = CALLS[call]
     script(osm_standin, prefix, failure)
     caplog.set_level(logging.DEBUG)
-    async with osm_env(tmp_path, osm_standin) as osm:
-        osm.timeout = 0.2
+    # A timeout's call is held until the stand-in stops: a short read timeout ends it. The
+    # other failures keep the patient one, so a loaded machine cannot turn them into timeouts.
+    timeouts = {"provider_read_timeout_s": 1.0} if failure == "timeout" else {}
+    async with osm_env(tmp_path, osm_standin, **timeouts) as osm:
         with pytest.raises(Unavailable) as raised:
             await run(osm)
     routes = call in ("route", "table")

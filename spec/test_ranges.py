@@ -12,6 +12,7 @@ from datetime import timedelta
 
 import pytest
 
+from app.changes import TripChanged
 from app.fields import FIRST_DATE, LAST_DATE
 from app.trips.ops import TRIP_OPS
 from helpers import join, new_trip, op, signup, use
@@ -181,7 +182,7 @@ def test_a_trip_stored_at_the_calendars_edge_still_reads(client, settings):
     trip = new_trip(client, days=3)
     with sqlite3.connect(settings.db_path) as conn:
         conn.execute("UPDATE trips SET start_date = '9999-12-30', version = version + 1 WHERE id = ?", (trip["id"],))
-    client.app.state.services.trips.changed(trip["id"], frozenset({"content"}))
+    client.app.state.services.trips.changed(TripChanged(trip["id"], frozenset({"content"})))
     r = client.get(f"/api/trips/{trip['id']}")
     assert r.status_code == 200, r.text
     assert [d["date"] for d in r.json()["data"]["days"]] == ["9999-12-30", "9999-12-31", None]

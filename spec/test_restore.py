@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import make_client, new_trip, op, signup
+from helpers import make_client, new_trip, op, signup, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,29 +99,22 @@ def test_restore_never_overwrites_and_refuses_what_it_cannot_trust(settings, tmp
 
 def test_boot_without_a_replica_is_the_plain_server(tmp_path):
     import socket
-    import time
-
-    import httpx
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     db = tmp_path / "data" / "wayline.db"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("WAYLINE_", "AWS_"))}
-    proc = subprocess.Popen([sys.executable, "-m", "app", "boot"], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env={**clean, "WAYLINE_DB": str(db), "HOST": "127.0.0.1",
-                                                           "PORT": str(port), "PYTHONPATH": str(ROOT)})
+    log_path = tmp_path / "boot.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "boot"], cwd=tmp_path, stdout=log,
+                                stderr=subprocess.STDOUT, env={**clean, "WAYLINE_DB": str(db), "HOST": "127.0.0.1",
+                                                               "PORT": str(port), "PYTHONPATH": str(ROOT)})
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(proc, f"http://127.0.0.1:{port}", lambda: log_path.read_text(errors="replace"))
     finally:
         proc.terminate()
-        output = proc.communicate(timeout=60)[0].decode()
+        proc.wait(timeout=60)
+    output = log_path.read_text(errors="replace")
     assert db.is_file()
     assert "replica" not in output and "litestream" not in output.lower()

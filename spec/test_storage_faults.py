@@ -6,6 +6,8 @@ SQLite files: `max_page_count` on the writer makes the file "full",
 
 from __future__ import annotations
 
+import asyncio
+
 import logging
 import os
 import socket
@@ -25,20 +27,20 @@ def on_writer(client, sql: str) -> None:
     """Run a PRAGMA on the app's writer connection (the fault injection)."""
     db = client.app.state.services.db
 
-    async def run():
-        await db._writer.execute(sql)
+    def run():
+        db._writer.conn.execute(sql)   # the writer is idle between requests: nothing else uses it
 
-    client.portal.call(run)
+    client.portal.call(asyncio.to_thread, run)
 
 
 def fill_disk(client) -> None:
     db = client.app.state.services.db
 
-    async def run():
-        pages = (await db._writer.execute_fetchall("PRAGMA page_count"))[0][0]
-        await db._writer.execute(f"PRAGMA max_page_count = {pages}")
+    def run():
+        pages = db._writer.conn.execute("PRAGMA page_count").fetchone()[0]
+        db._writer.conn.execute(f"PRAGMA max_page_count = {pages}")
 
-    client.portal.call(run)
+    client.portal.call(asyncio.to_thread, run)
 
 
 def assert_plain_503(r) -> None:

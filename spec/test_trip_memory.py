@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from app import legs, members
+from app.changes import TripChanged
 from app.errors import NotFound
 from app.web.application import create_app
 from app.trips import store
@@ -126,7 +127,7 @@ def test_a_failed_transaction_leaves_memory_as_committed(settings, monkeypatch):
         def broken(*args, **kwargs):  # fails after the op's rows were written in the transaction
             raise sqlite3.OperationalError("disk I/O error")
 
-        monkeypatch.setattr(store, "append_message_row", broken)
+        monkeypatch.setattr(store, "append_message", broken)
         failed = op(client, trip["id"], "insert_stop", dayId=day, name="Lost")
         assert failed.status_code == 503 and failed.json()["error"]["code"] == "storage_unavailable"
         monkeypatch.undo()
@@ -142,18 +143,18 @@ def test_an_op_queued_behind_one_that_fails_validates_again(client, settings, mo
     trip = new_trip(client)
     day = trip["days"][0]["id"]
     svc = services(client)
-    real_append = store.append_message_row
+    real_append = store.append_message
 
     def append(tx, trip_id, **fields):
         if "Boom" in fields["parts"][0]["text"]:
             raise sqlite3.OperationalError("disk I/O error")
         return real_append(tx, trip_id, **fields)
 
-    monkeypatch.setattr(store, "append_message_row", append)
+    monkeypatch.setattr(store, "append_message", append)
 
     async def chain():
         release = threading.Event()
-        blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: ops queue up
+        blocker = svc.db.write(lambda tx: release.wait(10))   # the writer is busy: ops queue up
         first = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "insert_stop",
                                                {"dayId": day, "name": "Boom"}))
         second = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "insert_stop",
@@ -184,7 +185,7 @@ def test_a_claimed_batch_that_fails_midway_leaves_nothing_for_the_next_op(client
 
     async def chain():
         release = threading.Event()
-        blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: the ops queue up
+        blocker = svc.db.write(lambda tx: release.wait(10))   # the writer is busy: the ops queue up
         failing = asyncio.ensure_future(apply_ops(
             svc.trips, trip["id"], owner["id"],
             [("update_trip", {"title": "Half made"}), ("update_day", {"dayId": "no-such-day", "title": "x"})],
@@ -215,7 +216,7 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
 
     async def race():
         gate, waiting = asyncio.Event(), asyncio.Event()
-        real = svc.db.queue
+        real = svc.db.write
 
         def held(work):
             async def later():
@@ -225,10 +226,10 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
             waiting.set()
             return asyncio.ensure_future(later())
 
-        svc.db.queue = held
+        svc.db.write = held
         task = asyncio.ensure_future(apply_op(svc.trips, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
         await waiting.wait()                       # bob's op passed validation as a member
-        svc.db.queue = real
+        svc.db.write = real
         await members.remove_member(svc.db, trip["id"], owner["id"], "owner", bob["id"])
         gate.set()
         with pytest.raises(NotFound):
@@ -247,17 +248,17 @@ def test_concurrent_first_reads_share_one_load(settings):
         trip = c.post("/api/trips", json={"title": "Herd", "startDate": "2026-12-01", "days": 2}).json()["data"]
         svc = app.state.services
         loads = []
-        real = svc.db.read_with
+        real = svc.db.read
 
         async def counted(fn, *args):
             loads.append(fn.__name__)
             await asyncio.sleep(0.05)  # a slow disk: every reader arrives while the load runs
             return await real(fn, *args)
 
-        svc.db.read_with = counted
+        svc.db.read = counted
         for case in ("cold", "after a vote"):
             if case == "cold":
-                svc.trips.changed(trip["id"], frozenset({"members"}))  # as if a member joined: dropped
+                svc.trips.changed(TripChanged(trip["id"], frozenset({"members"})))  # as if a member joined: dropped
             else:
                 day = trip["days"][0]["id"]
                 stop = c.post(f"/api/trips/{trip['id']}/ops/insert_stop?full=1",
@@ -298,7 +299,7 @@ def test_a_trip_let_go_while_its_op_ran_is_read_again(tmp_path):
 
         async def chain():
             release = threading.Event()
-            blocker = svc.db.queue(lambda tx: release.wait(10))   # the writer is busy: the writes queue up
+            blocker = svc.db.write(lambda tx: release.wait(10))   # the writer is busy: the writes queue up
             removal = asyncio.ensure_future(members.remove_member(svc.db, trip["id"], owner["id"], "owner",
                                                                   bob["id"]))
             await asyncio.sleep(0.01)

@@ -5,14 +5,13 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta
 
-import httpx
 import pytest
 
 from app.db import Database
 from app.errors import Unavailable
 from app.settings import Settings
 from app.providers.weather import TYPICAL_LABEL, Weather, archive_base
-from helpers import make_client, new_trip, signup
+from helpers import PATIENT_PROVIDERS, make_client, new_trip, provider_client, signup
 from standins.weather_standin import daily_values, weather_settings
 
 FORECAST = "/v1/forecast"
@@ -30,12 +29,12 @@ class Clock:
 
 
 @asynccontextmanager
-async def weather_env(tmp_path, standin, clock):
+async def weather_env(tmp_path, standin, clock, **timeouts):
     standin.today = TODAY
-    settings = weather_settings(Settings(db_path=str(tmp_path / "w.db")), standin)
+    settings = weather_settings(Settings(db_path=str(tmp_path / "w.db"), **{**PATIENT_PROVIDERS, **timeouts}), standin)
     db = await Database.open(settings.db_path)
     try:
-        async with httpx.AsyncClient(timeout=5) as http:
+        async with provider_client(settings) as http:
             yield Weather(settings, http, db, clock=clock)
     finally:
         await db.close()
@@ -142,9 +141,8 @@ async def test_failures_are_unavailable(tmp_path, weather_standin, path):
 
 @pytest.mark.anyio
 async def test_timeout_is_unavailable(tmp_path, weather_standin):
-    weather_standin.delay(FORECAST, 1.0)
-    async with weather_env(tmp_path, weather_standin, Clock(TODAY)) as weather:
-        weather.timeout = 0.2
+    weather_standin.delay(FORECAST, 600.0)   # answers only when the stand-in stops
+    async with weather_env(tmp_path, weather_standin, Clock(TODAY), provider_read_timeout_s=1.0) as weather:
         with pytest.raises(Unavailable):
             await weather.days(*LISBON, TODAY, 1)
 

@@ -30,11 +30,13 @@ from pydantic import BaseModel, ConfigDict
 from ..ai import require_ai
 from ..errors import AppError
 from .deps import AgentDeps
+from ..db import Tx
 from ..markdown_links import check_links
-from ..social import insert_comment
+from ..social import StopCommented, insert_comment
+from ..trips import store
 from ..trips.model import Trip
 from .. import media_for_model as files
-from ..read_tools import READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
+from ..read_tools import AGENT_READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
 from . import addressing, grounding, timeline
 from .chat import instructions_for
 
@@ -78,11 +80,13 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
     not for a member is answered by the application. Returns (the agent
     answers: decided now, the stored row)."""
     check_links(text, trip_id, "text", svc.settings.public_url)
-    async with svc.db.write() as tx:
-        previous = await timeline.latest_chat(tx, trip_id)
-        row = await timeline.append(tx, trip_id, role="user", parts=parts,
-                                    source="mention" if addressing.mentions_agent(text) else "chat",
-                                    actor_user_id=user["id"], actor_name=user["displayName"])
+
+    def work(tx: Tx) -> tuple[Any, dict[str, Any]]:
+        return timeline.latest_chat(tx, trip_id), store.append_message(
+            tx, trip_id, role="user", parts=parts, source="mention" if addressing.mentions_agent(text) else "chat",
+            actor_user_id=user["id"], actor_name=user["displayName"])
+
+    previous, row = await svc.db.write(work)
     if group_only:
         return False, row
     after_agent = addressing.after_agent(previous, datetime.now(UTC))   # created_at is the real clock
@@ -102,8 +106,9 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
 async def _street_view_reply(svc: AgentDeps, trip_id: str, row: dict, request: grounding.Request) -> None:
     try:
         parts = await grounding.answer(svc, trip_id, request)
-        await timeline.append_message(svc, trip_id, role="assistant", parts=parts, source=row["source"],
-                                      actor_name=AGENT_NAME, turn_id=row["id"])
+        await svc.db.write(lambda tx: store.append_message(tx, trip_id, role="assistant", parts=parts,
+                                                           source=row["source"], actor_name=AGENT_NAME,
+                                                           turn_id=row["id"]))
     except Exception:
         log.exception("street view reply to %s failed", row["id"])
 
@@ -116,8 +121,9 @@ async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, deci
         items = await _recent_items(svc, trip_id, row["seq"])
         reply = await read_only_reply(svc, trip, user, items, turn_id=row["id"])
         if reply:
-            await timeline.append_message(svc, trip_id, role="assistant", parts=[{"type": "text", "text": reply}],
-                                          source=row["source"], actor_name=AGENT_NAME, turn_id=row["id"])
+            await svc.db.write(lambda tx: store.append_message(
+                tx, trip_id, role="assistant", parts=[{"type": "text", "text": reply}], source=row["source"],
+                actor_name=AGENT_NAME, turn_id=row["id"]))
     except AppError as exc:
         log.info("ambient reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:
@@ -192,7 +198,7 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
         if not calls:
             break
         for call in calls:
-            if call.name in READ_TOOLS:
+            if call.name in AGENT_READ_TOOLS:
                 result = await run_read_tool(ToolContext(svc, trip), call.name, call.arguments)
             else:
                 result = ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
@@ -204,16 +210,23 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
 # -- stop comments -------------------------------------------------------------------
 
 
-async def on_stop_comment(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, body: str) -> None:
-    """Called by the comments route after a member's comment is saved. With
-    `@agent` in it (and AI on) the mention joins the timeline as a
-    stop_comment row and the reply is produced in the background."""
-    if svc.ai is None or not addressing.mentions_agent(body):
+def on_stop_comment(svc: AgentDeps, event: StopCommented) -> None:
+    """A member's comment on a stop committed (the AGENT phase of
+    app/changes.py). With `@agent` in it (and AI on) the mention joins the
+    timeline as a stop_comment row and the reply is produced, in the
+    background."""
+    if svc.ai is None or not addressing.mentions_agent(event.body):
         return
-    row = await timeline.append_message(svc, trip_id, role="user", parts=[{"type": "text", "text": body[:4000]}],
-                                        source="stop_comment", stop_id=stop_id, actor_user_id=user["id"],
-                                        actor_name=user.get("displayName") or user.get("username"))
-    svc.background.spawn(_reply_on_stop(svc, trip_id, stop_id, user, row), name=f"agent-stop-{stop_id}")
+    user = {"id": event.user_id, "displayName": event.author}
+    svc.background.spawn(_mention_and_reply(svc, event.trip_id, event.stop_id, user, event.body),
+                         name=f"agent-stop-{event.stop_id}")
+
+
+async def _mention_and_reply(svc: AgentDeps, trip_id: str, stop_id: str, user: dict[str, Any], body: str) -> None:
+    row = await svc.db.write(lambda tx: store.append_message(
+        tx, trip_id, role="user", parts=[{"type": "text", "text": body[:4000]}], source="stop_comment",
+        stop_id=stop_id, actor_user_id=user["id"], actor_name=user["displayName"]))
+    await _reply_on_stop(svc, trip_id, stop_id, user, row)
 
 
 async def _reply_on_stop(svc: AgentDeps, trip_id: str, stop_id: str, user: dict, row: dict) -> None:
@@ -232,10 +245,13 @@ async def _reply_on_stop(svc: AgentDeps, trip_id: str, stop_id: str, user: dict,
             parts = [{"type": "text", "text": reply}]
         if not reply:
             return
-        async with svc.db.write() as tx:
-            await timeline.append(tx, trip_id, role="assistant", parts=parts, source="stop_comment",
-                                  stop_id=stop_id, actor_name=AGENT_NAME, turn_id=row["id"])
-            await insert_comment(tx, trip_id, stop_id, None, AGENT_NAME, reply[:4000])
+
+        def answer(tx: Tx) -> None:
+            store.append_message(tx, trip_id, role="assistant", parts=parts, source="stop_comment",
+                                 stop_id=stop_id, actor_name=AGENT_NAME, turn_id=row["id"])
+            insert_comment(tx, trip_id, stop_id, None, AGENT_NAME, reply[:4000])
+
+        await svc.db.write(answer)
     except AppError as exc:
         log.info("stop comment reply skipped: %s (turn %s)", exc.code, row["id"])
     except Exception:

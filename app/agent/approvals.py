@@ -49,10 +49,10 @@ async def issue(svc: AgentDeps, trip_id: str, turn_id: str, tool_call_id: str, t
                 user_id: str) -> str:
     """Sign and record an approval request; returns its approvalId."""
     aid = approval_id(svc.secret, trip_id, turn_id, tool_call_id, tool_name, tool_input)
-    await svc.db.execute_write(
+    await svc.db.write(lambda tx: tx.execute(
         "INSERT OR IGNORE INTO agent_approvals (id, trip_id, turn_id, tool_call_id, tool_name, input_json, status, "
         "requested_by, created_at) VALUES (?, ?, ?, ?, ?, ?, 'requested', ?, ?)",
-        (aid, trip_id, turn_id, tool_call_id, tool_name, canonical(tool_input), user_id, utcnow()))
+        (aid, trip_id, turn_id, tool_call_id, tool_name, canonical(tool_input), user_id, utcnow())))
     return aid
 
 
@@ -93,10 +93,10 @@ async def redeem(svc: AgentDeps, trip_id: str, turn_id: str, part: dict, user_id
     if not signature_ok(svc, trip_id, turn_id, part):
         return Response(call_id, name, tool_input, False, reason,
                         error="This approval could not be verified, so nothing was changed.")
-    spent = await svc.db.execute_write(
+    spent = await svc.db.write(lambda tx: tx.execute(
         "UPDATE agent_approvals SET status = ?, decided_by = ?, decided_at = ? "
         "WHERE id = ? AND trip_id = ? AND turn_id = ? AND status = 'requested'",
-        ("approved" if approved else "denied", user_id, utcnow(), approval["id"], trip_id, turn_id))
+        ("approved" if approved else "denied", user_id, utcnow(), approval["id"], trip_id, turn_id)).rowcount)
     if spent != 1:
         return Response(call_id, name, tool_input, False, reason,
                         error="This approval was already used, so nothing was changed.")
@@ -107,6 +107,6 @@ async def redeem(svc: AgentDeps, trip_id: str, turn_id: str, part: dict, user_id
 async def settle(svc: AgentDeps, approval_ids: list[str], status: str) -> None:
     """After the apply: 'applied' or 'failed' (bookkeeping for the audit trail)."""
     if approval_ids:
-        async with svc.db.write() as conn:
-            await conn.executemany("UPDATE agent_approvals SET status = ? WHERE id = ? AND status = 'approved'",
-                                   [(status, aid) for aid in approval_ids])
+        await svc.db.write(lambda tx: tx.executemany(
+            "UPDATE agent_approvals SET status = ? WHERE id = ? AND status = 'approved'",
+            [(status, aid) for aid in approval_ids]))

@@ -46,9 +46,10 @@ from ..preferences import effective
 from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
+from ..trips import store
 from ..trips.apply import apply_ops
 from .. import media_for_model as files
-from ..read_tools import READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
+from ..read_tools import AGENT_READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
 from . import approvals, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import trip_snapshot
@@ -122,10 +123,10 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         street_view = grounding.parse(text)
         if street_view is None and svc.ai is not None:
             await svc.ai.check_share(user["id"], trip_id, "agent_chat")   # 429 before anything is stored
-        row = await timeline.append_message(svc, trip_id, role="user", parts=parts,
-                                            source="mention" if "@agent" in text.lower() else "chat",
-                                            message_id=timeline.usable_client_id(last.id),
-                                            actor_user_id=user["id"], actor_name=user["displayName"])
+        row = await svc.db.write(lambda tx: store.append_message(
+            tx, trip_id, role="user", parts=parts, source="mention" if "@agent" in text.lower() else "chat",
+            message_id=timeline.usable_client_id(last.id), actor_user_id=user["id"],
+            actor_name=user["displayName"]))
         # The history is the stored chat up to this message, never the client's copy of it.
         items = [] if street_view else await build_input(
             svc, trip_id, await timeline.chat_history(svc, trip_id, row["id"], WINDOW), continuing=False,
@@ -221,7 +222,7 @@ class _Emitter:
 
 async def instructions_for(svc: AgentDeps, trip: Trip, user: dict, role: str, base: str,
                            cards: list[dict] | None = None) -> str:
-    prefs = await effective(svc.db, user["id"], trip.id)
+    prefs = await effective(svc.db, user["id"], trip.prefs, trip.prefs_set)
     context: dict[str, Any] = {"today": timeline.now_dt(svc).date().isoformat(),
                                "member": {"name": user["displayName"], "role": role},
                "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
@@ -365,7 +366,7 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                 # A card that was drawn whole needs no answer; a refused or trimmed one is
                 # reported back so the model can fix it.
                 more |= not output.get("shown") or bool(output.get("dropped"))
-            elif name in READ_TOOLS:
+            elif name in AGENT_READ_TOOLS:
                 emit("tool-input-start", toolCallId=call.call_id, toolName=name)
                 emit("tool-input-available", toolCallId=call.call_id, toolName=name, input=_loads(call.arguments))
                 result = await run_read_tool(ToolContext(svc, trip, turn.own_hosts), name, call.arguments)

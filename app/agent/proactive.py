@@ -47,11 +47,12 @@ from ..errors import AppError, NotFound
 from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import PATCH_OPS, TRIP_OPS, OpContext, validate_args
+from ..db import Tx
+from ..trips import store
 from ..trips.edits import as_patch
-from ..trips.events import OpEvent
+from ..trips.events import OpsApplied
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import material_risks, review_day
-from . import timeline
 from .timeline import iso, now_dt
 from .snapshot import trip_snapshot
 from .watch import remember_seen
@@ -210,7 +211,7 @@ class _Burst:
 
 
 class Evaluator:
-    """Registered in `svc.op_listeners` when AI is on. The listener only
+    """Subscribed to `OpsApplied` (the AGENT phase) when AI is on. It only
     records the edit; a tracked background task waits out the debounce and
     evaluates everything since the first edit of the burst at once."""
 
@@ -223,7 +224,7 @@ class Evaluator:
     def debounce_s(self) -> float:
         return float(self.svc.agent_timing.debounce_s)
 
-    def __call__(self, event: OpEvent) -> None:
+    def __call__(self, event: OpsApplied) -> None:
         if event.source in AGENT_SOURCES or self.svc.ai is None:
             return
         loop = asyncio.get_running_loop()
@@ -315,22 +316,22 @@ class Evaluator:
         threshold = svc.settings.ai_proactive_threshold
         reason, text = decision.reason.strip()[:1000], (decision.suggestion.strip() or decision.reason.strip())[:1000]
         now = now_dt(svc)
-        async with svc.db.write() as tx:
-            version = (await tx.execute_fetchall("SELECT version FROM trips WHERE id = ?", (trip.id,)))
-            if not version or version[0][0] != trip.version:
+
+        def work(tx: Tx) -> bool:
+            if tx.fetchval("SELECT version FROM trips WHERE id = ?", (trip.id,)) != trip.version:
                 return False  # the trip moved on; the edit that moved it gets its own evaluation
             if decision.confidence >= threshold and chosen is not None:
                 patch = chosen.patch
                 suggestion_id = new_id()
                 minutes = min(max(decision.expiresInMinutes or DEFAULT_EXPIRY_MIN, 1), MAX_EXPIRY_MIN)
-                message = await timeline.append(tx, trip.id, role="assistant", source="threshold",
-                                                actor_name="Wayline agent", parts=[
+                message = store.append_message(tx, trip.id, role="assistant", source="threshold",
+                                               actor_name="Wayline agent", parts=[
                     {"type": "text", "text": text},
                     {"type": "data-suggestion", "data": {"suggestionId": suggestion_id, "severity": decision.severity,
                                                          "confidence": decision.confidence, "reason": reason,
                                                          "patch": patch}}])
                 tx.touch(trip.id, "suggestions")
-                await tx.execute(
+                tx.execute(
                     "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
                     "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at, finding_json) "
                     "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -339,9 +340,11 @@ class Evaluator:
                      iso(now + timedelta(minutes=minutes)), iso(now), iso(now),
                      None if chosen.finding is None else json.dumps(chosen.finding, ensure_ascii=False)))
             else:
-                await timeline.append(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
-                                      parts=[{"type": "text", "text": reason or text},
-                                             {"type": "data-observation", "data": {
-                                                 "severity": decision.severity, "confidence": decision.confidence,
-                                                 "quiet": True}}])
-        return True
+                store.append_message(tx, trip.id, role="assistant", source="threshold", actor_name="Wayline agent",
+                                     parts=[{"type": "text", "text": reason or text},
+                                            {"type": "data-observation", "data": {
+                                                "severity": decision.severity, "confidence": decision.confidence,
+                                                "quiet": True}}])
+            return True
+
+        return await svc.db.write(work)

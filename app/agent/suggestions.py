@@ -8,7 +8,7 @@ dismissed, or resolved when the finding its patch fixes is gone.
   nothing); its finding gone, it is resolved (409 `resolved`); its edits no
   longer valid, it is stale (409 `stale`) and the agent looks at the day
   again, so the problem does not stay without a suggestion.
-- `Resolver` (an op listener) re-checks a trip's pending suggestions after
+- `Resolver` (it hears `OpsApplied`, app/changes.py) re-checks a trip's pending suggestions after
   every change to it: one whose finding has gone (fixed by hand, the stop
   deleted) becomes `resolved` at once, and the live pages hear about it (the
   change signal's "suggestions" kind), so its card leaves every open page.
@@ -22,12 +22,13 @@ import logging
 from typing import Any
 from collections.abc import Awaitable, Callable
 
+from ..db import Tx
 from ..errors import AppError, Conflict, NotFound
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import review_day
 from ..review.issues import issue_key
 from ..trips.apply import Applied, apply_ops
-from ..trips.events import OpEvent
+from ..trips.events import OpsApplied
 from ..trips.edits import patch_edits
 from ..trips.model import Trip
 from ..trips.ops import simulate
@@ -53,10 +54,14 @@ async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
 
 
 async def _mark(svc: AgentDeps, trip_id: str, suggestion_ids: list[str], status: str) -> None:
-    async with svc.db.write() as tx:
+    now = iso(now_dt(svc))
+
+    def work(tx: Tx) -> None:
         tx.touch(trip_id, "suggestions")
-        await tx.executemany("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND "
-                             "status = 'pending'", [(status, iso(now_dt(svc)), sid) for sid in suggestion_ids])
+        tx.executemany("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND "
+                       "status = 'pending'", [(status, now, sid) for sid in suggestion_ids])
+
+    await svc.db.write(work)
 
 
 async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
@@ -64,11 +69,15 @@ async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str
     The trip's open pages are told (a `suggestion` event), so the member's
     other devices drop the card too; everyone else's read finds it unchanged."""
     await _suggestion(svc, trip_id, suggestion_id)
-    async with svc.db.write() as tx:
-        await tx.execute(
+    now = iso(now_dt(svc))
+
+    def work(tx: Tx) -> None:
+        tx.execute(
             "INSERT OR IGNORE INTO agent_suggestion_dismissals (suggestion_id, user_id, reason, created_at) "
-            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, iso(now_dt(svc))))
+            "VALUES (?, ?, ?, ?)", (suggestion_id, user_id, reason, now))
         tx.touch(trip_id, "suggestions")
+
+    await svc.db.write(work)
     return {"dismissed": True}
 
 
@@ -92,7 +101,7 @@ async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, use
     edits = patch_edits(json.loads(row["patch_json"]))
     finding = json.loads(row["finding_json"]) if row["finding_json"] else None
 
-    def claim(tx) -> None:
+    def claim(tx: Tx) -> None:
         # Runs inside apply_ops' transaction: exactly one concurrent approval
         # moves the row out of 'pending', and only if its change commits.
         tx.touch(trip_id, "suggestions")
@@ -177,7 +186,7 @@ async def finding_present(svc: AgentDeps, trip: Trip, finding: dict[str, Any]) -
 
 
 class Resolver:
-    """An op listener: after any change to a trip with pending suggestions,
+    """Hears `OpsApplied` (the AGENT phase): after any change to a trip with pending suggestions,
     each one whose finding is gone becomes `resolved` (one task per trip at a
     time; changes meanwhile are checked once more after it)."""
 
@@ -186,7 +195,7 @@ class Resolver:
         self._dirty: set[str] = set()
         self._running: set[str] = set()
 
-    def __call__(self, event: OpEvent) -> None:
+    def __call__(self, event: OpsApplied) -> None:
         self._dirty.add(event.trip_id)
         if event.trip_id not in self._running:
             self._running.add(event.trip_id)

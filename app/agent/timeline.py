@@ -1,7 +1,7 @@
 """The trip's one shared timeline (`agent_messages`) and the agent's DTOs.
 
 Rows are appended with `app.trips.store.append_message` on a write
-transaction, which assigns the next `seq`. Member messages keep the client's
+transaction (`db.write`), which assigns the next `seq`. Member messages keep the client's
 ids (AI SDK UIMessage ids) so a live stream and a later history read name the
 same message; appending an id that already exists in this trip is a no-op.
 
@@ -21,6 +21,7 @@ from datetime import datetime, UTC
 from typing import Any, Protocol
 from collections.abc import Callable
 
+from ..db import Tx
 from ..ids import iso
 from .deps import AgentDeps
 from ..trips import store
@@ -75,23 +76,25 @@ SUGGESTION_COLUMNS = ("id, message_id, status, severity, confidence, reason, sug
 # -- reads --------------------------------------------------------------------
 
 
-async def active_suggestions(conn, trip_id: str, user_id: str, now: str) -> list[dict]:
+def active_suggestions(conn: sqlite3.Connection, trip_id: str, user_id: str, now: str) -> list[dict[str, Any]]:
     """Pending, unexpired suggestions this member has not dismissed."""
-    rows = await conn.execute_fetchall(
+    rows = conn.execute(
         f"SELECT {SUGGESTION_COLUMNS} FROM agent_suggestions s WHERE s.trip_id = ? AND s.status = 'pending' "
         "AND (s.expires_at IS NULL OR s.expires_at > ?) AND NOT EXISTS (SELECT 1 FROM agent_suggestion_dismissals d "
         "WHERE d.suggestion_id = s.id AND d.user_id = ?) ORDER BY s.created_at, s.id", (trip_id, now, user_id))
     return [suggestion_dto(r) for r in rows]
 
 
+def _history(conn: sqlite3.Connection, trip_id: str, user_id: str, now: str) -> dict[str, Any]:
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM (SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? "
+        "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (trip_id, HISTORY_LIMIT)).fetchall()
+    return {"messages": [message_dto(r) for r in rows], "suggestions": active_suggestions(conn, trip_id, user_id, now)}
+
+
 async def history(svc: AgentDeps, trip_id: str, user_id: str) -> dict[str, Any]:
     """About the latest 200 messages (oldest first) and the active suggestions."""
-    async with svc.db.read() as conn:
-        rows = await conn.execute_fetchall(
-            f"SELECT {MESSAGE_COLUMNS} FROM (SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? "
-            "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (trip_id, HISTORY_LIMIT))
-        suggestions = await active_suggestions(conn, trip_id, user_id, iso(now_dt(svc)))
-    return {"messages": [message_dto(r) for r in rows], "suggestions": suggestions}
+    return await svc.db.read(_history, trip_id, user_id, iso(now_dt(svc)))
 
 
 NOTHING_NEW = '{"latestSeq":%d,"tripVersion":%d,"messages":[],"suggestions":[]}'
@@ -106,6 +109,14 @@ async def events_json(svc: AgentDeps, trip_id: str, user_id: str, after: int) ->
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def _since(conn: sqlite3.Connection, trip_id: str, user_id: str, after: int, messages: bool,
+           suggestions: bool, now: str) -> tuple[list[sqlite3.Row], list[dict[str, Any]]]:
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (trip_id, after, EVENTS_LIMIT)).fetchall() if messages else []
+    return rows, active_suggestions(conn, trip_id, user_id, now) if suggestions else []
+
+
 async def events(svc: AgentDeps, trip_id: str, user_id: str, after: int) -> dict[str, Any]:
     """Messages with seq > after (oldest first, at most 200), active
     suggestions, the trip version and `latestSeq`: the seq to pass as `after`
@@ -113,23 +124,19 @@ async def events(svc: AgentDeps, trip_id: str, user_id: str, after: int) -> dict
     version, latest, pending = await svc.heads.get(trip_id)
     if latest <= after and not pending:
         return {"latestSeq": latest, "tripVersion": version, "messages": [], "suggestions": []}
-    async with svc.db.read() as conn:
-        rows = await conn.execute_fetchall(
-            f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (trip_id, after, EVENTS_LIMIT)) if latest > after else []
-        suggestions = await active_suggestions(conn, trip_id, user_id, iso(now_dt(svc))) if pending else []
+    rows, suggestions = await svc.db.read(_since, trip_id, user_id, after, latest > after, bool(pending),
+                                          iso(now_dt(svc)))
     messages = [message_dto(r) for r in rows]
     if messages:
         latest = max(latest, messages[-1]["seq"]) if len(messages) < EVENTS_LIMIT else messages[-1]["seq"]
     return {"latestSeq": latest, "tripVersion": version, "messages": messages, "suggestions": suggestions}
 
 
-async def latest_chat(conn, trip_id: str) -> Any:
+def latest_chat(tx: Tx, trip_id: str) -> Any:
     """The newest chat message (role, source, created_at): not an operation event, not a stop comment."""
-    rows = await conn.execute_fetchall(
+    return tx.fetchone(
         "SELECT role, source, created_at FROM agent_messages WHERE trip_id = ? "
         "AND source NOT IN ('operation', 'stop_comment') ORDER BY seq DESC LIMIT 1", (trip_id,))
-    return rows[0] if rows else None
 
 
 # -- writes -------------------------------------------------------------------
@@ -139,63 +146,34 @@ def usable_client_id(value: Any) -> str | None:
     return value if isinstance(value, str) and CLIENT_ID.match(value) else None
 
 
-async def append(conn, trip_id: str, *, role: str, parts: list, source: str, message_id: str | None = None,
-                 actor_user_id: str | None = None, actor_name: str | None = None,
-                 stop_id: str | None = None, turn_id: str | None = None) -> dict:
-    """Append a row on an open write transaction; returns the row dict.
-
-    With a client id that this trip already holds, nothing is written and the
-    stored row is returned (no duplicates on continuation or retry). An id
-    taken by another trip is never reused: the row gets a fresh server id.
-    `turn_id` (agent answers): the member message the answer belongs to."""
-    if message_id is not None:
-        rows = await conn.execute_fetchall(
-            f"SELECT trip_id, {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
-        if rows:
-            if rows[0]["trip_id"] == trip_id:
-                return dict(rows[0])
-            message_id = None
-    return await store.append_message(conn, trip_id, role=role, parts=parts, source=source,
-                                      actor_user_id=actor_user_id, actor_name=actor_name, stop_id=stop_id,
-                                      message_id=message_id, turn_id=turn_id)
-
-
 async def turn_of(svc: AgentDeps, trip_id: str, message_id: str) -> str | None:
     """The turn an agent answer belongs to (None: unknown, e.g. a message from before turn ids)."""
     return await svc.db.fetchval("SELECT turn_id FROM agent_messages WHERE id = ? AND trip_id = ?",
                                  (message_id, trip_id))
 
 
-async def append_message(svc: AgentDeps, trip_id: str, **fields: Any) -> dict:
-    """`append` in its own write transaction."""
-    async with svc.db.write() as tx:
-        return await append(tx, trip_id, **fields)
-
-
-async def upsert_assistant(svc: AgentDeps, trip_id: str, message_id: str, parts: list, *,
-                           source: str = "chat", turn_id: str | None = None) -> dict | None:
+async def upsert_assistant(svc: AgentDeps, trip_id: str, message_id: str, parts: list[Any], *,
+                           source: str = "chat", turn_id: str | None = None) -> dict[str, Any] | None:
     """Store an assistant turn's parts under its id. A continuation of the same
     turn replaces the parts and moves the row to a new seq, so pollers (who
     ask for seq > after) see the updated message; clients merge by id."""
-    async with svc.db.write() as tx:
-        return await _upsert(tx, trip_id, message_id, parts, source, turn_id)
+    return await svc.db.write(lambda tx: _upsert(tx, trip_id, message_id, parts, source, turn_id))
 
 
-async def _upsert(conn, trip_id: str, message_id: str, parts: list, source: str,
-                  turn_id: str | None) -> dict | None:
-    rows = await conn.execute_fetchall("SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
+def _upsert(tx: Tx, trip_id: str, message_id: str, parts: list[Any], source: str,
+            turn_id: str | None) -> dict[str, Any] | None:
+    rows = tx.fetchall("SELECT trip_id, role FROM agent_messages WHERE id = ?", (message_id,))
     if rows and (rows[0]["trip_id"] != trip_id or rows[0]["role"] != "assistant"):
         return None  # never overwrite someone else's row
     if not rows:
-        return await store.append_message(conn, trip_id, role="assistant", parts=parts, source=source,
-                                          actor_name="Wayline agent", message_id=message_id, turn_id=turn_id)
-    conn.touch(trip_id, "timeline")
-    seq = (await conn.execute_fetchall(
-        "SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,)))[0][0]
-    await conn.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",
-                       (json.dumps(parts, ensure_ascii=False), seq, message_id))
-    row = await conn.execute_fetchall(f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
-    return dict(row[0])
+        return store.append_message(tx, trip_id, role="assistant", parts=parts, source=source,
+                                    actor_name="Wayline agent", message_id=message_id, turn_id=turn_id)
+    tx.touch(trip_id, "timeline")
+    seq = tx.fetchval("SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_messages WHERE trip_id = ?", (trip_id,))
+    tx.execute("UPDATE agent_messages SET parts_json = ?, seq = ? WHERE id = ?",
+               (json.dumps(parts, ensure_ascii=False), seq, message_id))
+    row = tx.fetchone(f"SELECT {MESSAGE_COLUMNS} FROM agent_messages WHERE id = ?", (message_id,))
+    return None if row is None else dict(row)
 
 
 async def chat_history(svc: AgentDeps, trip_id: str, through_id: str, limit: int) -> list[dict]:

@@ -26,6 +26,7 @@ import logging
 from datetime import timedelta
 from typing import Any, Protocol
 
+from ..db import Tx
 from ..errors import AppError, NotFound
 from ..ids import iso
 from ..review.facts import stop_places, trip_country, trip_weather
@@ -46,13 +47,15 @@ NO_EDIT = ["No member edited the trip: the forecast or a place's opening hours c
 
 async def remember_seen(svc: AgentDeps, trip_id: str, finding_ids: list[str]) -> None:
     """Add findings the agent has already raised, so the watch stays quiet about them."""
-    async with svc.db.write() as tx:
-        rows = await tx.execute_fetchall("SELECT seen_json FROM agent_watch WHERE trip_id = ?", (trip_id,))
-        seen = set(json.loads(rows[0][0])) if rows else set()
-        await tx.execute(
+    def work(tx: Tx) -> None:
+        raw = tx.fetchval("SELECT seen_json FROM agent_watch WHERE trip_id = ?", (trip_id,))
+        seen = set(json.loads(raw)) if raw else set()
+        tx.execute(
             "INSERT INTO agent_watch (trip_id, seen_json) VALUES (?, ?) "
             "ON CONFLICT (trip_id) DO UPDATE SET seen_json = excluded.seen_json",
             (trip_id, json.dumps(sorted(seen | set(finding_ids)))))
+
+    await svc.db.write(work)
 
 
 def watched_findings(trip: Trip, legs: dict[str, list], places: dict | None, weather: dict | None, *,
@@ -118,10 +121,10 @@ class Watch:
     async def _put_back(self, trip_id: str) -> None:
         """A skipped or failed trip goes to the back of the queue (what it has
         seen is kept), or it would come first again in every pass."""
-        await self.svc.db.execute_write(
+        await self.svc.db.write(lambda tx: tx.execute(
             "INSERT INTO agent_watch (trip_id, checked_at) VALUES (?, ?) "
             "ON CONFLICT (trip_id) DO UPDATE SET checked_at = excluded.checked_at",
-            (trip_id, iso(now_dt(self.svc))))
+            (trip_id, iso(now_dt(self.svc)))))
 
     async def check_trip(self, trip_id: str) -> bool:
         """One trip: ask about new risks, store what was seen. False when skipped."""
@@ -151,8 +154,8 @@ class Watch:
                 decided = False
             if not decided:           # refused, or the trip moved on meanwhile: still unseen
                 current -= {f.id for f in new}
-        await svc.db.execute_write(
+        await svc.db.write(lambda tx: tx.execute(
             "INSERT INTO agent_watch (trip_id, checked_at, seen_json) VALUES (?, ?, ?) "
             "ON CONFLICT (trip_id) DO UPDATE SET checked_at = excluded.checked_at, seen_json = excluded.seen_json",
-            (trip_id, iso(now_dt(svc)), json.dumps(sorted(current))))
+            (trip_id, iso(now_dt(svc)), json.dumps(sorted(current)))))
         return True

@@ -9,11 +9,10 @@ from collections.abc import Callable
 
 from ..db import Database
 from ..read_tools import ToolDeps
-from ..review.facts import FactSources
 from ..trips.state import TripStates
 
 
-class AssistantDeps(FactSources, ToolDeps, Protocol):
+class AssistantDeps(ToolDeps, Protocol):
     db: Database
     trips: TripStates
 

@@ -18,6 +18,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from ..db import Tx
+from ..trips import store
 from ..agent import timeline
 from ..agent.timeline import iso, now_dt
 from .deps import AssistantDeps
@@ -68,15 +70,16 @@ async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, fin
                             for op, args in patch_edits(patch)])
     verdict = await _review(svc, trip, after)
     now, suggestion_id = now_dt(svc), new_id()
-    async with svc.db.write() as tx:
-        message = await timeline.append(tx, trip.id, role="assistant", source="assistant",
-                                        actor_user_id=caller.user_id, actor_name=caller.label, parts=[
+
+    def work(tx: Tx) -> None:
+        message = store.append_message(tx, trip.id, role="assistant", source="assistant",
+                                       actor_user_id=caller.user_id, actor_name=caller.label, parts=[
             {"type": "text", "text": f"{caller.label} proposes a change for a member to approve: {summary}"},
             {"type": "data-suggestion", "data": {
                 "suggestionId": suggestion_id, "severity": SEVERITY[verdict["status"]], "confidence": 1.0,
                 "reason": verdict["text"], "patch": patch, "proposedAs": caller.label, "review": verdict}}])
         tx.touch(trip.id, "suggestions")
-        await tx.execute(
+        tx.execute(
             "INSERT INTO agent_suggestions (id, trip_id, message_id, status, severity, confidence, reason, "
             "suggestion_text, patch_json, trip_version, expires_at, created_at, updated_at, proposed_by, "
             "proposed_as, review_json, finding_json) "
@@ -85,6 +88,8 @@ async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, fin
              json.dumps(patch, ensure_ascii=False), trip.version, iso(now + EXPIRY), iso(now), iso(now),
              caller.user_id, caller.label, json.dumps(verdict, ensure_ascii=False),
              None if finding is None else json.dumps(finding, ensure_ascii=False)))
+
+    await svc.db.write(work)
     return {"suggestionId": suggestion_id, "status": "pending", "summary": summary, "review": verdict,
             "note": "Nothing has changed yet: a member approves or denies this in Wayline. "
                     "Follow it with get_suggestion."}
@@ -110,15 +115,14 @@ async def suggestion(svc: AssistantDeps, caller: Caller, trip_id: str, suggestio
     """A suggestion of the trip as an assistant follows it: its status (an
     expired one says so), what it changes, the review, who denied it."""
     await role_for(svc, caller, trip_id)
-    async with svc.db.read() as conn:
-        rows = list(await conn.execute_fetchall(
-            f"SELECT {timeline.SUGGESTION_COLUMNS} FROM agent_suggestions WHERE id = ? AND trip_id = ?",
-            (suggestion_id, trip_id)))
-        if not rows:
-            raise NotFound("No such suggestion in this trip", code="suggestion_not_found")
-        denied = await conn.execute_fetchall(
-            "SELECT u.display_name FROM agent_suggestion_dismissals d JOIN users u ON u.id = d.user_id "
-            "WHERE d.suggestion_id = ? ORDER BY d.created_at", (suggestion_id,))
+    rows = await svc.db.fetchall(
+        f"SELECT {timeline.SUGGESTION_COLUMNS} FROM agent_suggestions WHERE id = ? AND trip_id = ?",
+        (suggestion_id, trip_id))
+    if not rows:
+        raise NotFound("No such suggestion in this trip", code="suggestion_not_found")
+    denied = await svc.db.fetchall(
+        "SELECT u.display_name FROM agent_suggestion_dismissals d JOIN users u ON u.id = d.user_id "
+        "WHERE d.suggestion_id = ? ORDER BY d.created_at", (suggestion_id,))
     dto = timeline.suggestion_dto(rows[0])
     status = dto["status"]
     if status == "pending" and dto["expiresAt"] is not None and dto["expiresAt"] <= iso(now_dt(svc)):

@@ -31,7 +31,7 @@ CALLER = "wayline.caller"      # the scope key app/routes/mcp.py puts the Caller
 OUTPUT_CHARS = 60_000          # a tool's text answer (a long trip's snapshot fits)
 INSTRUCTIONS = (
     "Wayline is a trip planner shared by a small group. You act for one member. Read with list_trips, get_trip, "
-    "review_day, shortest_order, search_places and recent_timeline. Nothing you do changes a trip: each change "
+    "review_day, shortest_order, place_search and recent_timeline. Nothing you do changes a trip: each change "
     "tool (and propose_fix) files a suggestion the group approves or denies in Wayline; follow it with "
     "get_suggestion. Use ids exactly as the read tools give them.")
 

@@ -14,12 +14,15 @@ member's own role, so a viewer's token can read and never propose.
 
 from __future__ import annotations
 
+from typing import Any
+
 import secrets
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..db import Tx
 from ..auth import LastUse, token_hash
 from .deps import AssistantDeps
 from ..errors import Conflict, Forbidden, NotFound
@@ -80,21 +83,23 @@ async def create(svc: AssistantDeps, user_id: str, new: NewToken) -> tuple[str, 
             raise NotFound("Trip not found")
     token = PREFIX + secrets.token_urlsafe(32)
     token_id = new_id()
-    async with svc.db.write() as tx:
-        count = (await tx.execute_fetchall("SELECT COUNT(*) FROM access_tokens WHERE user_id = ?", (user_id,)))[0][0]
-        if count >= MAX_TOKENS:
+
+    def work(tx: Tx) -> Any:
+        if tx.fetchval("SELECT COUNT(*) FROM access_tokens WHERE user_id = ?", (user_id,)) >= MAX_TOKENS:
             raise Conflict(f"You have {MAX_TOKENS} connected assistants already; revoke one first.",
                            code="too_many_tokens")
-        await tx.execute(
+        tx.execute(
             "INSERT INTO access_tokens (id, token_hash, user_id, trip_id, name, scope, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (token_id, token_hash(token), user_id, new.tripId, new.name.strip(), new.scope, utcnow()))
-        row = (await tx.execute_fetchall(LIST_SQL + " AND a.id = ?", (user_id, token_id)))[0]
-    return token, _dto(row)
+        return tx.fetchone(LIST_SQL + " AND a.id = ?", (user_id, token_id))
+
+    return token, _dto(await svc.db.write(work))
 
 
 async def revoke(svc: AssistantDeps, user_id: str, token_id: str) -> None:
-    if not await svc.db.execute_write("DELETE FROM access_tokens WHERE id = ? AND user_id = ?", (token_id, user_id)):
+    if not await svc.db.write(lambda tx: tx.execute("DELETE FROM access_tokens WHERE id = ? AND user_id = ?",
+                                                    (token_id, user_id)).rowcount):
         raise NotFound("No such connected assistant", code="token_not_found")
 
 
@@ -109,7 +114,8 @@ async def authenticate(svc: AssistantDeps, token: str | None, last_use: LastUse)
     if row is None:
         return None
     if last_use.due(key):
-        await svc.db.execute_write("UPDATE access_tokens SET last_used_at = ? WHERE id = ?", (utcnow(), row["id"]))
+        await svc.db.write(lambda tx: tx.execute("UPDATE access_tokens SET last_used_at = ? WHERE id = ?",
+                                                 (utcnow(), row["id"])))
     return Caller(row["id"], row["user_id"], row["display_name"], row["name"], row["trip_id"], row["scope"])
 
 

@@ -1,9 +1,11 @@
 """The MCP tools: what an outside assistant may read, and how it proposes.
 
-Read tools (annotated read-only) reuse what the page and the agent use: the
-trip as the agent sees it (with the TripDto's legs), the day review with its
-computed fixes, Shortest order as a preview (stored nowhere), the agent's
-place search, the timeline's recent lines, a suggestion's status.
+Read tools (annotated read-only) are the shared ones offered to assistants
+(`mcp=True` in app/read_tools.py: the trip as the agent sees it, the day
+review with its computed fixes, Shortest order as a preview, place search,
+the timeline's recent lines), each under the snake_case of its name with the
+trip's id added, plus what only an assistant asks: the trips its token
+reaches and the status of a suggestion it filed.
 
 Write tools are generated from TRIP_OPS, one per op offered to the agent,
 with the op's own argument schema (as the HTTP ops endpoint takes it) plus the
@@ -15,26 +17,22 @@ day's review. No tool calls a model: MCP uses no AI budget.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..agent import timeline
-from ..agent.snapshot import trip_snapshot
-from ..read_tools import ToolContext, run_read_tool
+from ..read_tools import READ_TOOLS as SHARED_READ_TOOLS, ReadTool, ToolContext, run_read_tool
 from .deps import AssistantDeps
 from ..errors import AppError, Invalid, validation_error
-from ..planner.shortest import shortest_preview
-from ..review.facts import load_day
 from ..trips import catalog
 from ..trips.ops import TRIP_OPS
 from . import proposals
 from .tokens import Caller, role_for
 
 Id = Field(min_length=1, max_length=64)
-MAX_TIMELINE = 50
 PROPOSES = ("Does not change the trip: files a suggestion that a member approves or denies in Wayline, with the "
             "review's verdict, and answers its suggestionId (follow it with get_suggestion).")
 
@@ -51,29 +49,14 @@ class NoArgs(Args):
     pass
 
 
-class TripRef(Args):
+class SuggestionRef(Args):
     tripId: str = Id
-
-
-class DayRef(TripRef):
-    dayId: str = Id
-
-
-class PlaceQuery(TripRef):
-    query: str = Field(min_length=1, max_length=200, description="What to look for, e.g. 'bakery near Nyhavn'")
-    lat: float | None = Field(default=None, ge=-90, le=90, description="Near this point; omit: the destination")
-    lng: float | None = Field(default=None, ge=-180, le=180)
-
-
-class TimelineQuery(TripRef):
-    limit: int = Field(default=20, ge=1, le=MAX_TIMELINE)
-
-
-class SuggestionRef(TripRef):
     suggestionId: str = Id
 
 
-class FixRef(DayRef):
+class FixRef(Args):
+    tripId: str = Id
+    dayId: str = Id
     fixId: str = Field(min_length=1, max_length=64, description="A fix's id from review_day")
 
 
@@ -87,7 +70,27 @@ class Tool:
     schema: dict
     run: Run                    # (svc, caller, arguments) -> JSON
     read_only: bool
-    args: type[BaseModel] | None = None   # read tools: validated here; write tools: by TRIP_OPS
+    args: type[BaseModel] | None = None   # validated here when set; else by what the tool runs (TRIP_OPS, READ_TOOLS)
+
+
+def mcp_name(name: str) -> str:
+    """An MCP tool's name, in the snake_case of the write tools (op names): placeSearch -> place_search."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _with_trip_id(schema: dict) -> dict:
+    """A trip tool's arguments for an assistant: the trip's id, then the tool's own."""
+    trip_id = {"type": "string", "minLength": 1, "maxLength": 64, "description": "The trip (from list_trips)"}
+    return {**schema, "properties": {"tripId": trip_id, **schema.get("properties", {})},
+            "required": ["tripId", *schema.get("required", [])]}
+
+
+def _trip_id(arguments: dict) -> tuple[str, dict]:
+    args = dict(arguments)
+    trip_id = args.pop("tripId", None)
+    if not isinstance(trip_id, str) or not trip_id:
+        raise Invalid("tripId: required", field="tripId")
+    return trip_id, args
 
 
 async def _list_trips(svc: AssistantDeps, caller: Caller, _: NoArgs) -> dict:
@@ -98,49 +101,6 @@ async def _list_trips(svc: AssistantDeps, caller: Caller, _: NoArgs) -> dict:
     return {"trips": shown}
 
 
-async def _get_trip(svc: AssistantDeps, caller: Caller, a: TripRef) -> dict:
-    await role_for(svc, caller, a.tripId)
-    view = await svc.trip_cache.entry(a.tripId)
-    return trip_snapshot(view.trip, view.legs)
-
-
-async def _review_day(svc: AssistantDeps, caller: Caller, a: DayRef) -> dict:
-    await role_for(svc, caller, a.tripId)
-    ctx = await load_day(svc, a.tripId, a.dayId)
-    return {"dayId": a.dayId, "date": ctx.date, **ctx.review().to_json(),
-            "howToFix": "propose_fix with a fix's id files it as a suggestion for the group."}
-
-
-async def _shortest(svc: AssistantDeps, caller: Caller, a: DayRef) -> dict:
-    await role_for(svc, caller, a.tripId)
-    ctx = await load_day(svc, a.tripId, a.dayId, fixes=False)
-    return {**await shortest_preview(svc, ctx), "note": "A preview only: nothing was changed or stored."}
-
-
-async def _search_places(svc: AssistantDeps, caller: Caller, a: PlaceQuery) -> dict:
-    await role_for(svc, caller, a.tripId)
-    trip = (await svc.trips.get(a.tripId)).trip
-    found = await run_read_tool(ToolContext(svc, trip), "placeSearch",
-                                json.dumps({"query": a.query, "lat": a.lat, "lng": a.lng}))
-    if found.error:
-        raise ToolError(found.error)
-    return found.output
-
-
-async def _recent_timeline(svc: AssistantDeps, caller: Caller, a: TimelineQuery) -> dict:
-    await role_for(svc, caller, a.tripId)
-    rows = await svc.db.fetchall(
-        f"SELECT {timeline.MESSAGE_COLUMNS} FROM agent_messages WHERE trip_id = ? ORDER BY seq DESC LIMIT ?",
-        (a.tripId, a.limit))
-    lines = []
-    for row in reversed(rows):
-        text = timeline.text_of(json.loads(row["parts_json"]))
-        if text:
-            who = row["actor_name"] or ("Wayline agent" if row["role"] == "assistant" else "Wayline")
-            lines.append({"at": row["created_at"], "who": who, "kind": row["source"], "text": text[:1000]})
-    return {"lines": lines}
-
-
 async def _get_suggestion(svc: AssistantDeps, caller: Caller, a: SuggestionRef) -> dict:
     return await proposals.suggestion(svc, caller, a.tripId, a.suggestionId)
 
@@ -149,54 +109,56 @@ async def _propose_fix(svc: AssistantDeps, caller: Caller, a: FixRef) -> dict:
     return await proposals.propose_fix(svc, caller, a.tripId, a.dayId, a.fixId)
 
 
-def _read(name: str, model: type[Args], run: Run, description: str, *, read_only: bool = True) -> Tool:
+def _own(name: str, model: type[Args], run: Run, description: str, *, read_only: bool = True) -> Tool:
     return Tool(name, description, model.model_json_schema(), run, read_only, model)
 
 
-READ_TOOLS = [
-    _read("list_trips", NoArgs, _list_trips, "The trips you can see, with your role and whether you may propose."),
-    _read("get_trip", TripRef, _get_trip, "A trip: its days, stops (ids, times as the page shows them, places), "
-          "expenses and shared choices."),
-    _read("review_day", DayRef, _review_day, "The day review: problems and warnings from plain rules (timing, "
-          "opening hours, weather, walks, duplicates), each with fixes the server computed and checked."),
-    _read("shortest_order", DayRef, _shortest, "The day's free stops in the order with the least travel, as a "
-          "preview of the moves and the times after them. Changes nothing."),
-    _read("search_places", PlaceQuery, _search_places, "Search places by text near the trip's destination. Use it "
-          "before proposing a stop, for its placeId and coordinates."),
-    _read("recent_timeline", TimelineQuery, _recent_timeline, "The latest lines of the trip's timeline: the "
-          "group's messages, edits and suggestions, oldest first."),
-    _read("get_suggestion", SuggestionRef, _get_suggestion, "A suggestion you filed: pending, applied, stale or "
-          "expired, who denied it, and the review's verdict."),
-]
+def _read_tool(tool: ReadTool) -> Tool:
+    """A shared read tool (app/read_tools.py) for an assistant: its arguments plus the trip's id,
+    run on the trip as the token's member may see it."""
+
+    async def run(svc: AssistantDeps, caller: Caller, arguments: dict) -> Any:
+        trip_id, args = _trip_id(arguments)
+        await role_for(svc, caller, trip_id)
+        trip = (await svc.trips.get(trip_id)).trip
+        result = await run_read_tool(ToolContext(svc, trip), tool.name, json.dumps(args))
+        if result.error:   # an assistant is a model: the detail (which field, what to do) is for it too
+            raise ToolError(f"{result.error} {result.detail}" if result.detail else result.error)
+        return result.output
+
+    return Tool(mcp_name(tool.name), tool.description, _with_trip_id(tool.args.model_json_schema()), run,
+                read_only=True)
+
+
+# Reading what this assistant may see: the trips of its token, the suggestions it filed.
+LIST_TRIPS = _own("list_trips", NoArgs, _list_trips,
+                  "The trips you can see, with your role and whether you may propose.")
+GET_SUGGESTION = _own("get_suggestion", SuggestionRef, _get_suggestion, "A suggestion you filed: pending, "
+                      "applied, stale or expired, who denied it, and the review's verdict.")
+READ_ONLY = [LIST_TRIPS, *(_read_tool(tool) for tool in SHARED_READ_TOOLS.values() if tool.mcp), GET_SUGGESTION]
 
 
 def _op_tool(op_name: str) -> Tool:
     spec = TRIP_OPS[op_name]
-    schema = spec.args.model_json_schema()
-    schema["properties"] = {"tripId": {"type": "string", "minLength": 1, "maxLength": 64,
-                                       "description": "The trip (from list_trips)"}, **schema.get("properties", {})}
-    schema["required"] = ["tripId", *schema.get("required", [])]
 
     async def run(svc: AssistantDeps, caller: Caller, arguments: dict) -> dict:
-        args = dict(arguments)
-        trip_id = args.pop("tripId", None)
-        if not isinstance(trip_id, str) or not trip_id:
-            raise Invalid("tripId: required", field="tripId")
+        trip_id, args = _trip_id(arguments)
         return await proposals.propose_op(svc, caller, trip_id, op_name, args)
 
-    return Tool(op_name, f"{spec.description} {PROPOSES}", schema, run, read_only=False)
+    return Tool(op_name, f"{spec.description} {PROPOSES}", _with_trip_id(spec.args.model_json_schema()), run,
+                read_only=False)
 
 
-PROPOSE_FIX = _read("propose_fix", FixRef, _propose_fix, f"Propose one fix from review_day. {PROPOSES}",
-                    read_only=False)
+PROPOSE_FIX = _own("propose_fix", FixRef, _propose_fix, f"Propose one fix from review_day. {PROPOSES}",
+                   read_only=False)
 WRITE_TOOLS = [*(_op_tool(name) for name, spec in TRIP_OPS.items() if spec.agent), PROPOSE_FIX]
-TOOLS = {tool.name: tool for tool in [*READ_TOOLS, *WRITE_TOOLS]}
+TOOLS = {tool.name: tool for tool in [*READ_ONLY, *WRITE_TOOLS]}
 
 
 def offered(caller: Caller) -> list[Tool]:
     """Read tools for every token; the proposing ones for `propose` tokens
     (the role is checked per trip on each call)."""
-    return READ_TOOLS + (WRITE_TOOLS if caller.scope == "propose" else [])
+    return READ_ONLY + (WRITE_TOOLS if caller.scope == "propose" else [])
 
 
 async def call(svc: AssistantDeps, caller: Caller, name: str, arguments: dict | None) -> Any:

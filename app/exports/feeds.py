@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..auth import LastUse, token_hash
-from ..db import Database
+from ..db import Database, Tx
 from ..errors import NotFound
 from ..ids import utcnow
 
@@ -42,16 +42,19 @@ async def create(db: Database, trip_id: str, user_id: str) -> tuple[str, dict]:
     # is replayed to the trip's home like any trip route (app/web/trip_homes.py).
     token = f"{trip_id}.{secrets.token_urlsafe(32)}"
     now = utcnow()
-    async with db.write() as tx:
-        await tx.execute("DELETE FROM calendar_feeds WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-        await tx.execute("INSERT INTO calendar_feeds (token_hash, trip_id, user_id, created_at) VALUES (?, ?, ?, ?)",
-                         (token_hash(token), trip_id, user_id, now))
+
+    def work(tx: Tx) -> None:
+        tx.execute("DELETE FROM calendar_feeds WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
+        tx.execute("INSERT INTO calendar_feeds (token_hash, trip_id, user_id, created_at) VALUES (?, ?, ?, ?)",
+                   (token_hash(token), trip_id, user_id, now))
+
+    await db.write(work)
     return token, {"enabled": True, "createdAt": now, "lastUsedAt": None}
 
 
 async def revoke(db: Database, trip_id: str, user_id: str) -> bool:
-    return bool(await db.execute_write("DELETE FROM calendar_feeds WHERE trip_id = ? AND user_id = ?",
-                                       (trip_id, user_id)))
+    return bool(await db.write(lambda tx: tx.execute("DELETE FROM calendar_feeds WHERE trip_id = ? AND user_id = ?",
+                                                     (trip_id, user_id)).rowcount))
 
 
 async def open_feed(db: Database, token: str, last_use: LastUse) -> Feed:
@@ -64,7 +67,8 @@ async def open_feed(db: Database, token: str, last_use: LastUse) -> Feed:
     if row is None:
         raise NotFound("This calendar link is not valid any more", code="feed_not_found")
     if last_use.due(key):
-        await db.execute_write("UPDATE calendar_feeds SET last_used_at = ? WHERE token_hash = ?", (utcnow(), key))
+        await db.write(lambda tx: tx.execute("UPDATE calendar_feeds SET last_used_at = ? WHERE token_hash = ?",
+                                             (utcnow(), key)))
     return Feed(row["trip_id"], row["user_id"], datetime.fromisoformat(row["updated_at"].replace("Z", "+00:00")))
 
 

@@ -1,10 +1,10 @@
 """The live hub: every open stream, per trip and per user, fed from the
-database's after-commit change signal.
+committed change events (app/changes.py).
 
 A change to a trip with open streams becomes events in commit order, through
 one small task per trip (`_pump`) that coalesces a burst of commits and
 reads the trip's version, latest timeline seq and pending suggestion count
-once from the timeline `Heads` (which the same signal has just refreshed),
+once from the timeline `Heads` (which an earlier phase has just refreshed),
 whatever the number of streams. Event ids are `<epoch>-<n>`: `n` counts up in
 this process, and the epoch tells a reconnect from another process (or an
 earlier boot) apart. Each trip keeps its last RING_SIZE events, so a
@@ -25,6 +25,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from ..changes import TripEvent
 from ..db import Database
 from ..errors import Busy, Invalid, NotFound, Unavailable
 from ..trips.dto import TripCache
@@ -259,8 +260,10 @@ class LiveHub:
 
     # -- changes ------------------------------------------------------------------
 
-    def changed(self, trip_id: str, kinds: frozenset) -> None:
-        """The database's after-commit signal (synchronous, in commit order)."""
+    def changed(self, event: TripEvent) -> None:
+        """A committed change (the LIVE phase of app/changes.py: after the
+        trips in memory and the heads, so a pump reads them fresh)."""
+        trip_id, kinds = event.trip_id, event.kinds()
         if "members" in kinds:
             self._members_changes += 1
         channel = self._channels.get(trip_id)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..ai_schema import with_choices
 from ..ai import require_ai
+from ..db import Tx
 from .deps import PlannerDeps
 from ..ids import utcnow
 from ..legs import by_pair
@@ -127,14 +128,17 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
                                     instructions=INSTRUCTIONS, input=messages,
                                     max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)
     answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
-    async with svc.db.write() as conn:
-        await conn.execute(
+
+    def keep(tx: Tx) -> None:
+        tx.execute(
             "INSERT OR REPLACE INTO copilot_cache (key, trip_id, day_id, answer_json, created_at) "
             "VALUES (?, ?, ?, ?, ?)",
             (key, ctx.trip.id, ctx.day.id, json.dumps(answer, ensure_ascii=False), utcnow()))
         # Keep the newest answers per day; older facts will not come back often.
-        await conn.execute(
+        tx.execute(
             "DELETE FROM copilot_cache WHERE trip_id = ? AND day_id = ? AND key NOT IN (SELECT key FROM copilot_cache "
             "WHERE trip_id = ? AND day_id = ? ORDER BY created_at DESC LIMIT ?)",
             (ctx.trip.id, ctx.day.id, ctx.trip.id, ctx.day.id, CACHE_ROWS_PER_DAY))
+
+    await svc.db.write(keep)
     return {**answer, "cached": False}

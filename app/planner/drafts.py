@@ -10,6 +10,7 @@ import json
 import secrets
 from datetime import datetime, timedelta, UTC
 
+from ..db import Tx
 from .. import legs as legs_mod
 from .deps import PlannerDeps
 from ..errors import Conflict, Invalid, NotFound
@@ -40,15 +41,18 @@ def new_draft_id() -> str:
 async def store_draft(svc: PlannerDeps, ctx: DayContext, user_id: str, kind: str, edits: list[dict],
                       preview: dict, place_raw: dict | None = None) -> str:
     draft_id, now = new_draft_id(), datetime.now(UTC)
-    async with svc.db.write() as conn:
-        await conn.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
-        await conn.execute(
+
+    def work(tx: Tx) -> None:
+        tx.execute("DELETE FROM planner_drafts WHERE expires_at < ?", (iso(now),))
+        tx.execute(
             "INSERT INTO planner_drafts (id, trip_id, day_id, user_id, kind, fingerprint, edits_json, preview_json, "
             "place_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (draft_id, ctx.trip.id, ctx.day.id, user_id, kind, ctx.fingerprint(),
              json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
              None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
              iso(now + DRAFT_TTL)))
+
+    await svc.db.write(work)
     return draft_id
 
 
@@ -103,7 +107,8 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
     if not edits:
         return None
     applied = await apply_ops(svc.trips, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
-    await svc.db.execute_write("UPDATE planner_drafts SET applied_at = ? WHERE id = ?", (utcnow(), draft_id))
+    await svc.db.write(lambda tx: tx.execute("UPDATE planner_drafts SET applied_at = ? WHERE id = ?",
+                                             (utcnow(), draft_id)))
     return applied
 
 

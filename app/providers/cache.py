@@ -13,7 +13,7 @@ import json
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from ..db import Database
+from ..db import Database, Tx
 
 PRUNE_EVERY = 200            # cache writes between deletions of expired rows
 
@@ -50,12 +50,16 @@ class ProviderCache:
         if not rows:
             return
         self._writes += 1
-        async with self.db.write() as conn:
-            await conn.executemany(
+        prune = self._writes % PRUNE_EVERY == 0
+
+        def work(tx: Tx) -> None:
+            tx.executemany(
                 "INSERT INTO provider_cache (key, value, expires_at, created_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
                 "expires_at = excluded.expires_at, created_at = excluded.created_at",
                 rows,
             )
-            if self._writes % PRUNE_EVERY == 0:
-                await conn.execute("DELETE FROM provider_cache WHERE expires_at <= ?", (now,))
+            if prune:
+                tx.execute("DELETE FROM provider_cache WHERE expires_at <= ?", (now,))
+
+        await self.db.write(work)

@@ -149,7 +149,6 @@ class Google:
         self.http = http
         self.clock = clock or time.time
         self.cache = ProviderCache(db, self.clock)
-        self.timeout: httpx.Timeout | float | None = None  # None: the shared client's timeouts
         self.routes = RouteCache(self.cache, self.clock)
         self._flight = SingleFlight()
         self._route_slots = asyncio.Semaphore(ROUTE_CONCURRENCY)
@@ -325,8 +324,6 @@ class Google:
         kwargs: dict[str, Any] = {"headers": headers}
         if body is not None:
             kwargs["json"] = body
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
         try:
             response = await self.http.request(method, url, **kwargs)
         except httpx.HTTPError as exc:

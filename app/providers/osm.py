@@ -52,7 +52,7 @@ from .osm_tags import (
     overpass_query,
     selectors_for,
 )
-from .outbound import OutboundClient
+from .outbound import OutboundClient, provider_timeout
 from ..shared_reads import SingleFlight
 from .cache import ProviderCache, request_key
 from .route_cache import Route, RouteCache, line_points, route_keys
@@ -82,8 +82,6 @@ OVERPASS_QUERY_TIMEOUT_S = 10
 OSRM_SLOTS = 4
 OSRM_TABLE_MAX_COORDS = 100    # osrm-routed's default max-table-size
 COOLDOWN_S = 20.0
-# Overpass's own limit plus the way back; the others use the shared client's timeouts.
-TIMEOUTS = {"overpass": httpx.Timeout(OVERPASS_QUERY_TIMEOUT_S + 5.0, connect=3.0)}
 
 MESSAGES = {
     "nominatim": ("OpenStreetMap place search is unavailable right now", "places_unavailable"),
@@ -181,7 +179,9 @@ class OSM:
         self.monotonic = monotonic or time.monotonic   # pacing and cool-down
         self.cache = ProviderCache(db, self.clock)
         self.routes = RouteCache(self.cache, self.clock)
-        self.timeout: httpx.Timeout | float | None = None  # None: TIMEOUTS, else the shared client's
+        # Overpass may think for its own query limit before it answers; the others use the
+        # shared client's timeouts.
+        self._timeouts = {"overpass": provider_timeout(settings, read_extra_s=OVERPASS_QUERY_TIMEOUT_S)}
         self._flight = SingleFlight()
         self.nominatim_pace = MinInterval(NOMINATIM_INTERVAL_S, self.monotonic, sleep or asyncio.sleep)
         self._slots = {"overpass": asyncio.Semaphore(OVERPASS_SLOTS), "osrm": asyncio.Semaphore(OSRM_SLOTS)}
@@ -430,7 +430,7 @@ class OSM:
         method = "GET" if form is None else "POST"
         kwargs: dict[str, Any] = {"headers": {"User-Agent": self.user_agent, "Accept": "application/json"},
                                   "params": params, "data": form}
-        timeout = self.timeout if self.timeout is not None else TIMEOUTS.get(service)
+        timeout = self._timeouts.get(service)
         if timeout is not None:
             kwargs["timeout"] = timeout
         async with self._turn(service):

@@ -88,7 +88,6 @@ class Weather:
         self.http = http
         self.clock = clock or time.time
         self.cache = ProviderCache(db, self.clock)
-        self.timeout: httpx.Timeout | float | None = None  # None: the shared client's timeouts
 
     def today(self) -> date:
         return datetime.fromtimestamp(self.clock(), UTC).date()
@@ -180,8 +179,6 @@ class Weather:
 
     async def _get(self, url: str, params: dict) -> Any:
         kwargs: dict[str, Any] = {"params": params}
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
         path = httpx.URL(url).path
         try:
             response = await self.http.get(url, **kwargs)

@@ -69,7 +69,7 @@ async def _suggestions(request: Request, *, explore: bool):
     svc = services(request)
     # The day's places and weather: every suggestion is checked by the review first.
     ctx = await load_day(svc, trip_id, day_id, fixes=False)
-    prefs = await preferences.effective(svc.db, user["id"], trip_id)
+    prefs = await preferences.effective(svc.db, user["id"], ctx.trip.prefs, ctx.trip.prefs_set)
     return ok({"suggestions": await suggest(svc, ctx, user["id"], prefs, meal=meal, explore=explore)})
 
 
@@ -90,7 +90,7 @@ async def optimize(request: Request):
     await body(request, NoOptions)
     svc = services(request)
     ctx = await load_day(svc, trip_id, day_id, fixes=False)
-    prefs = await preferences.effective(svc.db, user["id"], trip_id)
+    prefs = await preferences.effective(svc.db, user["id"], ctx.trip.prefs, ctx.trip.prefs_set)
     return ok(await optimize_day(svc, ctx, user["id"], prefs))
 
 

@@ -59,7 +59,7 @@ async def put_chat_read(request: Request):
 async def get_trip(request: Request):
     trip_id = request.path_params["tripId"]
     await member(request, trip_id)
-    return ok((await preferences.load_trip(services(request).db, trip_id)).model_dump())
+    return ok((await services(request).trips.trip(trip_id)).prefs.model_dump())
 
 
 @describe(body=SetTripPreferences, summary="Set the trip's shared choices (any member)")

@@ -46,10 +46,6 @@ async def add_comment(request: Request):
     svc = services(request)
     comment = await social.add_comment(svc.db, trip_id, stop_id, user["id"], user["displayName"], args.body.strip(),
                                        origin=svc.settings.public_url)
-    if svc.ai is not None:
-        from ..agent.ambient import on_stop_comment
-
-        await on_stop_comment(svc, trip_id, stop_id, user, args.body)
     return ok(comment, status=201)
 
 

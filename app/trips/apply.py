@@ -7,22 +7,20 @@ HTTP routes, agent tools, approved suggestions and plan drafts all call
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Sequence
 
-from ..db import SyncTransaction
+from ..db import Tx
 from ..ids import utcnow
 from ..errors import AppError, Conflict, NotFound
 from ..roles import require_role
 from . import store
 from .model import Trip
-from .events import OpEvent
+from .events import OpsApplied
 from .state import TripState, TripStates
 from .ops import TRIP_OPS, Args, OpContext, validate_args
 
-log = logging.getLogger("wayline")
 
 
 @dataclass
@@ -46,17 +44,18 @@ async def apply_ops(
     base_version: int | None = None,
     source: str = "member",
     precondition: Callable[[Trip], None] | None = None,
-    claim: Callable[[SyncTransaction], None] | None = None,
+    claim: Callable[[Tx], None] | None = None,
     one_change: bool = False,
 ) -> Applied:
     """Validate, check the actor's role, apply in order on one aggregate, persist once.
 
     The ops run on an edit copy of the trip in memory (`trips`) under the
     trip's lock; the rows they changed, the version and the operation events
-    are written in one transaction, one hop to the writer; after its COMMIT
-    the new trip is published (trips/state.py) and announced, then the op
-    listeners hear about it with the trip before and after (both shared and
-    never changed, so nothing is copied for them).
+    are written in one transaction on the database's writer; after its
+    COMMIT one `OpsApplied` event (trips/events.py) carries the trip before
+    and after (both shared and never changed, so nothing is copied): the
+    trips in memory publish it, then the heads, live pages and the agent
+    hear of it (app/changes.py's phases).
 
     The lock covers validating and queueing, not the write: the next op on
     the trip validates against this one's result (`TripState.head`) and is
@@ -82,7 +81,7 @@ async def apply_ops(
             state = await trips.get(trip_id)
             before, trip, role, summaries, write = _prepare(trips, state, actor_id, validated, base_version, source,
                                                             precondition, claim, one_change)
-            written = trips.db.queue(write)
+            written = trips.db.write(write)
             state.head = trip
         try:
             await written
@@ -94,19 +93,13 @@ async def apply_ops(
         if state.head is trip:
             state.head = None  # published: the trip itself is the base again
         break
-    event = OpEvent(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip, source)
-    for listener in trips.op_listeners:
-        try:
-            listener(event)
-        except Exception:  # a listener must never undo or fail a committed write
-            log.exception("op listener failed")
     return Applied(summaries, trip, role)
 
 
 def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list[tuple[str, Args]],
              base_version: int | None, source: str, precondition: Callable[[Trip], None] | None,
-             claim: Callable[[SyncTransaction], None] | None, one_change: bool = False
-             ) -> tuple[Trip, Trip, str, list[str], Callable[[SyncTransaction], None]]:
+             claim: Callable[[Tx], None] | None, one_change: bool = False
+             ) -> tuple[Trip, Trip, str, list[str], Callable[[Tx], None]]:
     """Check the role, apply the ops to an edit copy; (before, after, role,
     summaries, the transaction that writes them)."""
     role = state.role_of(actor_id)
@@ -136,7 +129,7 @@ def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list
         failure, trip, summaries = exc, before, []
     actor_name, trip_id = state.name_of(actor_id), before.id
 
-    def write(tx: SyncTransaction) -> None:
+    def write(tx: Tx) -> None:
         if state.invalid:
             raise _Retry()
         if claim is not None:
@@ -151,16 +144,19 @@ def _prepare(trips: TripStates, state: TripState, actor_id: str, validated: list
                  "data": {"op": name, "args": args.model_dump(mode="json", exclude_unset=True),
                           "version": trip.version, "via": source}} for name, args in validated]
         if one_change and len(validated) > 1:
-            store.append_message_row(
+            store.append_message(
                 tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                 op="+".join(name for name, _ in validated),
                 parts=[{"type": "text", "text": one_sentence(summaries)}, *data])
         else:
             for (name, _), summary, part in zip(validated, summaries, data):
-                store.append_message_row(
+                store.append_message(
                     tx, trip_id, role="system", source="operation", actor_user_id=actor_id, actor_name=actor_name,
                     op=name, parts=[{"type": "text", "text": summary}, part])
-        tx.after_commit(lambda: trips.publish(state, trip))
+        # After the COMMIT, in phases: the trips in memory publish `trip`, then
+        # the heads, live pages and the agent hear of it (app/changes.py).
+        tx.announce(OpsApplied(trip_id, actor_id, tuple(n for n, _ in validated), tuple(summaries), before, trip,
+                               source))
 
     return before, trip, role, summaries, write
 

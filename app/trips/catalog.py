@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 from .. import media, quotas
-from ..db import Database
+from ..db import Database, Tx
 from ..filestore import FileStore
 from ..ids import new_id, utcnow
 
@@ -21,27 +21,32 @@ async def create_trip(db: Database, owner_id: str, *, title: str, start_date: da
     quotas.check_days(days, days_per_trip)
     trip_id, now = new_id(), utcnow()
     dest = destination or {}
-    async with db.write() as tx:
-        made = await tx.execute_fetchall("SELECT COUNT(*) FROM trips WHERE created_by = ?", (owner_id,))
-        quotas.check_trip_count(made[0][0], trips_per_user)
+
+    def work(tx: Tx) -> None:
+        quotas.check_trip_count(tx.fetchval("SELECT COUNT(*) FROM trips WHERE created_by = ?", (owner_id,)),
+                                trips_per_user)
         tx.touch(trip_id, "content", "members")
-        await tx.execute(
+        tx.execute(
             "INSERT INTO trips (id, title, dest_name, dest_lat, dest_lng, start_date, timezone, currency, version, "
             "created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
             (trip_id, title, dest.get("name"), dest.get("lat"), dest.get("lng"), start_date.isoformat(),
              timezone, currency, owner_id, now, now))
-        await tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
-                         (trip_id, owner_id, now))
-        await tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",
-                               [(new_id(), trip_id, i) for i in range(days)])
+        tx.execute("INSERT INTO members (trip_id, user_id, role, joined_at) VALUES (?, ?, 'owner', ?)",
+                   (trip_id, owner_id, now))
+        tx.executemany("INSERT INTO days (id, trip_id, position, title, note) VALUES (?, ?, ?, '', '')",
+                       [(new_id(), trip_id, i) for i in range(days)])
+
+    await db.write(work)
     return trip_id
 
 
 async def delete_trip(db: Database, files: FileStore, trip_id: str) -> None:
     """Delete the trip, everything in it (cascades) and its uploaded files."""
-    async with db.write() as tx:
+    def work(tx: Tx) -> None:
         tx.touch(trip_id, "deleted")
-        await tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
+        tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
+
+    await db.write(work)
     await media.delete_trip_files(files, trip_id)
 
 

@@ -95,6 +95,10 @@ class Trip:
     expenses: list[Expense] = field(default_factory=list)
     member_ids: list[str] = field(default_factory=list)
     prefs: TripPreferences = field(default_factory=TripPreferences)
+    # Whether the trip's members chose its shared preferences (else they are
+    # the defaults, and a member's own usual transport stands in for them:
+    # app.preferences.effective).
+    prefs_set: bool = False
     # Set on an edit copy: the ids (id()) of the stop lists, stops and
     # expenses it owns; None on a trip that is changed in place.
     _owned: set[int] | None = field(default=None, repr=False, compare=False)

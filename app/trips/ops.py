@@ -506,6 +506,7 @@ def delete_expense(trip: Trip, a: DeleteExpense, ctx: OpContext) -> str:
 def set_trip_preferences(trip: Trip, a: SetTripPreferences, ctx: OpContext) -> str:
     changes = {k: v for k, v in a.given().items() if v is not None or k == "budget"}
     trip.prefs = TripPreferences.model_validate({**trip.prefs.model_dump(), **changes})
+    trip.prefs_set = True
     return "Changed the trip's shared choices"
 
 

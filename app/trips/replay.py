@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..db import SyncTransaction
+from ..db import Tx
 from ..errors import Conflict, Invalid
 from .apply import Applied, apply_ops
 from .ops import TRIP_OPS, validate_args
@@ -45,14 +45,14 @@ async def apply_replayed(trips: TripStates, trip_id: str, actor_id: str, op_name
                       field="madeOnVersion")
     names = {value for field in spec.changes if isinstance(value := getattr(validated, field, None), str)}
 
-    def unchanged_by_others(tx: SyncTransaction) -> None:
+    def unchanged_by_others(tx: Tx) -> None:
         if names:
             _refuse_if_changed(tx, trip_id, actor_id, made_on_version, names)
 
     return await apply_ops(trips, trip_id, actor_id, [(op_name, validated)], claim=unchanged_by_others)
 
 
-def _refuse_if_changed(tx: SyncTransaction, trip_id: str, actor_id: str, made_on: int, names: set[str]) -> None:
+def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names: set[str]) -> None:
     """409 when another member's op after version `made_on` changed one of `names`.
     Reads the timeline newest first and stops at the first op at or before that version."""
     rows = tx.execute(

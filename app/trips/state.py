@@ -6,23 +6,24 @@ Exact means: what is here equals what is committed. The pieces:
 
 - A `TripState.trip` is never changed in place. An op works on
   `trip.edit()` (copy on write, trips/model.py) and the new trip replaces the
-  old one in `publish`, called by the transaction after its COMMIT and before
-  its announcement. A failed or rolled-back op never publishes, so memory
-  stays equal to the database with nothing to undo.
+  old one when its `OpsApplied` is heard after the COMMIT (`changed`, the
+  first phase of app/changes.py). A failed or rolled-back op announces
+  nothing, so memory stays equal to the database with nothing to undo.
 - Ops on one trip take its lock (`lock`) to validate and queue their
   transaction, so each validates against the trip the op before it makes
   (`head`, while that one is still queued on the writer); each transaction
   checks that the database holds the version it was validated against, so
   a failure before it sends it back to validate again. Ops on different
   trips only share the database's writer thread.
-- Every other change arrives through the database's after-commit signal
-  (`changed`): votes and comments mark the social part for one shared
-  re-read; member changes, deletion and any content change not published
-  here drop the trip (the next use loads it again). An op that validated
+- Every other change arrives the same way (`changed`): votes and comments
+  mark the social part for one shared re-read; member changes, deletion and
+  any content change not published here drop the trip (the next use loads it
+  again). An op that validated
   against a trip dropped meanwhile sees `invalid` inside its transaction and
   starts again.
-- A load (one read transaction, one hop) is shared by concurrent callers and
-  kept only if nothing about the trip changed while it ran (`_loading`).
+- A load (one read transaction on a reader's thread) is shared by
+  concurrent callers and kept only if nothing about the trip changed while
+  it ran (FreshReads: read again, a bounded number of times).
 
 Memory is bounded by bytes (`WAYLINE_TRIP_CACHE_MB`): least recently used
 trips are let go first. Edits made to the file by anything but this process
@@ -34,16 +35,17 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import weakref
+from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from ..db import Database
 from ..errors import NotFound
-from ..shared_reads import SingleFlight
+from ..changes import TripEvent
+from ..shared_reads import FreshReads, SingleFlight
 from . import store
-from .events import OpEvent
+from .events import OpsApplied
 from .model import Trip
 from .ops import OpRules
 
@@ -111,15 +113,11 @@ def _estimate(trip: Trip) -> int:
 class TripStates:
     def __init__(self, db: Database, budget_bytes: int):
         self.db = db
-        # Called after every committed op (the agent's evaluation hooks in
-        # here); listeners must not block.
-        self.op_listeners: list[Callable[[OpEvent], None]] = []
         self.budget_bytes = budget_bytes
         self.op_rules = OpRules()   # the deployment's quota and origin for ops (app/lifecycle.py sets them)
         self.bytes = 0
         self._states: OrderedDict[str, TripState] = OrderedDict()
-        self._loading: dict[str, int] = {}    # trips being read: changes announced meanwhile
-        self._published: set[str] = set()     # published by the transaction being announced
+        self._fresh = FreshReads()             # loads must not be older than a change announced before them
         self._flight = SingleFlight()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -155,29 +153,27 @@ class TripStates:
         return (role, state.trip.version) if role is not None else (None, None)
 
     async def _refresh(self, trip_id: str) -> TripState:
-        """Load the trip, or re-read its votes and comment counts; again if it
-        changed meanwhile, so a caller never gets data older than a commit
-        announced before it asked."""
-        try:
-            while True:
-                self._loading[trip_id] = 0
-                state = self._states.get(trip_id)
-                if state is not None and state.social_stale:
-                    votes, counts = await self.db.read_with(_social, trip_id)
-                    if not self._loading[trip_id] and self._states.get(trip_id) is state:
-                        state.votes, state.comment_counts = votes, counts
-                        state.social_serial += 1
-                        state.social_stale = False
-                        return state
-                    continue
-                if state is not None:
-                    return state
-                fresh = await self.db.read_with(read_state, trip_id)
-                if not self._loading[trip_id]:
-                    self._keep(trip_id, fresh, _estimate(fresh.trip))
-                    return fresh
-        finally:
-            del self._loading[trip_id]
+        """Load the trip, or re-read its votes and comment counts, read again
+        (bounded: FreshReads) if it changed meanwhile, so a caller never gets
+        data older than a commit announced before it asked. A read that kept
+        being overtaken is answered but not kept."""
+        state = self._states.get(trip_id)
+        if state is not None and state.social_stale:
+            (votes, counts), clean = await self._fresh.read(trip_id, partial(self.db.read, _social, trip_id))
+            if self._states.get(trip_id) is state:
+                if not clean:
+                    return TripState(state.trip, state.members, votes, counts)
+                state.votes, state.comment_counts = votes, counts
+                state.social_serial += 1
+                state.social_stale = False
+                return state
+            # Dropped meanwhile (a member or content change): loaded whole below.
+        elif state is not None:
+            return state
+        fresh, clean = await self._fresh.read(trip_id, partial(self.db.read, read_state, trip_id))
+        if clean:
+            self._keep(trip_id, fresh, _estimate(fresh.trip))
+        return fresh
 
     # -- writing ------------------------------------------------------------------
 
@@ -188,32 +184,26 @@ class TripStates:
             lock = self._locks[trip_id] = asyncio.Lock()
         return lock
 
-    def publish(self, state: TripState, trip: Trip) -> None:
-        """After the op's COMMIT: its trip is the current one."""
-        state.trip = trip
-        self._bump(trip.id)
-        # Only the cached state is exact: one let go (evicted) while the op ran
-        # missed the signals since, such as a member's removal. Not claiming the
-        # change makes the signal drop any copy loaded meanwhile; the next read
-        # loads the trip again.
-        if self._states.get(trip.id) is state:
-            self._published.add(trip.id)
-
-    def changed(self, trip_id: str, kinds: frozenset[str]) -> None:
-        """The database's after-commit signal."""
-        published = trip_id in self._published
-        self._published.discard(trip_id)
-        if "deleted" in kinds or "members" in kinds or ("content" in kinds and not published):
-            self._bump(trip_id)
+    def changed(self, event: TripEvent) -> None:
+        """After a commit (the CACHES phase, first): an op's trip is published
+        if it was validated against the trip here; anything else that changed
+        the content, the members or the trip's existence drops the trip (the
+        next use loads it again); votes and comments mark the social part for
+        one shared re-read."""
+        trip_id, kinds = event.trip_id, event.kinds()
+        self._fresh.changed(trip_id)
+        state = self._states.get(trip_id)
+        if isinstance(event, OpsApplied) and state is not None and state.trip is event.before:
+            state.trip = event.after
+        elif "deleted" in kinds or "members" in kinds or "content" in kinds:
+            # Only the cached state is exact: an op whose trip was let go
+            # meanwhile missed the signals since (a member's removal, say).
             state = self._states.pop(trip_id, None)
             if state is not None:
                 state.invalid = True
                 self.bytes -= state.size
-        elif "social" in kinds:
-            self._bump(trip_id)
-            state = self._states.get(trip_id)
-            if state is not None:
-                state.social_stale = True
+        if "social" in kinds and state is not None and self._states.get(trip_id) is state:
+            state.social_stale = True
 
     def resize(self, state: TripState, size: int) -> None:
         """The state's view was (re)built: account its real size."""
@@ -221,10 +211,6 @@ class TripStates:
             self.bytes += size - state.size
             self._evict()
         state.size = size
-
-    def _bump(self, trip_id: str) -> None:
-        if trip_id in self._loading:
-            self._loading[trip_id] += 1
 
     def _keep(self, trip_id: str, state: TripState, size: int) -> None:
         replaced = self._states.pop(trip_id, None)

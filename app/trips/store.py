@@ -1,12 +1,14 @@
 """Load and save the Trip aggregate with hand-written SQL.
 
-`load_trip` reads the whole aggregate with plain sqlite3 calls, so it runs in
-one hop on a connection's thread (`load` is the same for code holding an
-aiosqlite connection). `write_changes` writes what an edit copy changed
-(trips/model.py: an object that is not the original's is a changed or new
-row) and bumps `trips.version` once; `append_message_row` adds a row to the
-trip's timeline. Both run on an open write transaction and touch it, so the
-change is announced after the commit.
+`load_trip` reads the whole aggregate with plain sqlite3 calls (one read
+transaction on a reader's thread: `db.read(load_trip, trip_id)`).
+`write_changes` writes what an edit copy changed (trips/model.py: an object
+that is not the original's is a changed or new row) and bumps
+`trips.version` once, inside the one write path's transaction (apply.py,
+which announces the ops). `append_message` is the one way a row joins a
+trip's timeline: on an open write transaction (`db.write`), it takes the
+next `seq` and touches the trip's timeline, so pages hear of it after the
+commit.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sqlite3
 from typing import Any, TypeVar
 from collections.abc import Callable, Mapping, Set
 
-from ..db import SyncTransaction, Transaction
+from ..db import Tx
 from ..errors import NotFound
 from ..ids import new_id, utcnow
 from ..preferences import dumps, parse_trip
@@ -59,7 +61,7 @@ def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
     trip.member_ids = [r[0] for r in conn.execute(
         "SELECT user_id FROM members WHERE trip_id = ? ORDER BY joined_at, user_id", (trip_id,))]
     prefs = conn.execute("SELECT prefs_json FROM trip_preferences WHERE trip_id = ?", (trip_id,)).fetchall()
-    trip.prefs = parse_trip(prefs[0][0] if prefs else None)
+    trip.prefs, trip.prefs_set = parse_trip(prefs[0][0] if prefs else None), bool(prefs)
     return trip
 
 
@@ -85,7 +87,7 @@ def _upsert_sql(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
             f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?")
 
 
-def _upsert(tx: SyncTransaction, table: str, columns: tuple[str, ...], rows: list[Row], new: Set[str]) -> None:
+def _upsert(tx: Tx, table: str, columns: tuple[str, ...], rows: list[Row], new: Set[str]) -> None:
     """Insert the rows (trip_id, id, ...) whose id is in `new`, update the others."""
     insert, update = _upsert_sql(table, columns)
     inserts = [row for row in rows if row[1] in new]
@@ -105,12 +107,12 @@ def _changed(before: Mapping[str, Obj], after: Mapping[str, Obj],
     return rows, after.keys() - before.keys(), [k for k in before if k not in after]
 
 
-def stored_version(tx: SyncTransaction, trip_id: str) -> int | None:
+def stored_version(tx: Tx, trip_id: str) -> int | None:
     rows = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
     return rows[0][0] if rows else None
 
 
-def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
+def write_changes(tx: Tx, before: Trip, after: Trip) -> bool:
     """Write what `after` (an edit of `before`) changed and bump the version;
     False (nothing written) if the stored trip is not at `before.version`.
 
@@ -118,7 +120,6 @@ def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
     Days are inserted first and deleted last (their stops go with them), so
     a stop moved out of a deleted day keeps its row."""
     tid = after.id
-    tx.touch(tid, "content")
     after.version = before.version + 1
     if not tx.execute(f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? "
                       "WHERE id = ? AND version = ?",
@@ -143,18 +144,29 @@ def write_changes(tx: SyncTransaction, before: Trip, after: Trip) -> bool:
     if gone_expenses:
         tx.executemany("DELETE FROM expenses WHERE id = ?", [(k,) for k in gone_expenses])
     _upsert(tx, "expenses", EXPENSE_COLUMNS, expense_rows, new_expense_ids)
-    if before.prefs is not after.prefs and before.prefs != after.prefs:
+    if (before.prefs is not after.prefs and before.prefs != after.prefs) or after.prefs_set != before.prefs_set:
         tx.execute("INSERT INTO trip_preferences (trip_id, prefs_json) VALUES (?, ?) "
                    "ON CONFLICT (trip_id) DO UPDATE SET prefs_json = excluded.prefs_json", (tid, dumps(after.prefs)))
     return True
 
 
-def append_message_row(tx: SyncTransaction, trip_id: str, *, role: str, parts: list[Any], source: str,
-                       actor_user_id: str | None = None, actor_name: str | None = None,
-                       stop_id: str | None = None, op: str | None = None, message_id: str | None = None,
-                       turn_id: str | None = None) -> dict[str, Any]:
+def append_message(tx: Tx, trip_id: str, *, role: str, parts: list[Any], source: str,
+                   actor_user_id: str | None = None, actor_name: str | None = None,
+                   stop_id: str | None = None, op: str | None = None, message_id: str | None = None,
+                   turn_id: str | None = None) -> dict[str, Any]:
     """Append to the trip's timeline on an open write transaction; returns the row as a dict.
-    `turn_id` (agent answers): the member message the answer belongs to."""
+
+    Member messages keep the client's id (`message_id`): with an id this trip
+    already holds, nothing is written and the stored row is returned (no
+    duplicates on continuation or retry); an id taken by another trip is
+    never reused (the row gets a fresh server id). `turn_id` (agent
+    answers): the member message the answer belongs to."""
+    if message_id is not None:
+        found = tx.fetchone("SELECT * FROM agent_messages WHERE id = ?", (message_id,))
+        if found is not None:
+            if found["trip_id"] == trip_id:
+                return dict(found)
+            message_id = None
     tx.touch(trip_id, "timeline")
     values = (message_id or new_id(), trip_id, role, json.dumps(parts, ensure_ascii=False), actor_user_id,
               actor_name, source, stop_id, op, turn_id, utcnow())
@@ -168,8 +180,3 @@ _MESSAGE_GIVEN = ("id", "trip_id", "role", "parts_json", "actor_user_id", "actor
 _APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
                f"SELECT {', '.join('?' for _ in _MESSAGE_GIVEN)}, COALESCE(MAX(seq), 0) + 1 FROM agent_messages "
                "WHERE trip_id = ? RETURNING seq")
-
-
-async def append_message(conn: Transaction, trip_id: str, **fields: Any) -> dict[str, Any]:
-    """`append_message_row` on an aiosqlite write transaction, in one hop."""
-    return await conn.run(append_message_row, trip_id, **fields)
