@@ -290,7 +290,7 @@ async def test_a_trips_load_keeps_the_routes_it_shares_with_others_in_memory(tmp
         cache = ProviderCache(db, lambda: 1000.0)
         routes = RouteCache(cache, lambda: 1000.0, lru_size=4)
         await routes.put_many([("a", Route(60, 80)), ("b", Route(60, 80))])
-        await routes.estimated("c")
+        routes.estimated("c")
         await cache.put_many([(k, Route(60, 80).to_json(), 1000.0 + ESTIMATE_TTL_S) for k in ("d", "e", "f")])
         assert routes.in_memory("c", estimates=True) == (True, None)   # an outage's estimate, known
         await routes.load_many(["a", "c", "d", "e"])   # a and c are in memory already; d and e are stored

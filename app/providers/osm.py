@@ -327,7 +327,7 @@ class OSM:
         try:
             return await self._flight.run(key, lambda: self._fetch_route(origin, destination, mode, key))
         except Unavailable:
-            await self.routes.estimated(key)   # the leg shows an estimate: asked again later
+            self.routes.estimated(key)   # the leg shows an estimate: asked again later
             raise
 
     async def _fetch_route(self, origin, destination, mode: str, key: str) -> Route | None:

@@ -22,11 +22,14 @@ A trip read for the first time looks up all its legs in one query
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 from collections.abc import Callable
 
 from .cache import ProviderCache
+
+log = logging.getLogger("wayline.routes")
 
 DAY_S = 24 * 3600
 ROUTE_TTL_S = 7 * DAY_S
@@ -113,6 +116,7 @@ class RouteCache:
         self.cache, self.clock, self.lru_size = cache, clock, lru_size
         self._lru: OrderedDict[str, tuple[float, Cached]] = OrderedDict()
         self._estimated: dict[str, None] = {}   # markers not yet written (one write for a burst)
+        self._storing: set[asyncio.Future[None]] = set()   # those writes, held until done
         self._absent: set[str] = set()   # keys the last `load_many` found nowhere: `get` need not look again
 
     def in_memory(self, key: str, *, estimates: bool = False) -> tuple[bool, Route | None]:
@@ -162,20 +166,27 @@ class RouteCache:
             self._remember(key, _from_stored(value), min(expires_at, now + DB_HIT_TRUST_S))
         self._absent = {k for k in wanted if k not in found}
 
-    async def estimated(self, key: str) -> None:
+    def estimated(self, key: str) -> None:
         """Remember that `key`'s leg was estimated (the provider is out): in
-        memory at once, stored with the other legs of the same burst in one
-        write (the first caller of a burst writes; the legs of a day are
-        asked for concurrently)."""
-        expires = self.clock() + ESTIMATE_TTL_S
-        self._remember(key, ESTIMATE, expires)
+        memory at once, and stored with the other legs of the same burst in
+        one write that nobody waits for (the legs of a trip are asked for
+        concurrently, and its first read should not wait on a cache write)."""
+        self._remember(key, ESTIMATE, self.clock() + ESTIMATE_TTL_S)
         first = not self._estimated
         self._estimated[key] = None
-        if not first:
-            return
+        if first:
+            task = asyncio.ensure_future(self._store_estimates())
+            self._storing.add(task)
+            task.add_done_callback(self._storing.discard)
+
+    async def _store_estimates(self) -> None:
         await asyncio.sleep(0)   # let the rest of the burst fail and queue
         keys, self._estimated = list(self._estimated), {}
-        await self.cache.put_many([(k, Estimate.STORED, expires) for k in keys])
+        expires = self.clock() + ESTIMATE_TTL_S
+        try:
+            await self.cache.put_many([(k, Estimate.STORED, expires) for k in keys])
+        except Exception:   # a cache write: memory has them; the next outage read writes them again
+            log.warning("route cache: %d estimates not stored", len(keys), exc_info=True)
 
     def _fresh(self, key: str, now: float) -> bool:
         entry = self._lru.get(key)
