@@ -19,7 +19,8 @@ JS_TEST = ROOT / "spec" / "js" / "addressing.test.mjs"
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])
 def test_vector(vector):
-    got = decide(vector["text"], after_agent=vector["afterAgent"], members=VECTORS["members"])
+    got = decide(vector["text"], after_agent=vector["afterAgent"], members=VECTORS["members"],
+                 ai_on=vector.get("aiOn", True))
     assert got.to_json() == vector["expect"]
 
 

@@ -30,9 +30,10 @@ def test_the_agent_is_404_without_ai_but_the_timeline_and_suggestions_answer(cli
     signup(client, "alice")
     trip = new_trip(client)
     base = f"/api/trips/{trip['id']}/agent"
-    assert post(client, trip["id"], text="hi").status_code == 404
     assert client.post(f"{base}/chat", json={"messages": [user_message("hi")]}).status_code == 404
-    # The timeline and the suggestion decisions work without AI (outside assistants file suggestions too).
+    # The timeline (the group's chat: spec/test_group_chat.py) and the suggestion decisions work without AI
+    # (outside assistants file suggestions too).
+    assert post(client, trip["id"], text="hi").status_code == 201
     assert client.get(f"{base}/messages").status_code == 200
     assert client.get(f"{base}/events?after=0").status_code == 200
     for action in ("approve", "apply", "dismiss"):

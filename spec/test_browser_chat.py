@@ -5,9 +5,12 @@ the composer says before sending who will read a message, and a message
 that starts with a member's name right after the AI's reply goes to the
 group and costs no model call; "Group only" keeps a follow-up from the AI;
 a note that an answer is coming goes once it came. Two members: one types
-while the other edits."""
+while the other edits. Without AI (the keyless default) the chat is the
+group's alone, live, with its unread count."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -168,3 +171,67 @@ def test_an_answer_coming_note_goes_when_the_answer_came(settings, openai_standi
         assert "The AI will answer shortly." not in panel.inner_text()
         assert panel_button(page, "Chat").get_attribute("aria-expanded") == "true"
         page.errors.check()
+
+
+def test_without_ai_the_group_chats_live_with_an_unread_count(settings):
+    """The keyless default (no OpenAI key): the Chat button is there, the
+    composer says a message goes to the group and nothing about the AI, and
+    what Alice sends reaches Bob's phone live (his page never polls), with
+    the unread count on his Chat tab."""
+    assert not settings.ai_enabled
+    with live(offline(settings)) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob)
+        t = trip["id"]
+        add_stops(alice, trip, CASTLE, MARKET)
+        phone = open_page(browser, server, viewport=PHONE, phone=True, session=bob.token, poll_ms=None)
+        laptop = open_page(browser, server, viewport=LAPTOP, session=alice.token)
+        sent = []
+        for page in (phone, laptop):
+            page.on("request", lambda r: sent.append(r.url))
+        phone.goto(f"/#/trips/{t}")
+        phone.locator(".day-view").wait_for()
+        phone.wait_for_function("() => document.documentElement.dataset.sync === 'live'")
+        assert phone.locator(".mobile-tabs").get_by_role("button", name="Chat", exact=True).count() == 1
+        assert unread(phone) is None
+
+        laptop.goto(f"/#/trips/{t}")
+        laptop.locator(".day-view").wait_for()
+        assert laptop.locator("#side-panel.open").count() == 0      # without AI it starts closed, as before
+        panel = open_chat(laptop)
+        intro = panel.locator(".panel-intro").inner_text()
+        assert intro == "Everyone on the trip sees this chat, and the changes to the plan as they are made."
+        box = panel.get_by_label("Message", exact=True)
+        assert box.get_attribute("placeholder") == "Message the group"
+        for text in ("Dinner at 19?", "@agent what should we do on day 1?", "Bob, are you in?"):
+            box.fill(text)
+            assert hint(panel) == "Goes to the group: everyone on the trip reads it.", text
+            assert panel.get_by_role("button", name="Group only").is_hidden()
+        box.fill("Dinner at 19?")
+        words = " ".join(panel.locator(".panel-intro, .agent-composer").all_inner_texts())
+        assert "Goes to the group" in words and re.search(r"\bAI\b|@agent", words) is None, words
+        shot(laptop, "chat-no-ai-composer-1280")
+        panel.get_by_role("button", name="Send").click()
+        panel.locator(".msg.mine", has_text="Dinner at 19?").wait_for()
+
+        # Bob's phone hears of it live: the count on his Chat tab, then the message in the chat.
+        phone.wait_for_function("() => document.querySelector('.mobile-tabs [data-testid=unread-count]')"
+                                "?.textContent === '1'")
+        assert phone.locator(".mobile-tabs").get_by_role("button", name="Chat 1 unread", exact=True).count() == 1
+        assert phone.evaluate("() => document.documentElement.dataset.sync") == "live"
+        shot(phone, "chat-no-ai-unread-390")
+        chat = open_chat(phone)
+        chat.locator(".msg", has_text="Dinner at 19?").wait_for()
+        phone.wait_for_function("() => !document.querySelector('.mobile-tabs [data-testid=unread-count]')")
+        reply = chat.get_by_label("Message", exact=True)
+        reply.fill("Yes, 19:00 works")
+        assert hint(chat) == "Goes to the group: everyone on the trip reads it."
+        shot(phone, "chat-no-ai-390")
+        chat.get_by_role("button", name="Send").click()
+        panel.locator(".msg", has_text="Yes, 19:00 works").wait_for()     # and back to Alice, live
+        shot(laptop, "chat-no-ai-1280")
+
+        assert not [u for u in sent if "/agent/chat" in u or "/debug" in u], "a page asked for the AI"
+        for page in (phone, laptop):
+            assert not [f for f in page.failed_requests if "/agent/" in f or "/chat/" in f], page.failed_requests
+            page.errors.check()

@@ -5,9 +5,12 @@ One rule, decided before any model call. The page runs its twin
 before sending what will happen; both run the shared vectors in
 `spec/fixtures/addressing_vectors.json`.
 
-`decide(text, after_agent=..., members=...)` answers a `Decision(to, why,
-member)`, checked in this order:
+`decide(text, after_agent=..., members=..., ai_on=...)` answers a
+`Decision(to, why, member)`, checked in this order:
 
+0. No AI on this server (`ai_on` false): the group (`no_ai`), whatever the
+   words: there is no agent to answer, so nothing is for it (not even an
+   `@agent` mention or a street-view request). No model call.
 1. `@agent` at the very start: the agent (`mention`).
 2. A message that names a member (starts with a member's name, with or
    without `@` and after an optional "hey"/"thanks"; ends with ", Bob?";
@@ -42,7 +45,7 @@ CONTINUATION_MINUTES = 30
 MAX_QUESTION = 320
 
 To = Literal["agent", "group", "ask"]
-Why = Literal["mention", "member", "plain", "continuation", "reaction", "unclear"]
+Why = Literal["no_ai", "mention", "member", "plain", "continuation", "reaction", "unclear"]
 
 AGENT = "@agent"
 GREETING = re.compile(r"^(?:hey|hi|hello|yo|dear|ok|okay|so|and|thanks|thank you|hej|ciao)(?:[\s,!:]+)",
@@ -170,7 +173,9 @@ def _plain(text: str) -> str:
     return TRAILING.sub("", EMOJI_EXTRAS.sub("", text)).strip()
 
 
-def decide(text: str, *, after_agent: bool, members: list[dict]) -> Decision:
+def decide(text: str, *, after_agent: bool, members: list[dict], ai_on: bool) -> Decision:
+    if not ai_on:
+        return Decision("group", "no_ai")
     low = " ".join((text or "").split()).lower()
     names = member_names(members)
     if low.startswith(AGENT) and _bounded(low, 0, len(AGENT)):

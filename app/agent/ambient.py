@@ -2,7 +2,8 @@
 and `@agent` mentions in stop comments.
 
 Who a plain message (`POST .../agent/messages`) is for is decided at once by
-addressing.py, before any model call: the group (no model call at all), the
+addressing.py, before any model call: the group (no model call at all; every
+message is the group's on a server without AI), the
 agent (an `@agent` mention, or its own turn going on: a confirmation, a
 choice, a question), or, only for an unclear message right after the
 agent's reply, the model (`is_addressed {addressed}`, feature agent_ambient)
@@ -76,9 +77,11 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
     (addressing.py): the group (nothing more happens, no model call), the
     agent (its reply is made in the background), or, for an unclear
     message right after the agent's reply, the model's `is_addressed`.
-    `group_only`: the member chose the group. A street-view request that is
-    not for a member is answered by the application. Returns (the agent
-    answers: decided now, the stored row)."""
+    `group_only`: the member chose the group. Without AI (`svc.ai` None)
+    every message is the group's: the timeline is the group's chat either
+    way. A street-view request that is not for a member is answered by the
+    application (with AI on). Returns (the agent answers: decided now, the
+    stored row)."""
     check_links(text, trip_id, "text", svc.settings.public_url)
 
     def work(tx: Tx) -> tuple[Any, dict[str, Any]]:
@@ -90,8 +93,9 @@ async def post_message(svc: AgentDeps, trip_id: str, user: dict, text: str, part
     if group_only:
         return False, row
     after_agent = addressing.after_agent(previous, datetime.now(UTC))   # created_at is the real clock
-    decision = addressing.decide(text, after_agent=after_agent, members=(await svc.trips.get(trip_id)).members)
-    if decision.why == "member":
+    decision = addressing.decide(text, after_agent=after_agent, members=(await svc.trips.get(trip_id)).members,
+                                 ai_on=svc.ai is not None)
+    if decision.why in ("member", "no_ai"):   # the group's, whatever it asks (street view too)
         return False, row
     street_view = grounding.parse(text)
     if street_view is not None:

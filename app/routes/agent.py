@@ -1,10 +1,11 @@
 """The trip agent's HTTP face (`/api/trips/{tripId}/agent/...`).
 
-The agent's own routes (chat, posting a message, debug info) answer 404 when
-AI is not configured (`svc.ai is None`), before anything else. The timeline
-reads (messages, events) and the suggestion decisions work without AI: the
-timeline holds the members' edits, and outside assistants (MCP,
-app/assistants/) file suggestions whether or not this server has a model.
+The agent's own routes (a chat turn, debug info) answer 404 when AI is not
+configured (`svc.ai is None`), before anything else. The timeline is the
+group's chat, so it works without AI: its reads (messages, events), posting
+a message (then always the group's, never the agent's: addressing.py), and
+the suggestion decisions (outside assistants, MCP and app/assistants/, file
+suggestions whether or not this server has a model).
 Every route is for members only (404 for everyone else). The chat route
 streams the AI SDK UI message stream, not the `{data}` envelope.
 """
@@ -99,7 +100,7 @@ async def list_messages(request: Request):
 
 @describe(body=NewMessage, summary="Post a chat message; `addressed`: the agent will answer it (see addressing.py)")
 async def post_message(request: Request):
-    svc = agent_services(request)
+    svc = services(request)   # the group's chat works without AI (the message is then never the agent's)
     trip_id = request.path_params["tripId"]
     user, _ = await member(request, trip_id)
     args = await body(request, NewMessage)

@@ -3,7 +3,7 @@
 // run spec/fixtures/addressing_vectors.json. The composer runs it while the
 // member types, so it says before sending what the server will do.
 //
-// decide(text, {afterAgent, members}) -> {to: "agent"|"group"|"ask", why, member}
+// decide(text, {afterAgent, members, aiOn}) -> {to: "agent"|"group"|"ask", why, member}
 
 export const CONTINUATION_MINUTES = 30;
 const MAX_QUESTION = 320;
@@ -99,10 +99,11 @@ function plainOf(low) {
   return low.replace(EMOJI_EXTRAS, "").replace(TRAILING, "").trim();
 }
 
-export function decide(text, { afterAgent, members }) {
+export function decide(text, { afterAgent, members, aiOn }) {
+  const out = (to, why, member = null) => ({ to, why, member });
+  if (!aiOn) return out("group", "no_ai");
   const low = String(text || "").split(/\s+/).filter(Boolean).join(" ").toLowerCase();
   const names = memberNames(members);
-  const out = (to, why, member = null) => ({ to, why, member });
   if (low.startsWith(AGENT) && bounded(low, 0, AGENT.length)) return out("agent", "mention");
   const member = namedMember(low, names);
   if (member !== null) return out("group", "member", member);

@@ -11,6 +11,11 @@
 // things on a press: send its text to the AI as the member's next message,
 // or show a day (and stop) of the trip. Each AI message can copy its debug
 // info (ids only) to the clipboard.
+//
+// On a server without AI (config.aiEnabled false) the chat is the members'
+// alone: every message is plain (the rule says "no_ai"), and nothing here
+// offers or mentions the AI (no @agent hint, no "Group only", no approvals,
+// follow-ups or debug info on replies kept from when the server had one).
 
 import { isOnline } from "../offline/connection.js";
 import { get, post, streamChunks } from "../api.js";
@@ -19,22 +24,19 @@ import { decide as decideAddressee, CONTINUATION_MINUTES } from "./addressing.js
 import { reconcile, sig } from "../planner/keyed.js";
 import { applyChunk, newAssistantMessage, localId, forServer, isToolPart } from "./agentstream.js";
 import { messageView, editsView, isEdit } from "./agentview.js";
-import { aiOffNote, showOnPlan } from "./common.js";
+import { showOnPlan } from "./common.js";
 import { icon } from "../planner/icons.js";
 
 const MAX_TEXT = 4000;
 const CONTEXT_MESSAGES = 30; // earlier chat messages sent along, as useChat sends its whole list
 
 export function mountAgent(el, store, panel) {
-  if (!store.app.session.config.aiEnabled) {
-    el.append(aiOffNote("The AI in the group chat"));
-    return {};
-  }
+  const aiOn = store.app.session.config.aiEnabled;
   const me = store.app.session.me;
   const list = h("ol", { class: "agent-log", "aria-label": "Trip conversation", "aria-live": "polite" });
   const scroller = h("div", { class: "agent-scroll" }, list);
   const status = h("div", { class: "agent-status", "aria-live": "assertive" });
-  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: "Message the group — start with @agent to ask the AI", "aria-label": "Message", "aria-describedby": "composer-hint", "data-fkey": "message" });
+  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: aiOn ? "Message the group — start with @agent to ask the AI" : "Message the group", "aria-label": "Message", "aria-describedby": "composer-hint", "data-fkey": "message" });
   text.value = store.draft("message");
   const send = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Send");
   const attach = h("button", { "data-needs-server": true, type: "button", class: "icon-btn", "aria-label": "Attach a file to the message" }, icon("clip"));
@@ -59,7 +61,9 @@ export function mountAgent(el, store, panel) {
   const form = h("form", { class: "composer agent-composer" }, attached, text,
     h("div", { class: "composer-to" }, modeHint, groupOnly),
     h("div", { class: "row between" }, h("span", { class: "row" }, attach, fileInput), send));
-  el.append(h("div", { class: "panel-intro" }, h("p", { class: "muted" }, "Everyone on the trip sees this chat. Write @agent to ask the AI; it changes the plan only when someone approves.")), scroller, status, form);
+  el.append(h("div", { class: "panel-intro" }, h("p", { class: "muted" }, aiOn
+    ? "Everyone on the trip sees this chat. Write @agent to ask the AI; it changes the plan only when someone approves."
+    : "Everyone on the trip sees this chat, and the changes to the plan as they are made.")), scroller, status, form);
 
   const files = []; // file parts waiting to be sent
   let streamingId = null;
@@ -67,13 +71,13 @@ export function mountAgent(el, store, panel) {
   // The current chat turn's UIMessages (user + assistant), for approval continuations.
   let turn = [];
 
+  // Without AI, a reply kept from before offers nothing that needs it.
   const handlers = {
     get streamingId() {
       return streamingId;
     },
-    decide,
-    copyDebug,
-    cards: { onFollowUp: followUp, onFocus: focus },
+    ...(aiOn ? { decide, copyDebug } : {}),
+    cards: aiOn ? { onFollowUp: followUp, onFocus: focus } : { onFocus: focus },
   };
 
   // A card's follow-up button: the text goes to the AI as this member's message.
@@ -149,7 +153,8 @@ export function mountAgent(el, store, panel) {
         if (e.msg) return messageView(store, e.msg, handlers);
         if (e.edits) return editsView(store, e.edits);
         if (e.error) return h("li", null, errorBox(e.error));
-        return h("li", { class: "muted empty-log" }, e.empty ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”"
+        const hello = aiOn ? "No messages yet. Say hello, or ask “@agent what should we do on day 1?”" : "No messages yet. Say hello to the group.";
+        return h("li", { class: "muted empty-log" }, e.empty ? hello
           : isOnline() ? "Loading the conversation…" : "The conversation shows when you are back online.");
       },
     });
@@ -168,7 +173,7 @@ export function mountAgent(el, store, panel) {
 
   // {to: "agent" | "group", why, member, override}: what a send would do now.
   function addressee(value) {
-    const d = decideAddressee(value, { afterAgent: afterAgent(), members: (store.trip && store.trip.members) || [] });
+    const d = decideAddressee(value, { afterAgent: afterAgent(), members: (store.trip && store.trip.members) || [], aiOn });
     const overridable = d.to !== "group" && d.why !== "mention";
     if (!overridable) keepFromAi = false;
     return { ...d, to: d.to === "group" || (overridable && keepFromAi) ? "group" : "agent", overridable };
@@ -183,6 +188,7 @@ export function mountAgent(el, store, panel) {
       member: `Goes to ${d.member} and the group: the AI won't answer.`,
       reaction: "Goes to the group: the AI won't answer.",
       plain: "Goes to the group. Start with @agent to ask the AI.",
+      no_ai: "Goes to the group: everyone on the trip reads it.",
     };
     modeHint.textContent = d.overridable && keepFromAi ? "Goes to the group only: the AI won't answer." : words[d.why];
     form.dataset.to = d.to;

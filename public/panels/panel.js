@@ -1,5 +1,6 @@
 // The side panel (a sheet over the page on phones) shows one of two things:
-//   Chat     the group's conversation (where @agent asks the AI)
+//   Chat     the group's conversation (where @agent asks the AI, when the
+//            server has one; without AI it is the members' chat alone)
 //   AI help  This day (an AI review, ideas for food and sights, Optimize)
 //            and Preferences, as tabs
 // The top bar (wide screens) and the bottom tabs (phones) each have a
@@ -35,8 +36,9 @@ export function mountPanel(side, store) {
   const listeners = new Set();
   const stored = localStorage.getItem(OPEN_KEY);
   const config = store.app.session.config;
-  // Without AI the panel starts closed: most of it would say "off".
-  const fallback = config.aiEnabled ? "chat" : "day";
+  // Without AI the panel starts closed (AI help would say "off"; the Chat
+  // button and its unread count are there); the chat is the first tab either way.
+  const fallback = "chat";
   let open = isPhone() ? false : stored === null ? window.innerWidth >= 1100 && config.aiEnabled : stored === "1";
   let touched = false; // the member opened or closed it before the server's answer came
 

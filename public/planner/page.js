@@ -181,20 +181,20 @@ export function mountPlanner(main, app, tripId, params) {
   }
 
   // The Chat and AI help buttons: in the top bar on wide screens, among the
-  // bottom tabs on phones (with the planner's views).
+  // bottom tabs on phones (with the planner's views). Both are there with or
+  // without AI: the chat is the group's either way, and AI help says what is off.
   function renderToggles() {
     const unread = store.unread() || 0;
     const chat = panel.showing("chat");
     const help = panel.showing("help");
-    const ai = store.app.session.config.aiEnabled;
-    patch(toggles, sig(unread, chat, help, ai), () => [
-      ai ? h("button", { type: "button", class: "btn btn-ghost panel-toggle", "data-mode": "chat", "aria-controls": "side-panel",
-        "aria-expanded": String(chat), onclick: () => panel.toggle("chat") }, panelButtonContent("chat", unread, 18)) : null,
+    patch(toggles, sig(unread, chat, help), () => [
+      h("button", { type: "button", class: "btn btn-ghost panel-toggle", "data-mode": "chat", "aria-controls": "side-panel",
+        "aria-expanded": String(chat), onclick: () => panel.toggle("chat") }, panelButtonContent("chat", unread, 18)),
       h("button", { type: "button", class: "btn btn-ghost panel-toggle sparkle", "data-mode": "help", "aria-controls": "side-panel",
         "aria-expanded": String(help), onclick: () => panel.toggle("help") }, panelButtonContent("help", 0, 18)),
     ]);
     const open = panel.isOpen();
-    patch(mobileTabs, sig(store.view, open, unread, chat, help, ai), () => [
+    patch(mobileTabs, sig(store.view, open, unread, chat, help), () => [
       ...VIEWS.map(([view, label, iconName]) => {
         const active = store.view === view && !open;
         return h("button", {
@@ -202,7 +202,7 @@ export function mountPlanner(main, app, tripId, params) {
           onclick: () => { panel.close(); store.setView(view); },
         }, icon(iconName, { size: 20 }), h("span", null, label));
       }),
-      ...["chat", "help"].filter((mode) => ai || mode === "help").map((mode) => h("button", {
+      ...["chat", "help"].map((mode) => h("button", {
         type: "button", class: `mobile-tab${panel.showing(mode) ? " active" : ""}`, "aria-expanded": String(panel.showing(mode)),
         "data-fkey": mode, "aria-controls": "side-panel", onclick: () => panel.toggle(mode),
       }, panelButtonContent(mode, unread, 20))),

@@ -10,7 +10,7 @@ const file = JSON.parse(readFileSync(new URL("../fixtures/addressing_vectors.jso
 
 for (const v of file.vectors) {
   test(v.name, () => {
-    assert.deepStrictEqual(decide(v.text, { afterAgent: v.afterAgent, members: file.members }), v.expect);
+    assert.deepStrictEqual(decide(v.text, { afterAgent: v.afterAgent, members: file.members, aiOn: v.aiOn ?? true }), v.expect);
   });
 }
 
@@ -18,4 +18,5 @@ test("vectors file is well formed", () => {
   assert.ok(file.vectors.length >= 40);
   assert.equal(new Set(file.vectors.map((v) => v.name)).size, file.vectors.length, "names must be unique");
   for (const to of ["agent", "group", "ask"]) assert.ok(file.vectors.some((v) => v.expect.to === to), to);
+  assert.ok(file.vectors.some((v) => v.aiOn === false), "a server without AI");
 });
