@@ -117,43 +117,31 @@ async def day_legs(provider: RouteProvider | None, stops: Sequence[Any], prefs: 
     return legs
 
 
-def day_legs_now(provider: RouteProvider | None, stops: Sequence[Any], prefs: TripPreferences) -> list[Leg] | None:
+def day_legs_now(provider: RouteProvider | None, stops: Sequence[Any], prefs: TripPreferences,
+                 lacking: list[tuple[tuple[float, float], tuple[float, float], str]] | None = None,
+                 ) -> list[Leg] | None:
     """`day_legs` without waiting, when it needs nothing outside memory
-    (estimates, or the provider's routes all in its route cache); else None.
-    Building a TripDto asks this for every day: no coroutine per leg."""
+    (estimates, or the provider's routes all in its route cache); else None,
+    with the (origin, destination, mode) routes it lacks added to `lacking`
+    when given, so a trip's first read loads them all at once
+    (`RouteProvider.load_routes`) from the same pass. Building a TripDto asks
+    this for every day: no coroutine per leg. (A long walk's second mode
+    shows only once the walk is known: ask again after loading.)"""
     pairs, modes = _pairs(stops, prefs)
     if not pairs:
         return []
-    legs = _measure_now(provider, pairs, modes)
+    legs = _measure_now(provider, pairs, modes, lacking)
     if legs is None:
         return None
     again = _long_walks(legs, prefs)
     if again:
         redone = _measure_now(provider, [pairs[i] for i in again],
-                              [choose_mode(legs[i].distance_m, prefs) for i in again])
+                              [choose_mode(legs[i].distance_m, prefs) for i in again], lacking)
         if redone is None:
             return None
         for i, leg in zip(again, redone):
             legs[i] = leg
     return legs
-
-
-def routes_lacking(provider: RouteProvider | None, stops: Sequence[Any],
-                   prefs: TripPreferences) -> list[tuple[tuple[float, float], tuple[float, float], str]]:
-    """The (origin, destination, mode) routes `day_legs_now` lacks in memory
-    for these stops, so a trip's first read can load them all at once
-    (`RouteProvider.load_routes`). A long walk's second mode shows only once
-    the walk is known: ask again after loading."""
-    pairs, modes = _pairs(stops, prefs)
-    if provider is None or not pairs:
-        return []
-    lacking: list[tuple[tuple[float, float], tuple[float, float], str]] = []
-    legs = _measure_now(provider, pairs, modes, lacking)
-    if legs is not None:
-        again = _long_walks(legs, prefs)
-        _measure_now(provider, [pairs[i] for i in again],
-                     [choose_mode(legs[i].distance_m, prefs) for i in again], lacking)
-    return lacking
 
 
 def _pairs(stops: Sequence[Any], prefs: TripPreferences) -> tuple[list[tuple[Any, Any]], list[str]]:

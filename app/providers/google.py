@@ -22,6 +22,7 @@ The caches and in-flight sharing are app/providers/cache.py (weather uses them t
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -120,7 +121,13 @@ def end_of_utc_day(ts: float) -> float:
 
 def _point(latlng: tuple[float, float]) -> tuple[float, float]:
     # ~1 m: the same stop always makes the same key.
-    return round(float(latlng[0]), 5), round(float(latlng[1]), 5)
+    return _rounded(float(latlng[0]), float(latlng[1]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _rounded(lat: float, lng: float) -> tuple[float, float]:
+    # Kept: a trip's first read makes a route key per leg from both ends.
+    return round(lat, 5), round(lng, 5)
 
 
 def _waypoint(latlng: tuple[float, float]) -> dict:

@@ -28,6 +28,7 @@ identical requests in flight share one call; after a timeout, a refusal
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import re
@@ -140,7 +141,13 @@ def _language(language: str | None) -> str | None:
 
 def _point(latlng: tuple[float, float]) -> tuple[float, float]:
     # ~1 m, so the same stop makes the same key; refuse what no URL should carry.
-    lat, lng = float(latlng[0]), float(latlng[1])
+    return _rounded(float(latlng[0]), float(latlng[1]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _rounded(lat: float, lng: float) -> tuple[float, float]:
+    # Kept: a trip's first read makes a route key per leg from both ends (about
+    # 900 points for 30 x 15), and round() is most of that work.
     if not (math.isfinite(lat) and math.isfinite(lng) and -90 <= lat <= 90 and -180 <= lng <= 180):
         raise ValueError("a point needs a latitude in [-90, 90] and a longitude in [-180, 180]")
     return round(lat, 5), round(lng, 5)

@@ -182,7 +182,7 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
                fetched: dict[str, list[Leg]] | None = None) -> View | None:
     """The view of `trip` with the state's members, votes and comments,
     reusing what `prev` encoded; None when a day's legs need Google (see
-    `missing_legs`) and `fetched` does not hold them."""
+    `legs_from_memory`) and `fetched` does not hold them."""
     prev_parts = prev.parts if prev is not None else []
     old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
@@ -256,17 +256,30 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
                 len(head) + sum(map(len, rest)), by_user)
 
 
-def missing_legs(routes: RouteProvider | None, trip: Trip, prev: View | None) -> list[Day]:
-    """Days whose legs are neither in `prev` nor computable from memory."""
+Route = tuple[tuple[float, float], tuple[float, float], str]
+
+
+def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None, days: list[Day] | None = None,
+                     ) -> tuple[dict[str, list[Leg]], list[Day], list[Route]]:
+    """One pass over the days (`days`, else the trip's) whose legs `prev`
+    does not hold: (the legs computable from memory by day id, the days
+    whose legs are not, the stored routes those lack). A first read computes
+    each day's legs once from this, instead of once to find what is missing,
+    once to list what to load and once more to build."""
     old = {p.day[0]: p for p in prev.parts} if prev is not None else {}
-    out = []
-    for day in trip.days:
+    known: dict[str, list[Leg]] = {}
+    missing: list[Day] = []
+    lacking: list[Route] = []
+    for day in trip.days if days is None else days:
         part = old.get(day.id)
         if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
             continue
-        if legs_mod.day_legs_now(routes, day.stops, trip.prefs) is None:
-            out.append(day)
-    return out
+        legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs, lacking)
+        if legs is None:
+            missing.append(day)
+        else:
+            known[day.id] = legs
+    return known, missing, lacking
 
 
 def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
@@ -388,36 +401,25 @@ class TripCache:
         return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
 
     async def _build_waiting(self, trip_id: str) -> tuple[TripState, View]:
-        """Load the stored routes the legs need (one query), build; else fetch
-        the legs still missing, then build; again if the trip moved meanwhile."""
+        """Compute the legs memory holds, load the stored routes the others
+        lack (one query), compute those days again, fetch what is still
+        missing, then build; again if the trip moved meanwhile."""
         while True:
             state = await self.trips.get(trip_id)
             if _current(state.view, state):
                 return state, state.view
             trip, prev = state.trip, state.view
-            missing = missing_legs(self.routes, trip, prev)
-            if missing and await self._load_routes(trip, missing):
-                if state.trip is trip and self.trips.cached(trip_id) is state:
-                    view = build_view(self.routes, state, trip, prev)
-                    if view is not None:
-                        return state, self._install(state, view)
-                missing = missing_legs(self.routes, trip, prev)
-            fetched = await self._fetch_legs(trip, missing)
+            legs, missing, lacking = legs_from_memory(self.routes, trip, prev)
+            if lacking and self.routes is not None:
+                await self.routes.load_routes(lacking)
+                loaded, missing, _ = legs_from_memory(self.routes, trip, prev, missing)
+                legs.update(loaded)
+            if missing:
+                legs.update(await self._fetch_legs(trip, missing))
             if state.trip is trip and self.trips.cached(trip_id) is state:
-                view = build_view(self.routes, state, trip, prev, fetched)
+                view = build_view(self.routes, state, trip, prev, legs)
                 if view is not None:
                     return state, self._install(state, view)
-
-    async def _load_routes(self, trip: Trip, days: list[Day]) -> bool:
-        """Bring the stored routes the days' legs lack into memory in one
-        query, instead of one query per leg in `_fetch_legs`; False when
-        there was nothing to load. (A long walk's second mode shows only once
-        the walk is known: `_fetch_legs` asks for it.)"""
-        lacking = [r for d in days for r in legs_mod.routes_lacking(self.routes, d.stops, trip.prefs)]
-        if not lacking or self.routes is None:
-            return False
-        await self.routes.load_routes(lacking)
-        return True
 
     async def _fetch_legs(self, trip: Trip, days: list[Day]) -> dict[str, list[Leg]]:
         per_day = await asyncio.gather(*(legs_mod.day_legs(self.routes, d.stops, trip.prefs) for d in days))
