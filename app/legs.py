@@ -29,7 +29,7 @@ DETOUR = 1.3
 TRANSIT_OVERHEAD_S = 300  # waiting and walking to the station
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # a large trip keeps hundreds in memory
 class Leg:
     from_stop_id: str
     to_stop_id: str

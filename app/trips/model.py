@@ -32,11 +32,16 @@ T = TypeVar("T")
 def _shallow(obj: T) -> T:
     """A shallow copy of a dataclass instance (copy.copy, several times faster)."""
     out = object.__new__(type(obj))
-    out.__dict__.update(obj.__dict__)
+    slots = getattr(type(obj), "__slots__", None)
+    if slots is None:
+        out.__dict__.update(obj.__dict__)
+    else:
+        for name in slots:
+            object.__setattr__(out, name, getattr(obj, name))
     return out
 
 
-@dataclass
+@dataclass(slots=True)   # a large trip keeps hundreds in memory: no __dict__ each
 class Stop:
     id: str
     day_id: str
