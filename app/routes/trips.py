@@ -16,7 +16,8 @@ from ..trips.apply import apply_op, apply_ops, one_sentence
 from ..trips.edits import Edits, as_pairs
 from ..trips.replay import apply_replayed
 from ..trips import catalog
-from ..trips.dto import TripCache, View, member_bytes, member_etag, member_variant, member_view, trip_json
+from ..trips.dto import (TripCache, View, member_etag, member_length, member_pieces, member_variant,
+                         member_view, trip_json)
 from ..web import compression
 from ..trips.ops import MAX_DAYS, TRIP_OPS, Destination, Title, UpdateTrip
 from .common import member, ok, parse, raw_ok, read_json, services, signed_in
@@ -116,13 +117,15 @@ async def get_trip(request: Request):
     headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Accept-Encoding"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    payload = member_bytes(view, user["id"], role)
     coding = compression.choose(request.headers.get("accept-encoding"))
-    if coding is None or len(payload) + 9 < compression.MIN_BYTES:
-        response = raw_ok(payload)
-    else:   # compressed once per view and variant, kept with the view
-        packed = compression.once(view.derived, member_variant(view, user["id"], role),
-                                  b"".join((b'{"data":', payload, b"}")), coding)
+    if coding is None or member_length(view, user["id"], role) + 9 < compression.MIN_BYTES:
+        response = raw_ok(services(request).trip_cache.bytes_for(view, user["id"], role))
+    else:   # compressed once per view and variant, kept with the view (and counted with it)
+        packed, made = compression.once(
+            view.derived, member_variant(view, user["id"], role),
+            lambda: b"".join((b'{"data":', *member_pieces(view, user["id"], role), b"}")), coding)
+        if made:
+            services(request).trip_cache.account(view)
         response = Response(packed, media_type="application/json", headers={"Content-Encoding": coding})
     response.headers.update(headers)
     return response

@@ -28,6 +28,7 @@ import itertools
 import json
 import operator
 import os
+from array import array
 from json.encoder import encode_basestring
 from typing import Any
 from dataclasses import dataclass, field
@@ -49,6 +50,10 @@ _text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with opti
 # A view's ETag: this process's epoch (a restart may rebuild a version's legs
 # differently) and a serial number per view built.
 _EPOCH = os.urandom(3).hex()
+# What a trip in memory holds per byte of its TripDto, before any joined or
+# compressed copy of it (View.size): measured with tracemalloc on 30 x 15
+# trips (bench/trip_memory.py), rounded up.
+BYTES_PER_BODY_BYTE = 2.5
 _serials = itertools.count(1)
 
 
@@ -61,7 +66,8 @@ def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 
 def _legs_key(day: Day) -> Key:
-    return tuple((s.id, s.lat, s.lng) for s in day.stops)
+    # Flat (id, lat, lng, id, ...): one tuple a day, not one a stop, in memory.
+    return tuple(v for s in day.stops for v in (s.id, s.lat, s.lng))
 
 
 @dataclass(eq=False)
@@ -73,11 +79,10 @@ class DayPart:
     legs_key: Key
     prefs: object
     legs: list[Leg]
-    legs_json: str
+    legs_at: int                  # where the legs' JSON starts in body (it ends one byte before body does)
     social: list[Key]           # (votes, comment count) per stop when encoded
-    fixed: list[tuple[str, str]]  # per stop, the JSON of its own fields (before and after the computed ones)
     body: bytes                   # the day's JSON with every "mine" as 0
-    mine_at: dict[str, int]       # stop id -> offset of its "mine" digit in body
+    mine_at: array[int]           # per stop, the offset of its "mine" digit in body
 
 
 @dataclass(eq=False)
@@ -104,10 +109,13 @@ class View:
         return {d.id: p.legs for d, p in zip(self.trip.days, self.parts)}
 
     def size(self) -> int:
-        """Bytes the trip holds with its view, bytes cached for one role
-        included: measured with tracemalloc at 5.3-5.8x the body (days
-        encoded twice, the aggregate, legs) for 40 to 1,200 stops."""
-        return 6 * self.length
+        """Bytes the trip holds with its view: the aggregate, legs and the days'
+        parts, measured with tracemalloc at about BYTES_PER_BODY_BYTE times the
+        body (`bench/trip_memory.py`), plus what is kept of it: each role's
+        joined bytes and the compressed variants (`derived`)."""
+        kept = sum(map(len, self.plain.values()))
+        kept += sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
+        return int(BYTES_PER_BODY_BYTE * self.length) + kept
 
 
 def _current(view: View | None, state: TripState) -> bool:
@@ -132,9 +140,9 @@ def _number(value: float | None) -> str:
 
 def _fixed(s: Stop) -> tuple[str, str]:
     """A stop's own fields as JSON: what comes before its computed times and
-    votes, and what comes after. A stop object never changes once readers
-    share it (an op changes a copy), so this is encoded once per object;
-    written directly, it costs a fifth of json.dumps of a dict."""
+    votes, and what comes after. Written directly, it costs a fifth of
+    json.dumps of a dict; not kept (it would hold the stops' JSON a second
+    time), since only the days a change reaches are encoded again."""
     return (f'{{"id":{_string(s.id)},"position":{s.position},"kind":{_string(s.kind)},"name":{_string(s.name)},'
             f'"placeId":{_string(s.place_id)},"lat":{_number(s.lat)},"lng":{_number(s.lng)},'
             f'"address":{_string(s.address)},"setTime":{_string(s.set_time)},"durationMin":{s.duration_min},'
@@ -144,19 +152,17 @@ def _fixed(s: Stop) -> tuple[str, str]:
 
 def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
                 old: DayPart | None) -> DayPart:
-    """The day's JSON, every stop's `mine` as 0. Only what can differ is
-    encoded again: the fixed part of each stop object `old` encoded and its
-    legs' JSON are reused; the computed times, votes and comment counts are
-    written in place (numbers and HH:MM only, so nothing needs escaping). The
+    """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
+    from `old` when its legs are the same; the computed times, votes and
+    comment counts are written in place (numbers and HH:MM only, so nothing needs escaping). The
     offsets of the `mine` zeros are found afterwards (no value can hold the
     marker: a quote inside a string is always escaped)."""
-    reuse = {id(s): f for s, f in zip(old.stops, old.fixed)} if old is not None else {}
-    legs_json = old.legs_json if old is not None and old.legs is legs else _text([leg.to_json() for leg in legs])
+    legs_json = (old.body[old.legs_at:-1].decode() if old is not None and old.legs is legs
+                 else _text([leg.to_json() for leg in legs]))
     slots = day_schedule(day, by_pair(legs))
-    fixed, stops = [], []
+    stops = []
     for s, slot, (votes, comments) in zip(day.stops, slots, social):
-        own = reuse.get(id(s)) or _fixed(s)
-        fixed.append(own)
+        own = _fixed(s)
         up = down = 0
         for v in (votes or {}).values():
             up, down = up + (v > 0), down + (v < 0)
@@ -166,16 +172,24 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: li
     head = _text({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
                   "note": day.note, "startTime": day.start_time or DAY_START})[:-1]
     body = f'{head},"stops":[{",".join(stops)}],"legs":{legs_json}}}'.encode()
-    mine_at, at = {}, 0
-    for s in day.stops:
+    legs_at = len(body) - 1 - len(legs_json.encode())
+    mine_at, at = array("I"), 0
+    for _ in day.stops:
         at = body.index(MINE, at) + len(MINE) - 2
-        mine_at[s.id] = at
-    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_json,
-                   social, fixed, body, mine_at)
+        mine_at.append(at)
+    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_at,
+                   social, body, mine_at)
+
+
+_QUIET: Key = (None, 0)   # a stop without votes or comments (most of them), one tuple for all
 
 
 def _social(state: TripState, day: Day) -> list[Key]:
-    return [(state.votes.get(s.id), state.comment_counts.get(s.id, 0)) for s in day.stops]
+    votes, counts = state.votes, state.comment_counts
+    if not votes and not counts:
+        return [_QUIET] * len(day.stops)
+    return [_QUIET if s.id not in votes and s.id not in counts else (votes.get(s.id), counts.get(s.id, 0))
+            for s in day.stops]
 
 
 def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev: View | None,
@@ -248,8 +262,8 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
     if state.votes:
         start = len(rest[0])
         for part in parts:
-            for stop_id, at in part.mine_at.items():
-                for user_id, value in (state.votes.get(stop_id) or {}).items():
+            for stop, at in zip(part.stops, part.mine_at):
+                for user_id, value in (state.votes.get(stop.id) or {}).items():
                     by_user.setdefault(user_id, []).append((start + at, value))
             start += len(part.body) + 1
     return View(trip, state.members, state.social_serial, parts, expenses, shared, header, head, rest,
@@ -299,6 +313,13 @@ def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
         out.append(piece[cut:] if cut else piece)
         base = end
     return out
+
+
+def member_length(view: View, user_id: str, role: str) -> int:
+    """len(member_bytes(...)) without joining them: a vote of -1 is one byte
+    longer than the 0 it replaces."""
+    votes = view.by_user.get(user_id) or ()
+    return view.length + len(_dumps(role)) + sum(1 for _, value in votes if value <= 0)
 
 
 def member_bytes(view: View, user_id: str, role: str) -> bytes:
@@ -430,13 +451,28 @@ class TripCache:
         self.trips.resize(state, view.size())
         return view
 
+    def account(self, view: View) -> None:
+        """The view kept more bytes (a role's joined bytes, a compressed
+        variant): count them in the memory bound."""
+        state = self.trips.cached(view.trip.id)
+        if state is not None and state.view is view:
+            self.trips.resize(state, view.size())
+
+    def bytes_for(self, view: View, user_id: str, role: str) -> bytes:
+        """`member_bytes`, counting a role's bytes it joins and keeps."""
+        kept = len(view.plain)
+        out = member_bytes(view, user_id, role)
+        if len(view.plain) != kept:
+            self.account(view)
+        return out
+
     async def entry(self, trip_id: str) -> View:
         """The current view: `.trip` (read only) and `.legs` per day."""
         return (await self.current(trip_id))[1]
 
     async def json_for(self, trip_id: str, user_id: str, role: str) -> bytes:
         """The caller's current TripDto (an op's echo: its change or newer)."""
-        return member_bytes((await self.current(trip_id))[1], user_id, role)
+        return self.bytes_for((await self.current(trip_id))[1], user_id, role)
 
     async def pieces_for(self, trip_id: str, user_id: str, role: str) -> list[bytes]:
         """`json_for` in pieces, for a response that wraps it (joined once there)."""
@@ -467,4 +503,4 @@ async def member_view(trip_cache: TripCache, trip_id: str, user_id: str) -> tupl
 
 async def trip_json(trip_cache: TripCache, trip_id: str, user_id: str) -> bytes:
     view, role = await member_view(trip_cache, trip_id, user_id)
-    return member_bytes(view, user_id, role)
+    return trip_cache.bytes_for(view, user_id, role)

@@ -13,7 +13,7 @@ Brotli at quality 4 makes that trip 13 kB in about 1.6 ms; gzip at level 6
 from __future__ import annotations
 
 import gzip
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 
 import brotli
 from starlette.middleware.gzip import GZipMiddleware
@@ -56,14 +56,17 @@ def compress(body: bytes, coding: str) -> bytes:
     return gzip.compress(body, GZIP_LEVEL, mtime=0)
 
 
-def once(store: MutableMapping[str, object], key: str, body: bytes, coding: str) -> bytes:
-    """`body` compressed with `coding`, kept in `store` (what lives as long as
-    the bytes it was made from) under `key`: the work is done once."""
+def once(store: MutableMapping[str, object], key: str, body: Callable[[], bytes], coding: str) -> tuple[bytes, bool]:
+    """`body()` compressed with `coding`, kept in `store` (what lives as long
+    as the bytes it was made from) under `key`: the work is done once, and
+    the body is made only then (a reader that gets the compressed bytes
+    needs no joined copy of it kept). (bytes, whether they were made now)."""
     slot = f"compressed:{coding}:{key}"
     packed = store.get(slot)
-    if not isinstance(packed, bytes):
-        packed = store[slot] = compress(body, coding)
-    return packed
+    if isinstance(packed, bytes):
+        return packed, False
+    packed = store[slot] = compress(body(), coding)
+    return packed, True
 
 
 class GzipWhenAccepted:
