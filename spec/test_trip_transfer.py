@@ -66,6 +66,23 @@ def test_a_trip_is_compressed_once_per_version_for_all_its_readers(client, monke
     assert made == ["br", "br"]                      # a new version: compressed once more
 
 
+def test_what_a_view_keeps_is_counted_and_a_compressed_reader_keeps_no_joined_copy(client):
+    signup(client)
+    trip = _big_trip(client)
+    path = f"/api/trips/{trip['id']}"
+    trips = client.app.state.services.trips
+    _raw(client, path, "br")
+    state = trips.cached(trip["id"])
+    view = state.view
+    assert not view.plain                      # compressed from the pieces: no joined copy kept
+    packed = sum(len(v) for v in view.derived.values() if isinstance(v, bytes))
+    assert packed > 0 and state.size == view.size() >= view.length + packed
+    counted = state.size
+    _raw(client, path, None)                   # a reader without compression: the role's bytes joined and kept
+    assert view.plain and trips.cached(trip["id"]).view is view
+    assert state.size == counted + sum(map(len, view.plain.values()))
+
+
 def test_small_answers_are_not_compressed(client):
     signup(client)
     trip = new_trip(client, days=1)
