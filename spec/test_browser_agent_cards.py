@@ -119,8 +119,10 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         card.get_by_role("button", name="Show the monastery").click()
         page.locator(f".day-view[data-day-id='{ids['day2']}']").wait_for()
         page.locator(f".stop.focused[data-stop-id='{ids['stop2']}']").wait_for()
-        # Nothing but the page telling the others which day it now shows (live presence).
-        assert [s for s in sent if not s.endswith("/presence")] == []
+        # Nothing changes the trip: the page only tells the others which day it now
+        # shows (live presence) and, a moment after the reply came in, that alice has
+        # read the chat.
+        assert [s for s in sent if not s.endswith(("/presence", "/chat/read"))] == []
         assert len(chat_requests) == 1
 
         # Pressing the follow-up sends its text to the AI as alice's message: one chat request.
