@@ -58,6 +58,7 @@ from .ai_schema import strict_schema
 from .aiusage import AIUsage, UsageGuard
 from .errors import AppError, Unavailable
 from .settings import Settings
+from .tls import tls_context
 from .telemetry import Span, Telemetry
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -219,6 +220,8 @@ class AI:
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=self.timeout_s,
+            # The SDK's own client, with the process's one TLS context (app/tls.py).
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
         )
 
     async def close(self) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.tls import tls_context
 from helpers import make_client, new_trip, op, signup
 
 
@@ -155,7 +156,7 @@ class ServerOnSmallDisk:
         while True:
             assert self.proc.poll() is None, self.log.read_text()
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                if httpx.get(f"{self.url}/healthz", timeout=2, verify=tls_context()).status_code == 200:
                     break
             except httpx.TransportError:
                 assert time.monotonic() < deadline, self.log.read_text()

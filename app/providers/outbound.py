@@ -1,10 +1,10 @@
 """The one outbound HTTP client (Google, OpenStreetMap, Open-Meteo, Street
 View), made on first use.
 
-Building an httpx client builds its TLS context, which reads the CA bundle:
-about 30 ms, a fifth of a cold start, for a server that may not call out for
-minutes (or ever, in tests and with no keys). The providers only use
-`get`, `request` and `aclose`.
+Made on first use, for a server that may not call out for minutes (or ever,
+in tests and with no keys), and with the process's one TLS context
+(app/tls.py): a context of its own would read the CA bundle again, about
+30 ms. The providers only use `get`, `request` and `aclose`.
 
 Its timeouts are settings (`provider_connect_timeout_s`, `provider_read_timeout_s`:
 WAYLINE_PROVIDER_CONNECT_TIMEOUT_S / WAYLINE_PROVIDER_READ_TIMEOUT_S), so a test
@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import httpx
+
+from ..tls import tls_context
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -41,7 +43,7 @@ class OutboundClient:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(**self._options)
+            self._client = httpx.AsyncClient(**{"verify": tls_context(), **self._options})
         return self._client
 
     async def get(self, url: str, **kwargs: Any) -> httpx.Response:

@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from helpers import LiveServer
+from app.tls import tls_context
 from app.web.application import create_app
 
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
@@ -261,7 +262,7 @@ def _with_csp(route):
 def api_user(server, username: str, display_name: str | None = None) -> httpx.Client:
     """A member signed up over HTTP (quicker than the form): a client acting as
     them, with `.user` and `.token` (start a browser signed in with it)."""
-    client = httpx.Client(base_url=server.url, timeout=PAGE_DEADLINE_MS / 1000)
+    client = httpx.Client(base_url=server.url, timeout=PAGE_DEADLINE_MS / 1000, verify=tls_context())
     server.clients.append(client)
     body = {"username": username, "password": PASSWORD, **({"displayName": display_name} if display_name else {})}
     r = client.post("/api/auth/signup", json=body)
