@@ -83,6 +83,10 @@ class DayPart:
     social: list[Key]           # (votes, comment count) per stop when encoded
     body: bytes                   # the day's JSON with every "mine" as 0
     mine_at: array[int]           # per stop, the offset of its "mine" digit in body
+    # per stop, where its JSON starts, where its computed times start and
+    # where its own fields resume (`_fixed`'s two halves): reused by the next
+    # encoding of the day for the stops it still holds
+    stop_at: array[int] | None = None
 
 
 @dataclass(eq=False)
@@ -128,6 +132,7 @@ def _day_fields(trip: Trip, day: Day) -> Key:
 
 
 MINE = b'"mine":0}'
+_MINE_TAIL = len(b'0},"commentCount":')   # from a stop's "mine" digit to its comment count
 
 
 def _string(value: str | None) -> str:
@@ -150,35 +155,57 @@ def _fixed(s: Stop) -> tuple[str, str]:
             f',"createdBy":{_string(s.created_by)}}}')
 
 
+_STOPS_END = b'],"legs":'
+
+
+def _stop_end(part: DayPart, j: int) -> int:
+    """Where stop j's JSON ends in the part's body."""
+    return part.stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(part.stop_at) else part.legs_at - len(_STOPS_END)
+
+
 def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
-                old: DayPart | None) -> DayPart:
+                old: DayPart | None, legs_json: bytes | None = None) -> DayPart:
     """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
-    from `old` when its legs are the same; the computed times, votes and
-    comment counts are written in place (numbers and HH:MM only, so nothing needs escaping). The
-    offsets of the `mine` zeros are found afterwards (no value can hold the
-    marker: a quote inside a string is always escaped)."""
-    legs_json = (old.body[old.legs_at:-1].decode() if old is not None and old.legs is legs
-                 else _text([leg.to_json() for leg in legs]))
+    when given (`legs_json`: the same legs as `old`'s), and so is the JSON of
+    each stop's own fields whose stop object `old` encoded (a stop never
+    changes once shared: an op changes a copy), cut from `old`'s body at
+    its offsets (`stop_at`); only the computed times, votes and comment
+    counts are written again (numbers and HH:MM only, so nothing needs
+    escaping)."""
+    legs_b = legs_json if legs_json is not None else _dumps([leg.to_json() for leg in legs])
     slots = day_schedule(day, by_pair(legs))
-    stops = []
-    for s, slot, (votes, comments) in zip(day.stops, slots, social):
-        own = _fixed(s)
+    olds: dict[int, int] = {}
+    if old is not None and old.stop_at is not None:
+        olds = {id(s): j for j, s in enumerate(old.stops)}
+    head = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
+                   "note": day.note, "startTime": day.start_time or DAY_START})[:-1] + b',"stops":['
+    pieces, at, mine_at, n = [head], array("I"), array("I"), len(head)
+    for i, (s, slot, (votes, comments)) in enumerate(zip(day.stops, slots, social)):
+        j = olds.get(id(s))
+        if j is not None and old is not None and old.stops[j] is s and old.stop_at is not None:
+            body, stop_at = old.body, old.stop_at
+            own0, own1 = body[stop_at[3 * j]:stop_at[3 * j + 1]], body[stop_at[3 * j + 2]:_stop_end(old, j)]
+        else:
+            fixed = _fixed(s)
+            own0, own1 = fixed[0].encode(), fixed[1].encode()
         up = down = 0
         for v in (votes or {}).values():
             up, down = up + (v > 0), down + (v < 0)
-        stops.append(f'{own[0]},"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
-                     f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
-                     f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}{own[1]}')
-    head = _text({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
-                  "note": day.note, "startTime": day.start_time or DAY_START})[:-1]
-    body = f'{head},"stops":[{",".join(stops)}],"legs":{legs_json}}}'.encode()
-    legs_at = len(body) - 1 - len(legs_json.encode())
-    mine_at, at = array("I"), 0
-    for _ in day.stops:
-        at = body.index(MINE, at) + len(MINE) - 2
-        mine_at.append(at)
-    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_at,
-                   social, body, mine_at)
+        mid = (f',"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
+               f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
+               f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}').encode()
+        if i:
+            pieces.append(b",")
+            n += 1
+        start = n + len(own0)
+        at.extend((n, start, start + len(mid)))
+        mine_at.append(start + len(mid) - len(str(comments)) - _MINE_TAIL)
+        pieces += (own0, mid, own1)
+        n = start + len(mid) + len(own1)
+    pieces += (_STOPS_END, legs_b, b"}")
+    body = b"".join(pieces)
+    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs,
+                   len(body) - 1 - len(legs_b), social, body, mine_at, at)
 
 
 _QUIET: Key = (None, 0)   # a stop without votes or comments (most of them), one tuple for all
@@ -219,15 +246,16 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             continue
         key = same.legs_key if same is not None else _legs_key(day)
         legs: list[Leg] | None
+        legs_json = None
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
-            legs = part.legs
+            legs, legs_json = part.legs, part.body[part.legs_at:-1]
         elif fetched is not None and day.id in fetched:
             legs = fetched[day.id]
         else:
             legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, key, social, part))
+        parts.append(_encode_day(trip, day, legs, key, social, part, legs_json))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -378,9 +406,12 @@ def member_change(before: View | None, view: View, user_id: str, role: str) -> l
         return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
                 b',"dayIds":', day_ids, b',"days":[]}']
     kept = {id(part) for part in before.parts}
-    marks = view.by_user.get(user_id) or []
-    days = [_member_day(view, i, start, marks) for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view)))
-            if id(part) not in kept]
+    marks = view.by_user.get(user_id)
+    if marks:
+        days = [_member_day(view, i, start, marks)
+                for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view))) if id(part) not in kept]
+    else:   # no votes of the caller's to splice in: the days' bytes as they are
+        days = [part.body for part in view.parts if id(part) not in kept]
     out = [b'{"fromVersion":', str(before.trip.version).encode(), b',"version":', str(view.trip.version).encode(),
            b',"trip":', trip_fields, b',"dayIds":', day_ids, b',"days":[', b",".join(days), b"]"]
     if before.shared[1] is not view.shared[1]:

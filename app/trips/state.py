@@ -67,6 +67,7 @@ class TripState:
     invalid: bool = False                  # dropped: ops that validated against it start again
     head: Trip | None = None               # the trip once the ops queued on the writer commit
     view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
+    lock: asyncio.Lock | None = None       # TripStates.lock's, held here so it lives as long as the trip
     size: int = 0
 
     def __post_init__(self) -> None:
@@ -182,6 +183,9 @@ class TripStates:
         lock = self._locks.get(trip_id)
         if lock is None:
             lock = self._locks[trip_id] = asyncio.Lock()
+            state = self._states.get(trip_id)
+            if state is not None:   # kept while the trip is, not made again for every op
+                state.lock = lock
         return lock
 
     def changed(self, event: TripEvent) -> None:
