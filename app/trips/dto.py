@@ -28,11 +28,12 @@ import itertools
 import json
 import operator
 import os
+import time
 from array import array
 from json.encoder import encode_basestring
 from typing import Any
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
@@ -78,7 +79,7 @@ class DayPart:
     start_date: str               # the trip's (with the day's position: its date)
     legs_key: Key
     prefs: object
-    legs: list[Leg]
+    known_legs: list[Leg] | None  # None: read from the body when first asked (`legs`)
     legs_at: int                  # where the legs' JSON starts in body (it ends one byte before body does)
     social: list[Key]           # (votes, comment count) per stop when encoded
     body: bytes                   # the day's JSON with every "mine" as 0
@@ -87,6 +88,20 @@ class DayPart:
     # where its own fields resume (`_fixed`'s two halves): reused by the next
     # encoding of the day for the stops it still holds
     stop_at: array[int] | None = None
+    legs_time: float = 0.0        # the clock when the legs were computed
+    stored_until: float | None = None   # a stored day's: when its legs are due to be asked again
+    serial: int = field(default_factory=lambda: next(_serials))   # which encoding (stored_days compares it)
+
+    @property
+    def legs(self) -> list[Leg]:
+        if self.known_legs is None:
+            self.known_legs = [Leg(d["fromStopId"], d["toStopId"], d["mode"], d["durationS"], d["distanceM"],
+                                   d["source"]) for d in json.loads(self.body[self.legs_at:-1])]
+        return self.known_legs
+
+    def quiet(self) -> bool:
+        """No votes or comments on its stops: the bytes every member reads."""
+        return all(key is _QUIET or key == _QUIET for key in self.social)
 
 
 @dataclass(eq=False)
@@ -158,13 +173,13 @@ def _fixed(s: Stop) -> tuple[str, str]:
 _STOPS_END = b'],"legs":'
 
 
-def _stop_end(part: DayPart, j: int) -> int:
-    """Where stop j's JSON ends in the part's body."""
-    return part.stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(part.stop_at) else part.legs_at - len(_STOPS_END)
+def _stop_end(stop_at: array[int], legs_at: int, j: int) -> int:
+    """Where stop j's JSON ends in a part's body."""
+    return stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(stop_at) else legs_at - len(_STOPS_END)
 
 
 def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
-                old: DayPart | None, legs_json: bytes | None = None) -> DayPart:
+                old: DayPart | None, legs_json: bytes | None = None, legs_time: float = 0.0) -> DayPart:
     """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
     when given (`legs_json`: the same legs as `old`'s), and so is the JSON of
     each stop's own fields whose stop object `old` encoded (a stop never
@@ -184,7 +199,8 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: li
         j = olds.get(id(s))
         if j is not None and old is not None and old.stops[j] is s and old.stop_at is not None:
             body, stop_at = old.body, old.stop_at
-            own0, own1 = body[stop_at[3 * j]:stop_at[3 * j + 1]], body[stop_at[3 * j + 2]:_stop_end(old, j)]
+            own0 = body[stop_at[3 * j]:stop_at[3 * j + 1]]
+            own1 = body[stop_at[3 * j + 2]:_stop_end(stop_at, old.legs_at, j)]
         else:
             fixed = _fixed(s)
             own0, own1 = fixed[0].encode(), fixed[1].encode()
@@ -205,7 +221,32 @@ def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: li
     pieces += (_STOPS_END, legs_b, b"}")
     body = b"".join(pieces)
     return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs,
-                   len(body) - 1 - len(legs_b), social, body, mine_at, at)
+                   len(body) - 1 - len(legs_b), social, body, mine_at, at, legs_time)
+
+
+def _stored_part(trip: Trip, day: Day, body: bytes, legs_until: float) -> DayPart:
+    """A day from its stored bytes (trips/stored_days.py): the same bytes its
+    encoding gave for this version, with no votes or comments; its legs are
+    read from them when asked."""
+    mine_at, at = array("I"), 0
+    for _ in day.stops:
+        at = body.index(MINE, at) + len(MINE) - 2
+        mine_at.append(at)
+    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, _legs_key(day), trip.prefs, None,
+                   body.rindex(_STOPS_END) + len(_STOPS_END), [_QUIET] * len(day.stops), body, mine_at, None,
+                   stored_until=legs_until)
+
+
+def _usable(state: TripState, day: Day, now: float) -> tuple[bytes, float] | None:
+    """The day's stored bytes, if there are some for this version, its stops
+    have no votes or comments and its legs are not due to be asked again."""
+    found = state.stored.get(day.id) if state.stored is not None else None
+    if found is None or found[1] < now:
+        return None
+    votes, counts = state.votes, state.comment_counts
+    if (votes or counts) and any(s.id in votes or s.id in counts for s in day.stops):
+        return None
+    return found
 
 
 _QUIET: Key = (None, 0)   # a stop without votes or comments (most of them), one tuple for all
@@ -220,10 +261,12 @@ def _social(state: TripState, day: Day) -> list[Key]:
 
 
 def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev: View | None,
-               fetched: dict[str, list[Leg]] | None = None) -> View | None:
+               fetched: dict[str, list[Leg]] | None = None, now: float = 0.0) -> View | None:
     """The view of `trip` with the state's members, votes and comments,
-    reusing what `prev` encoded; None when a day's legs need Google (see
-    `legs_from_memory`) and `fetched` does not hold them."""
+    reusing what `prev` encoded, or the days stored for the trip's version
+    (`state.stored`); None when a day's legs need Google (see
+    `legs_from_memory`) and `fetched` does not hold them. `now`: the clock,
+    for when the legs were computed and whether stored legs are still due."""
     prev_parts = prev.parts if prev is not None else []
     old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
@@ -234,6 +277,11 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             if old is None:
                 old = {p.day[0]: p for p in prev_parts}
             part = old.get(day.id)
+        if part is None and state.stored is not None and trip is state.trip:
+            found = _usable(state, day, now)
+            if found is not None:
+                parts.append(_stored_part(trip, day, *found))
+                continue
         if (part is not None and part.source is day and not social_moved and part.prefs is trip.prefs
                 and part.start_date == trip.start_date):
             parts.append(part)   # the same day object: nothing about it changed
@@ -246,16 +294,16 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             continue
         key = same.legs_key if same is not None else _legs_key(day)
         legs: list[Leg] | None
-        legs_json = None
+        legs_json, legs_time = None, now
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
-            legs, legs_json = part.legs, part.body[part.legs_at:-1]
+            legs, legs_json, legs_time = part.legs, part.body[part.legs_at:-1], part.legs_time
         elif fetched is not None and day.id in fetched:
             legs = fetched[day.id]
         else:
             legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, key, social, part, legs_json))
+        parts.append(_encode_day(trip, day, legs, key, social, part, legs_json, legs_time))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -302,12 +350,14 @@ Route = tuple[tuple[float, float], tuple[float, float], str]
 
 
 def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None, days: list[Day] | None = None,
+                     state: TripState | None = None, now: float = 0.0,
                      ) -> tuple[dict[str, list[Leg]], list[Day], list[Route]]:
     """One pass over the days (`days`, else the trip's) whose legs `prev`
     does not hold: (the legs computable from memory by day id, the days
     whose legs are not, the stored routes those lack). A first read computes
     each day's legs once from this, instead of once to find what is missing,
-    once to list what to load and once more to build."""
+    once to list what to load and once more to build. Days the build takes
+    from `state`'s stored days are skipped."""
     old = {p.day[0]: p for p in prev.parts} if prev is not None else {}
     known: dict[str, list[Leg]] = {}
     missing: list[Day] = []
@@ -315,6 +365,8 @@ def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None
     for day in trip.days if days is None else days:
         part = old.get(day.id)
         if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
+            continue
+        if part is None and state is not None and state.stored is not None and _usable(state, day, now):
             continue
         legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs, lacking)
         if legs is None:
@@ -434,9 +486,11 @@ class TripCache:
     """The TripDto views of the trips in memory (`trips`), with legs from
     `routes` (the places provider; None: estimates only)."""
 
-    def __init__(self, trips: TripStates, routes: RouteProvider | None):
-        self.trips, self.routes = trips, routes
+    def __init__(self, trips: TripStates, routes: RouteProvider | None, clock: Callable[[], float] = time.time):
+        self.trips, self.routes, self.clock = trips, routes, clock
         self._flight: SingleFlight = SingleFlight()
+        # Told of every view installed (trips/stored_days.py stores its days).
+        self.on_install: Callable[[TripState, View], None] | None = None
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
         return await self.trips.membership(trip_id, user_id)
@@ -447,7 +501,7 @@ class TripCache:
         state = await self.trips.get(trip_id)
         if _current(state.view, state):
             return state, state.view
-        view = build_view(self.routes, state, state.trip, state.view)
+        view = build_view(self.routes, state, state.trip, state.view, now=self.clock())
         if view is not None:
             return state, self._install(state, view)
         return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
@@ -460,16 +514,16 @@ class TripCache:
             state = await self.trips.get(trip_id)
             if _current(state.view, state):
                 return state, state.view
-            trip, prev = state.trip, state.view
-            legs, missing, lacking = legs_from_memory(self.routes, trip, prev)
+            trip, prev, now = state.trip, state.view, self.clock()
+            legs, missing, lacking = legs_from_memory(self.routes, trip, prev, None, state, now)
             if lacking and self.routes is not None:
                 await self.routes.load_routes(lacking)
-                loaded, missing, _ = legs_from_memory(self.routes, trip, prev, missing)
+                loaded, missing, _ = legs_from_memory(self.routes, trip, prev, missing, state, now)
                 legs.update(loaded)
             if missing:
                 legs.update(await self._fetch_legs(trip, missing))
             if state.trip is trip and self.trips.cached(trip_id) is state:
-                view = build_view(self.routes, state, trip, prev, legs)
+                view = build_view(self.routes, state, trip, prev, legs, now)
                 if view is not None:
                     return state, self._install(state, view)
 
@@ -478,8 +532,16 @@ class TripCache:
         return {d.id: legs for d, legs in zip(days, per_day)}
 
     def _install(self, state: TripState, view: View) -> View:
+        if state.stored is not None and view.trip is state.trip:   # the stored days are in the view now
+            if state.disk is not None:
+                for part in view.parts:
+                    if part.stored_until is not None:
+                        state.disk[part.day[0]] = part.serial
+            state.stored = None
         state.view = view
         self.trips.resize(state, view.size())
+        if self.on_install is not None:
+            self.on_install(state, view)
         return view
 
     def account(self, view: View) -> None:

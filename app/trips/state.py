@@ -68,6 +68,13 @@ class TripState:
     head: Trip | None = None               # the trip once the ops queued on the writer commit
     view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
     lock: asyncio.Lock | None = None       # TripStates.lock's, held here so it lives as long as the trip
+    # The days stored for this version (trips/stored_days.py), until the
+    # first build uses them: {day id: (body, legs_until)}.
+    stored: dict[str, tuple[bytes, float]] | None = None
+    # What the stored days hold, at `disk_version`: {day id: the serial of
+    # the DayPart stored, or 0 for a row stored but not in use}; None: unknown.
+    disk: dict[str, int] | None = None
+    disk_version: int | None = None
     size: int = 0
 
     def __post_init__(self) -> None:
@@ -102,9 +109,13 @@ def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
             "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
             "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))]
         votes, counts = _social(conn, trip_id)
+        stored = store.load_stored_days(conn, trip_id, trip.version)
     finally:
         conn.execute("COMMIT")
-    return TripState(trip, members, votes, counts)
+    state = TripState(trip, members, votes, counts, stored=stored)
+    if stored is not None:
+        state.disk, state.disk_version = dict.fromkeys(stored, 0), trip.version
+    return state
 
 
 def _estimate(trip: Trip) -> int:
