@@ -78,7 +78,7 @@ def load_stored_days(conn: sqlite3.Connection, trip_id: str, version: int) -> di
     if not stamp or stamp[0][0] != version:
         return None
     return {r[0]: (r[1], r[2]) for r in conn.execute(
-        "SELECT day_id, body, legs_until FROM day_bodies WHERE trip_id = ?", (trip_id,))}
+        "SELECT day_id, body, legs_until FROM day_bodies WHERE trip_id = ?", (trip_id,)) if isinstance(r[1], bytes)}
 
 
 def _stop_row(trip_id: str, s: Stop) -> Row:
