@@ -25,29 +25,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-import json
 import operator
 import os
 import time
-from array import array
-from json.encoder import encode_basestring
 from typing import Any
 from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
-from ..legs import Leg, RouteProvider, by_pair
+from ..legs import Leg, RouteProvider
 from ..shared_reads import SingleFlight
 from .expenses import summarize
-from .model import DAY_START, Day, Expense, Stop, Trip
-from .schedule import day_schedule, to_hhmm
+from .model import Day, Expense, Trip
+from .day_parts import QUIET, DayPart, Key, day_fields, dumps, encode_day, legs_key_of, stored_part
 from .state import TripState, TripStates
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-Key = tuple[Any, ...]   # what a part was encoded from, compared to tell whether it changed
-_text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with options builds one per call)
 # A view's ETag: this process's epoch (a restart may rebuild a version's legs
 # differently) and a serial number per view built.
 _EPOCH = os.urandom(3).hex()
@@ -56,52 +50,11 @@ _EPOCH = os.urandom(3).hex()
 # trips (bench/trip_memory.py), rounded up.
 BYTES_PER_BODY_BYTE = 2.5
 _serials = itertools.count(1)
-
-
-def _dumps(value: Any) -> bytes:
-    return _text(value).encode()
+_dumps = dumps
 
 
 def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
-
-
-def _legs_key(day: Day) -> Key:
-    # Flat (id, lat, lng, id, ...): one tuple a day, not one a stop, in memory.
-    return tuple(v for s in day.stops for v in (s.id, s.lat, s.lng))
-
-
-@dataclass(eq=False)
-class DayPart:
-    source: Day                   # the day object encoded (a shared day never changes)
-    day: Key                      # the day's own fields when encoded
-    stops: list[Stop]             # the stop objects encoded (compared by identity)
-    start_date: str               # the trip's (with the day's position: its date)
-    legs_key: Key
-    prefs: object
-    known_legs: list[Leg] | None  # None: read from the body when first asked (`legs`)
-    legs_at: int                  # where the legs' JSON starts in body (it ends one byte before body does)
-    social: list[Key]           # (votes, comment count) per stop when encoded
-    body: bytes                   # the day's JSON with every "mine" as 0
-    mine_at: array[int]           # per stop, the offset of its "mine" digit in body
-    # per stop, where its JSON starts, where its computed times start and
-    # where its own fields resume (`_fixed`'s two halves): reused by the next
-    # encoding of the day for the stops it still holds
-    stop_at: array[int] | None = None
-    legs_time: float = 0.0        # the clock when the legs were computed
-    stored_until: float | None = None   # a stored day's: when its legs are due to be asked again
-    serial: int = field(default_factory=lambda: next(_serials))   # which encoding (stored_days compares it)
-
-    @property
-    def legs(self) -> list[Leg]:
-        if self.known_legs is None:
-            self.known_legs = [Leg(d["fromStopId"], d["toStopId"], d["mode"], d["durationS"], d["distanceM"],
-                                   d["source"]) for d in json.loads(self.body[self.legs_at:-1])]
-        return self.known_legs
-
-    def quiet(self) -> bool:
-        """No votes or comments on its stops: the bytes every member reads."""
-        return all(key is _QUIET or key == _QUIET for key in self.social)
 
 
 @dataclass(eq=False)
@@ -142,101 +95,6 @@ def _current(view: View | None, state: TripState) -> bool:
             and view.social_serial == state.social_serial)
 
 
-def _day_fields(trip: Trip, day: Day) -> Key:
-    return day.id, day.position, day.title, day.note, day.start_time
-
-
-MINE = b'"mine":0}'
-_MINE_TAIL = len(b'0},"commentCount":')   # from a stop's "mine" digit to its comment count
-
-
-def _string(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)   # json's own escaping
-
-
-def _number(value: float | None) -> str:
-    return "null" if value is None else repr(value)   # as json writes a finite number (lat/lng are bounded)
-
-
-def _fixed(s: Stop) -> tuple[str, str]:
-    """A stop's own fields as JSON: what comes before its computed times and
-    votes, and what comes after. Written directly, it costs a fifth of
-    json.dumps of a dict; not kept (it would hold the stops' JSON a second
-    time), since only the days a change reaches are encoded again."""
-    return (f'{{"id":{_string(s.id)},"position":{s.position},"kind":{_string(s.kind)},"name":{_string(s.name)},'
-            f'"placeId":{_string(s.place_id)},"lat":{_number(s.lat)},"lng":{_number(s.lng)},'
-            f'"address":{_string(s.address)},"setTime":{_string(s.set_time)},"durationMin":{s.duration_min},'
-            f'"meal":{_string(s.meal)},"note":{_string(s.note)}',
-            f',"createdBy":{_string(s.created_by)}}}')
-
-
-_STOPS_END = b'],"legs":'
-
-
-def _stop_end(stop_at: array[int], legs_at: int, j: int) -> int:
-    """Where stop j's JSON ends in a part's body."""
-    return stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(stop_at) else legs_at - len(_STOPS_END)
-
-
-def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
-                old: DayPart | None, legs_json: bytes | None = None, legs_time: float = 0.0) -> DayPart:
-    """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
-    when given (`legs_json`: the same legs as `old`'s), and so is the JSON of
-    each stop's own fields whose stop object `old` encoded (a stop never
-    changes once shared: an op changes a copy), cut from `old`'s body at
-    its offsets (`stop_at`); only the computed times, votes and comment
-    counts are written again (numbers and HH:MM only, so nothing needs
-    escaping)."""
-    legs_b = legs_json if legs_json is not None else _dumps([leg.to_json() for leg in legs])
-    slots = day_schedule(day, by_pair(legs))
-    olds: dict[int, int] = {}
-    if old is not None and old.stop_at is not None:
-        olds = {id(s): j for j, s in enumerate(old.stops)}
-    head = _dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
-                   "note": day.note, "startTime": day.start_time or DAY_START})[:-1] + b',"stops":['
-    pieces, at, mine_at, n = [head], array("I"), array("I"), len(head)
-    for i, (s, slot, (votes, comments)) in enumerate(zip(day.stops, slots, social)):
-        j = olds.get(id(s))
-        if j is not None and old is not None and old.stops[j] is s and old.stop_at is not None:
-            body, stop_at = old.body, old.stop_at
-            own0 = body[stop_at[3 * j]:stop_at[3 * j + 1]]
-            own1 = body[stop_at[3 * j + 2]:_stop_end(stop_at, old.legs_at, j)]
-        else:
-            fixed = _fixed(s)
-            own0, own1 = fixed[0].encode(), fixed[1].encode()
-        up = down = 0
-        for v in (votes or {}).values():
-            up, down = up + (v > 0), down + (v < 0)
-        mid = (f',"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
-               f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
-               f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}').encode()
-        if i:
-            pieces.append(b",")
-            n += 1
-        start = n + len(own0)
-        at.extend((n, start, start + len(mid)))
-        mine_at.append(start + len(mid) - len(str(comments)) - _MINE_TAIL)
-        pieces += (own0, mid, own1)
-        n = start + len(mid) + len(own1)
-    pieces += (_STOPS_END, legs_b, b"}")
-    body = b"".join(pieces)
-    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs,
-                   len(body) - 1 - len(legs_b), social, body, mine_at, at, legs_time)
-
-
-def _stored_part(trip: Trip, day: Day, body: bytes, legs_until: float) -> DayPart:
-    """A day from its stored bytes (trips/stored_days.py): the same bytes its
-    encoding gave for this version, with no votes or comments; its legs are
-    read from them when asked."""
-    mine_at, at = array("I"), 0
-    for _ in day.stops:
-        at = body.index(MINE, at) + len(MINE) - 2
-        mine_at.append(at)
-    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, _legs_key(day), trip.prefs, None,
-                   body.rindex(_STOPS_END) + len(_STOPS_END), [_QUIET] * len(day.stops), body, mine_at, None,
-                   stored_until=legs_until)
-
-
 def _usable(state: TripState, day: Day, now: float) -> tuple[bytes, float] | None:
     """The day's stored bytes, if there are some for this version, its stops
     have no votes or comments and its legs are not due to be asked again."""
@@ -249,14 +107,11 @@ def _usable(state: TripState, day: Day, now: float) -> tuple[bytes, float] | Non
     return found
 
 
-_QUIET: Key = (None, 0)   # a stop without votes or comments (most of them), one tuple for all
-
-
 def _social(state: TripState, day: Day) -> list[Key]:
     votes, counts = state.votes, state.comment_counts
     if not votes and not counts:
-        return [_QUIET] * len(day.stops)
-    return [_QUIET if s.id not in votes and s.id not in counts else (votes.get(s.id), counts.get(s.id, 0))
+        return [QUIET] * len(day.stops)
+    return [QUIET if s.id not in votes and s.id not in counts else (votes.get(s.id), counts.get(s.id, 0))
             for s in day.stops]
 
 
@@ -280,7 +135,7 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
         if part is None and state.stored is not None and trip is state.trip:
             found = _usable(state, day, now)
             if found is not None:
-                parts.append(_stored_part(trip, day, *found))
+                parts.append(stored_part(trip, day, *found))
                 continue
         if (part is not None and part.source is day and not social_moved and part.prefs is trip.prefs
                 and part.start_date == trip.start_date):
@@ -288,11 +143,11 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             continue
         same = part if part is not None and _same_objects(part.stops, day.stops) else None
         social = same.social if same is not None and not social_moved else _social(state, day)
-        if (same is not None and same.day == _day_fields(trip, day) and same.prefs is trip.prefs
+        if (same is not None and same.day == day_fields(trip, day) and same.prefs is trip.prefs
                 and same.start_date == trip.start_date and (same.social is social or same.social == social)):
             parts.append(same)
             continue
-        key = same.legs_key if same is not None else _legs_key(day)
+        key = same.legs_key if same is not None else legs_key_of(day)
         legs: list[Leg] | None
         legs_json, legs_time = None, now
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
@@ -303,7 +158,7 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, key, social, part, legs_json, legs_time))
+        parts.append(encode_day(trip, day, legs, key, social, part, legs_json, legs_time))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -364,7 +219,7 @@ def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None
     lacking: list[Route] = []
     for day in trip.days if days is None else days:
         part = old.get(day.id)
-        if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
+        if part is not None and part.legs_key == legs_key_of(day) and part.prefs is trip.prefs:
             continue
         if part is None and state is not None and state.stored is not None and _usable(state, day, now):
             continue

@@ -31,7 +31,8 @@ import logging
 from dataclasses import dataclass
 
 from ..db import Database, Tx
-from .dto import DayPart, TripCache, View
+from .day_parts import DayPart
+from .dto import TripCache, View
 from .state import TripState, TripStates
 
 log = logging.getLogger("wayline")
