@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..legs import Leg, by_pair
 from .model import DAY_START, Day, Stop, Trip
-from .schedule import day_schedule, to_hhmm
+from .schedule import schedule_with_travel, to_hhmm, travel_minutes
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 Key = tuple[Any, ...]   # what a part was encoded from, compared to tell whether it changed
@@ -38,7 +38,7 @@ class DayPart:
     start_date: str               # the trip's (with the day's position: its date)
     legs_key: Key
     prefs: object
-    known_legs: list[Leg] | None  # None: read from the body when first asked (`legs`)
+    travel: array[int] | None     # per stop, the minutes of the leg before it (None: read from the legs)
     legs_at: int                  # where the legs' JSON starts in body (it ends one byte before body does)
     social: list[Key]           # (votes, comment count) per stop when encoded
     body: bytes                   # the day's JSON with every "mine" as 0
@@ -48,15 +48,20 @@ class DayPart:
     # encoding of the day for the stops it still holds
     stop_at: array[int] | None = None
     legs_time: float = 0.0        # the clock when the legs were computed
+    estimated: bool = False       # some of its legs are estimates
     stored_until: float | None = None   # a stored day's: when its legs are due to be asked again
     serial: int = field(default_factory=lambda: next(_serials))   # which encoding (stored_days compares it)
 
     @property
     def legs(self) -> list[Leg]:
-        if self.known_legs is None:
-            self.known_legs = [Leg(d["fromStopId"], d["toStopId"], d["mode"], d["durationS"], d["distanceM"],
-                                   d["source"]) for d in json.loads(self.body[self.legs_at:-1])]
-        return self.known_legs
+        """The day's legs, read from its bytes: they are kept only encoded
+        (about 60 kB of Leg objects for a 30 x 15 trip); what asks for them
+        (the review, the agent, exports) is not on the read or write path."""
+        return [Leg(d["fromStopId"], d["toStopId"], d["mode"], d["durationS"], d["distanceM"], d["source"])
+                for d in json.loads(self.body[self.legs_at:-1])]
+
+    def travel_minutes(self) -> array[int]:
+        return self.travel if self.travel is not None else array("i", travel_minutes(self.source, by_pair(self.legs)))
 
     def quiet(self) -> bool:
         """No votes or comments on its stops: the bytes every member reads."""
@@ -103,17 +108,26 @@ def _stop_end(stop_at: array[int], legs_at: int, j: int) -> int:
     return stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(stop_at) else legs_at - len(_STOPS_END)
 
 
-def encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
-                old: DayPart | None, legs_json: bytes | None = None, legs_time: float = 0.0) -> DayPart:
-    """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
-    when given (`legs_json`: the same legs as `old`'s), and so is the JSON of
+def encode_day(trip: Trip, day: Day, legs: list[Leg] | None, legs_key: Key, social: list[Key],
+                old: DayPart | None, legs_time: float = 0.0) -> DayPart:
+    """The day's JSON, every stop's `mine` as 0. Without `legs`, the legs are
+    `old`'s (the same stops at the same places): their JSON and the minutes
+    they take are reused, and so is the JSON of
     each stop's own fields whose stop object `old` encoded (a stop never
     changes once shared: an op changes a copy), cut from `old`'s body at
     its offsets (`stop_at`); only the computed times, votes and comment
     counts are written again (numbers and HH:MM only, so nothing needs
     escaping)."""
-    legs_b = legs_json if legs_json is not None else dumps([leg.to_json() for leg in legs])
-    slots = day_schedule(day, by_pair(legs))
+    until = None
+    if legs is None:
+        assert old is not None
+        legs_b, travel, estimated = old.body[old.legs_at:-1], old.travel_minutes(), old.estimated
+        until = old.stored_until   # legs read from a stored day: due when its were
+    else:
+        legs_b = dumps([leg.to_json() for leg in legs])
+        travel = array("i", travel_minutes(day, by_pair(legs)))
+        estimated = any(leg.source == "estimate" for leg in legs)
+    slots = schedule_with_travel(day, travel)
     olds: dict[int, int] = {}
     if old is not None and old.stop_at is not None:
         olds = {id(s): j for j, s in enumerate(old.stops)}
@@ -145,8 +159,8 @@ def encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: lis
         n = start + len(mid) + len(own1)
     pieces += (_STOPS_END, legs_b, b"}")
     body = b"".join(pieces)
-    return DayPart(day, day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs,
-                   len(body) - 1 - len(legs_b), social, body, mine_at, at, legs_time)
+    return DayPart(day, day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, travel,
+                   len(body) - 1 - len(legs_b), social, body, mine_at, at, legs_time, estimated, until)
 
 
 def stored_part(trip: Trip, day: Day, body: bytes, legs_until: float) -> DayPart:

@@ -149,16 +149,16 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             continue
         key = same.legs_key if same is not None else legs_key_of(day)
         legs: list[Leg] | None
-        legs_json, legs_time = None, now
+        legs_time = now
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
-            legs, legs_json, legs_time = part.legs, part.body[part.legs_at:-1], part.legs_time
+            legs, legs_time = None, part.legs_time   # the same legs: encode_day reuses part's
         elif fetched is not None and day.id in fetched:
             legs = fetched[day.id]
         else:
             legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(encode_day(trip, day, legs, key, social, part, legs_json, legs_time))
+        parts.append(encode_day(trip, day, legs, key, social, part, legs_time))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -390,7 +390,8 @@ class TripCache:
         if state.stored is not None and view.trip is state.trip:   # the stored days are in the view now
             if state.disk is not None:
                 for part in view.parts:
-                    if part.stored_until is not None:
+                    found = state.stored.get(part.day[0])
+                    if found is not None and found[0] is part.body:   # made from the stored row
                         state.disk[part.day[0]] = part.serial
             state.stored = None
         state.view = view

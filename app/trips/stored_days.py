@@ -108,8 +108,7 @@ class StoredDays:
             return float(part.stored_until)
         if not self.has_routes:
             return FOREVER
-        estimated = any(leg.source == "estimate" for leg in part.legs)
-        return float(part.legs_time + (self.estimate_ttl_s if estimated else self.route_ttl_s))
+        return float(part.legs_time + (self.estimate_ttl_s if part.estimated else self.route_ttl_s))
 
     def _plan(self, trip_id: str) -> _Plan | None:
         state = self.trips.cached(trip_id)
