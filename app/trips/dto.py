@@ -45,10 +45,13 @@ from .state import TripState, TripStates
 # A view's ETag: this process's epoch (a restart may rebuild a version's legs
 # differently) and a serial number per view built.
 _EPOCH = os.urandom(3).hex()
-# What a trip in memory holds per byte of its TripDto, before any joined or
-# compressed copy of it (View.size): measured with tracemalloc on 30 x 15
-# trips (bench/trip_memory.py), rounded up.
-BYTES_PER_BODY_BYTE = 2.5
+# What a trip in memory holds (its state and view, before any joined or
+# compressed copy of it: View.size): BYTES_PER_VIEW plus BYTES_PER_BODY_BYTE
+# per byte of its TripDto, fitted to what tracemalloc measures for 5 x 8
+# trips (41 KiB for a 19 KiB body) and 30 x 15 trips (393 KiB for 211 KiB),
+# rounded up (docs/performance.md, issue 26's third round).
+BYTES_PER_VIEW = 8 * 1024
+BYTES_PER_BODY_BYTE = 1.85
 _serials = itertools.count(1)
 _dumps = dumps
 
@@ -81,13 +84,13 @@ class View:
         return {d.id: p.legs for d, p in zip(self.trip.days, self.parts)}
 
     def size(self) -> int:
-        """Bytes the trip holds with its view: the aggregate, legs and the days'
-        parts, measured with tracemalloc at about BYTES_PER_BODY_BYTE times the
-        body (`bench/trip_memory.py`), plus what is kept of it: each role's
-        joined bytes and the compressed variants (`derived`)."""
+        """Bytes the trip holds with its view: the aggregate and the days'
+        parts, measured with tracemalloc at about BYTES_PER_VIEW plus
+        BYTES_PER_BODY_BYTE times the body, plus what is kept of it: each
+        role's joined bytes and the compressed variants (`derived`)."""
         kept = sum(map(len, self.plain.values()))
         kept += sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
-        return int(BYTES_PER_BODY_BYTE * self.length) + kept
+        return BYTES_PER_VIEW + int(BYTES_PER_BODY_BYTE * self.length) + kept
 
 
 def _current(view: View | None, state: TripState) -> bool:
