@@ -48,10 +48,12 @@ _EPOCH = os.urandom(3).hex()
 # What a trip in memory holds (its state and view, before any joined or
 # compressed copy of it: View.size): BYTES_PER_VIEW plus BYTES_PER_BODY_BYTE
 # per byte of its TripDto, fitted to what tracemalloc measures for 5 x 8
-# trips (41 KiB for a 19 KiB body) and 30 x 15 trips (393 KiB for 211 KiB),
+# trips (41 KiB for a 19 KiB body) and 30 x 15 trips (393 KiB for 211 KiB;
+# bench/trip_memory.py: 419 KiB with a brotli reader once the process-wide
+# route caches are full),
 # rounded up (docs/performance.md, issue 26's third round).
 BYTES_PER_VIEW = 8 * 1024
-BYTES_PER_BODY_BYTE = 1.85
+BYTES_PER_BODY_BYTE = 1.9
 _serials = itertools.count(1)
 _dumps = dumps
 
