@@ -131,3 +131,25 @@ def test_ops_after_a_restart_answer_what_a_build_would(settings):
         after = _read(client, trip_id)
     assert _restarted(settings, user, trip_id) == after
     assert _built(settings, user, trip_id) == after
+
+
+def test_a_fix_made_while_the_server_is_stopped_is_seen_even_without_a_new_version(settings):
+    """docs/architecture.md: edits from outside need a restart. A manual fix
+    rarely bumps the version; the stored bytes of what it changed go with it."""
+    with make_client(settings) as client:
+        user, trip_id = _trip(client)
+        trip = client.get(f"/api/trips/{trip_id}").json()["data"]
+    assert len(_stored(settings, trip_id)[2]) == 3
+    with sqlite3.connect(settings.db_path) as conn:
+        conn.execute("UPDATE stops SET name = 'Fixed by hand' WHERE id = ?", (trip["days"][1]["stops"][2]["id"],))
+        conn.execute("UPDATE days SET title = 'Retitled' WHERE id = ?", (trip["days"][2]["id"],))
+    stamp, version, days = _stored(settings, trip_id)
+    assert stamp == version and set(days) == {trip["days"][0]["id"]}
+    after = _restarted(settings, user, trip_id)
+    assert b'"name":"Fixed by hand"' in after and b'"title":"Retitled"' in after
+    assert _built(settings, user, trip_id) == after
+    with sqlite3.connect(settings.db_path) as conn:   # a new start date: every day's date moves
+        conn.execute("UPDATE trips SET start_date = '2027-01-05' WHERE id = ?", (trip_id,))
+    assert _stored(settings, trip_id)[2] == {}
+    moved = json.loads(_restarted(settings, user, trip_id))["data"]
+    assert [d["date"] for d in moved["days"]] == ["2027-01-05", "2027-01-06", "2027-01-07"]
