@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return known.get(item.nodeid, default)
 
     items.sort(key=expected_s, reverse=True)  # stable: equal ones keep pytest's order
+
+
+def _stop_shared_browser() -> None:
+    harness = sys.modules.get("browser.harness")
+    if harness is not None:
+        harness.stop_shared_browser()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Browser tests in a row share one Chromium (spec/browser/harness.py). Its
+    # driver keeps an asyncio loop marked as running on this thread, which
+    # asyncio.run and anyio refuse to run beside: it stops before any other test.
+    if item.get_closest_marker("browser") is None:
+        _stop_shared_browser()
+
+
+def pytest_sessionfinish() -> None:
+    _stop_shared_browser()
 
 
 def pytest_configure(config: pytest.Config) -> None:

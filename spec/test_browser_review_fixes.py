@@ -89,8 +89,9 @@ def test_a_set_time_after_midnight_is_picked_with_plus_one_and_shown_so(settings
             shot(page, f"review-set-time-plus-one-{name}")
             if name == "1280":
                 dialog.get_by_role("button", name="Save changes").click()
-                page.wait_for_function("() => [...document.querySelectorAll('.timeline .stop .t-start')]"
-                                       ".some((e) => e.textContent.includes('(+1)'))")
+                # Ruby's computed start already read "(+1)" before the save: wait for its set time.
+                page.wait_for_function("() => [...document.querySelectorAll('.timeline .stop[data-pinned=\"true\"]')]"
+                                       ".some((e) => e.querySelector('.stop-name').textContent === 'Ruby')")
                 assert stop_times(page)["Ruby"][0].replace("\n", " ") == "00:45 (+1)"
                 stored = api(alice, "GET", f"/api/trips/{trip['id']}")["days"][0]["stops"][1]
                 assert (stored["setTime"], stored["startMinutes"]) == ("24:45", 1485)

@@ -86,17 +86,59 @@ def require_chromium() -> None:
         pytest.fail("Playwright is not installed: `pip install -e '.[test]'`.", pytrace=False)
 
 
+# One Playwright driver and one Chromium per test process, started by the
+# first browser test and stopped at the end of the session (spec/conftest.py):
+# starting both costs about a CPU-second, and the suite has about 70 browser
+# tests. Each test still gets its own contexts (cookies, storage, service
+# workers, cache), and whatever it leaves open is closed after it.
+_shared: dict = {}
+
+
+def _playwright():
+    require_chromium()
+    if "playwright" not in _shared:
+        from playwright.sync_api import sync_playwright
+
+        _shared["playwright"] = sync_playwright().start()
+    return _shared["playwright"]
+
+
+def _browser():
+    browser = _shared.get("browser")
+    if browser is None or not browser.is_connected():   # the first test, or Chromium went away
+        browser = _shared["browser"] = _playwright().chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return browser
+
+
+def stop_shared_browser() -> None:
+    """The end of the session: the worker's Chromium and driver go."""
+    browser, driver = _shared.pop("browser", None), _shared.pop("playwright", None)
+    if browser is not None and browser.is_connected():
+        browser.close()
+    if driver is not None:
+        driver.stop()
+
+
+def _close_all(contexts) -> None:
+    from playwright.sync_api import Error
+
+    for context in contexts:
+        try:
+            context.close()
+        except Error:
+            pass   # already gone with its browser
+
+
 @contextmanager
 def chromium():
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    """The process's headless Chromium; the contexts opened in the block are closed after it."""
+    browser = _browser()
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        if browser.is_connected():
+            _close_all([c for c in browser.contexts if c not in before])
 
 
 @contextmanager
@@ -135,12 +177,14 @@ def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAS
 
 @contextmanager
 def playwright_driver():
-    """Playwright itself, for tests that launch browsers with a profile on disk (`open_installed`)."""
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    """Playwright itself, for tests that launch browsers with a profile on disk
+    (`open_installed`); the ones launched in the block are closed after it."""
+    p = _playwright()
+    _shared["installed"] = []
+    try:
         yield p
+    finally:
+        _close_all(_shared.pop("installed"))
 
 
 def open_installed(p, profile: Path, server, *, offline: bool = False, phone: bool = False,
@@ -152,6 +196,7 @@ def open_installed(p, profile: Path, server, *, offline: bool = False, phone: bo
     context = p.chromium.launch_persistent_context(
         str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, offline=offline, service_workers="allow",
         **_context_options(server, phone, viewport))
+    _shared.setdefault("installed", []).append(context)
     page = context.pages[0] if context.pages else context.new_page()
     return _prepare(context, page, server, poll_ms=poll_ms, storage=None, tiles="blank", session=session)
 
