@@ -91,8 +91,9 @@ def _number(value: float | None) -> str:
 def _fixed(s: Stop) -> tuple[str, str]:
     """A stop's own fields as JSON: what comes before its computed times and
     votes, and what comes after. Written directly, it costs a fifth of
-    json.dumps of a dict; not kept (it would hold the stops' JSON a second
-    time), since only the days a change reaches are encoded again."""
+    json.dumps of a dict; not kept apart (it would hold the stops' JSON a
+    second time): the next encoding of the day cuts it out of the day's
+    bytes (`DayPart.stop_at`)."""
     return (f'{{"id":{_string(s.id)},"position":{s.position},"kind":{_string(s.kind)},"name":{_string(s.name)},'
             f'"placeId":{_string(s.place_id)},"lat":{_number(s.lat)},"lng":{_number(s.lng)},'
             f'"address":{_string(s.address)},"setTime":{_string(s.set_time)},"durationMin":{s.duration_min},'
