@@ -140,6 +140,29 @@ async def test_failures_are_unavailable(tmp_path, weather_standin, path):
 
 
 @pytest.mark.anyio
+async def test_after_a_failure_the_endpoint_rests_and_then_is_asked_again(tmp_path, weather_standin):
+    """While Open-Meteo is down a review asks it nothing (it goes on without
+    the weather), as Google and OpenStreetMap rest; the archive is another
+    endpoint and is still asked. A 400 is about one request: no rest."""
+    weather_standin.fail(FORECAST, status=503, times=1)
+    async with weather_env(tmp_path, weather_standin, Clock(TODAY)) as weather:
+        for _ in range(2):
+            with pytest.raises(Unavailable):
+                await weather.days(*LISBON, TODAY, 2)
+        assert weather_standin.calls == {FORECAST: 1}
+        assert [d["source"] for d in await weather.days(*LISBON, TODAY + timedelta(days=60), 1)] == ["typical"]
+        weather.cooldown_s = 0
+        weather._resting_until.clear()   # the rest is over
+        assert [d["source"] for d in await weather.days(*LISBON, TODAY, 2)] == ["forecast", "forecast"]
+        assert weather_standin.calls[FORECAST] == 2
+
+        weather_standin.fail(ARCHIVE, status=400, message="bad dates", times=1)
+        with pytest.raises(Unavailable):
+            await weather.days(*LISBON, TODAY + timedelta(days=90), 1)
+        assert (await weather.days(*LISBON, TODAY + timedelta(days=90), 1))[0]["source"] == "typical"
+
+
+@pytest.mark.anyio
 async def test_timeout_is_unavailable(tmp_path, weather_standin):
     weather_standin.delay(FORECAST, 600.0)   # answers only when the stand-in stops
     async with weather_env(tmp_path, weather_standin, Clock(TODAY), provider_read_timeout_s=1.0) as weather:

@@ -18,6 +18,10 @@ starting with `api.` becomes `archive-api.` (`customer-api.` becomes
 
 Cached in SQLite via app.providers.cache.ProviderCache: forecasts for 3 hours, archive
 answers (history does not change) for 30 days. Failures are `Unavailable`.
+After a failed connection, a timeout, a 429 or a 5xx, that endpoint rests for
+`cooldown_s` (monotonic time), as Google and OpenStreetMap do: while
+Open-Meteo is down, each review asks nothing (it goes on without the weather)
+instead of waiting for the service again.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ FORECAST_VARS = ("weather_code", "temperature_2m_max", "temperature_2m_min",
 ARCHIVE_VARS = FORECAST_VARS[:4]
 FORECAST_LABEL = "forecast"
 TYPICAL_LABEL = "typical, not forecast"
+COOLDOWN_S = 20.0
 
 # WMO weather interpretation codes as Open-Meteo documents them.
 WMO = {
@@ -88,6 +93,8 @@ class Weather:
         self.http = http
         self.clock = clock or time.time
         self.cache = ProviderCache(db, self.clock)
+        self.cooldown_s = COOLDOWN_S
+        self._resting_until: dict[str, float] = {}   # by path, on time.monotonic (not the injectable clock)
 
     def today(self) -> date:
         return datetime.fromtimestamp(self.clock(), UTC).date()
@@ -180,11 +187,16 @@ class Weather:
     async def _get(self, url: str, params: dict) -> Any:
         kwargs: dict[str, Any] = {"params": params}
         path = httpx.URL(url).path
+        if self._resting_until.get(path, 0.0) > time.monotonic():
+            raise _unavailable()
         try:
             response = await self.http.get(url, **kwargs)
         except httpx.HTTPError as exc:
             log.warning("weather: GET %s failed: %s", path, type(exc).__name__)
+            self._rest(path)
             raise _unavailable() from None
+        if response.status_code >= 500 or response.status_code == 429:
+            self._rest(path)
         if response.status_code >= 400:
             reason = ""
             try:
@@ -198,6 +210,9 @@ class Weather:
         except ValueError:
             log.warning("weather: GET %s answered a body that is not JSON", path)
             raise _unavailable() from None
+
+    def _rest(self, path: str) -> None:
+        self._resting_until[path] = time.monotonic() + self.cooldown_s
 
 
 def _typical_day(d: date, samples: list[dict]) -> dict:
