@@ -153,3 +153,19 @@ def test_a_fix_made_while_the_server_is_stopped_is_seen_even_without_a_new_versi
     assert _stored(settings, trip_id)[2] == {}
     moved = json.loads(_restarted(settings, user, trip_id))["data"]
     assert [d["date"] for d in moved["days"]] == ["2027-01-05", "2027-01-06", "2027-01-07"]
+
+
+def test_an_op_before_any_read_after_a_restart_is_not_answered_from_older_stored_days(settings):
+    with make_client(settings) as client:
+        user, trip_id = _trip(client)
+        trip = client.get(f"/api/trips/{trip_id}").json()["data"]
+    stop = trip["days"][1]["stops"][0]["id"]
+    with make_client(settings) as client:   # the first request after the restart is a write
+        use(client, user)
+        r = op(client, trip_id, "update_stop", stopId=stop, durationMin=111, name="Changed first")
+        assert r.status_code == 200, r.text
+        echoed = json.dumps(r.json()["data"]["trip"], ensure_ascii=False, separators=(",", ":")).encode()
+        after = _read(client, trip_id)
+    assert b'"name":"Changed first"' in after and b'"durationMin":111' in after
+    assert echoed in after
+    assert _built(settings, user, trip_id) == after

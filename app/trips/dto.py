@@ -103,7 +103,9 @@ def _current(view: View | None, state: TripState) -> bool:
 def _usable(state: TripState, day: Day, now: float) -> tuple[bytes, float] | None:
     """The day's stored bytes, if there are some for this version, its stops
     have no votes or comments and its legs are not due to be asked again."""
-    found = state.stored.get(day.id) if state.stored is not None else None
+    if state.stored is None or state.stored_version != state.trip.version:
+        return None
+    found = state.stored.get(day.id)
     if found is None or found[1] < now:
         return None
     votes, counts = state.votes, state.comment_counts

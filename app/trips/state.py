@@ -68,9 +68,11 @@ class TripState:
     head: Trip | None = None               # the trip once the ops queued on the writer commit
     view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
     lock: asyncio.Lock | None = None       # TripStates.lock's, held here so it lives as long as the trip
-    # The days stored for this version (trips/stored_days.py), until the
-    # first build uses them: {day id: (body, legs_until)}.
+    # The days stored for the version loaded (trips/stored_days.py), until
+    # the first build uses them or an op moves the trip on: {day id: (body,
+    # legs_until)}, for the trip at `stored_version` only.
     stored: dict[str, tuple[bytes, float]] | None = None
+    stored_version: int | None = None
     # What the stored days hold, at `disk_version`: {day id: the serial of
     # the DayPart stored, or 0 for a row stored but not in use}; None: unknown.
     disk: dict[str, int] | None = None
@@ -112,7 +114,7 @@ def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
         stored = store.load_stored_days(conn, trip_id, trip.version)
     finally:
         conn.execute("COMMIT")
-    state = TripState(trip, members, votes, counts, stored=stored)
+    state = TripState(trip, members, votes, counts, stored=stored, stored_version=trip.version)
     if stored is not None:
         state.disk, state.disk_version = dict.fromkeys(stored, 0), trip.version
     return state
@@ -210,6 +212,7 @@ class TripStates:
         state = self._states.get(trip_id)
         if isinstance(event, OpsApplied) and state is not None and state.trip is event.before:
             state.trip = event.after
+            state.stored = None   # for the version before: not this trip's days any more
         elif "deleted" in kinds or "members" in kinds or "content" in kinds:
             # Only the cached state is exact: an op whose trip was let go
             # meanwhile missed the signals since (a member's removal, say).
