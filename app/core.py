@@ -41,6 +41,7 @@ from .telemetry import Telemetry
 from .trips.dto import TripCache
 from .trips.heads import Heads
 from .trips.state import TripStates
+from .trips.stored_days import StoredDays
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Core:
     http: OutboundClient              # the one outbound client the providers share
     trips: TripStates                 # the trips in memory (exact; ops validate against them)
     trip_cache: TripCache             # their TripDto views
+    stored_days: StoredDays           # their days kept encoded in SQLite, for first reads after a restart
     heads: Heads                      # the timeline poll's per-trip counters
     live: LiveHub                     # open live streams (app/live/)
     aiusage: AIUsage                  # AI limits and usage (the admin page, refusals)

@@ -123,21 +123,32 @@ class Tx:
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
+        self.written: set[str] = set()   # trip tables its statements wrote (the announcement guard)
         self._touched: dict[str, set[str]] = {}
         self._events: list[TripEvent] = []
         self.callbacks: list[Callable[[], None]] = []
 
+    # The guard reads each statement's text here, on the calling thread with
+    # the GIL held: SQLite's trace callback did it from inside each step,
+    # taking the GIL once more per statement while the loop held it (a wait
+    # of up to the switch interval, on the writer that every op queues on).
     def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        table = _trip_table_written(sql)
+        if table is not None:
+            self.written.add(table)
         return self.conn.execute(sql, tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        table = _trip_table_written(sql)
+        if table is not None:
+            self.written.add(table)
         return self.conn.executemany(sql, rows)
 
     def fetchall(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, tuple(params)).fetchall()
+        return self.execute(sql, params).fetchall()   # through execute: an UPDATE ... RETURNING is a write
 
     def fetchone(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.conn.execute(sql, tuple(params)).fetchone()
+        row: sqlite3.Row | None = self.execute(sql, params).fetchone()
         return row
 
     def fetchval(self, sql: str, params: Params = ()) -> Any:
@@ -181,10 +192,9 @@ class _Write:
     def run(self, writer: _Writer) -> None:
         """The work inside the open transaction, from a fresh start."""
         self.tx, self.error = Tx(writer.conn), None
-        writer.written.clear()
         self.result = self.fn(self.tx)
-        if writer.written and not self.tx.announced:
-            raise RuntimeError(f"a write to {sorted(writer.written)} did not say which trip it changed "
+        if self.tx.written and not self.tx.announced:
+            raise RuntimeError(f"a write to {sorted(self.tx.written)} did not say which trip it changed "
                                "(tx.touch): refused so no page shows stale data")
 
 
@@ -203,7 +213,6 @@ class _Writer(threading.Thread):
         self.handing = False                     # a hand-over is on its way: later writes join it
         self.wake: queue.SimpleQueue[bool] = queue.SimpleQueue()   # True: take what is pending; False: stop
         self.ready: asyncio.Future[None] = loop.create_future()
-        self.written: set[str] = set()   # trip tables the running transaction wrote
         self.conn: sqlite3.Connection
 
     def add(self, item: _Write) -> None:
@@ -217,17 +226,11 @@ class _Writer(threading.Thread):
     def stop(self) -> None:
         self.wake.put(False)
 
-    def _trace(self, sql: str) -> None:
-        table = _trip_table_written(sql)
-        if table is not None:
-            self.written.add(table)
-
     def run(self) -> None:
         try:
             self.conn = connect(self.path)
             self.conn.execute("PRAGMA journal_mode = WAL")
             migrate(self.conn)
-            self.conn.set_trace_callback(self._trace)
         except BaseException as exc:
             self.loop.call_soon_threadsafe(_settle_ready, self.ready, exc)
             return

@@ -35,6 +35,7 @@ from .live.hub import LiveHub, LiveLimits
 from .providers.google import Google
 from .providers.maps import open_provider
 from .providers.outbound import OutboundClient
+from .providers.route_cache import ESTIMATE_TTL_S, NO_ROUTE_TTL_S, ROUTE_TTL_S
 from .providers.weather import Weather
 from .settings import Settings
 from .telemetry import from_settings
@@ -44,6 +45,7 @@ from .trips.events import OpsApplied
 from .trips.heads import Heads
 from .trips.ops import OpRules
 from .trips.state import TripStates
+from .trips.stored_days import StoredDays
 
 # Parts a test may inject instead of the configured ones.
 PARTS = frozenset({"clock", "telemetry", "aiusage", "ai", "google", "places", "weather", "street_view", "sessions",
@@ -95,7 +97,9 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
         telemetry = from_settings(settings)
     trips = TripStates(db, settings.trip_cache_mb * 1024 * 1024)
     trips.op_rules = OpRules(max_days=settings.days_per_trip, origin=settings.public_url)
-    trip_cache = TripCache(trips, places)
+    trip_cache = TripCache(trips, places, clock)
+    stored_days = StoredDays(db, trips, trip_cache, has_routes=places is not None, estimate_ttl_s=ESTIMATE_TTL_S,
+                             route_ttl_s=min(ROUTE_TTL_S, NO_ROUTE_TTL_S))
     heads = Heads(db)
     live_limits = LiveLimits(**knobs["live_limits"])
     live = LiveHub(db, trip_cache, heads, live_limits)
@@ -118,7 +122,8 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
     background = BackgroundWork()
     core = Core(settings=settings, db=db, secret=secret, clock=clock, background=background,
                 files=overrides.get("files") or open_filestore(settings),
-                telemetry=telemetry, http=http, trips=trips, trip_cache=trip_cache, heads=heads, live=live,
+                telemetry=telemetry, http=http, trips=trips, trip_cache=trip_cache, stored_days=stored_days,
+                heads=heads, live=live,
                 aiusage=aiusage, places=places, weather=overrides.get("weather") or Weather(settings, http, db,
                                                                                              clock=clock),
                 agent_timing=replace(AgentTiming(), **knobs["agent_timing"]), live_limits=live_limits,
@@ -153,6 +158,7 @@ def begin_shutdown(core: Core) -> None:
 
 async def stop(core: Core) -> None:
     await core.background.drain()
+    await core.stored_days.close()
     await core.live.close()
     if core.ai is not None:
         await core.ai.close()

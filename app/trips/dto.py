@@ -25,64 +25,41 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-import json
 import operator
 import os
-from array import array
-from json.encoder import encode_basestring
+import time
 from typing import Any
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import legs as legs_mod
 from ..errors import NotFound
-from ..legs import Leg, RouteProvider, by_pair
+from ..legs import Leg, RouteProvider
 from ..shared_reads import SingleFlight
 from .expenses import summarize
-from .model import DAY_START, Day, Expense, Stop, Trip
-from .schedule import day_schedule, to_hhmm
+from .model import Day, Expense, Trip
+from .day_parts import QUIET, DayPart, Key, day_fields, dumps, encode_day, legs_key_of, stored_part
 from .state import TripState, TripStates
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-Key = tuple[Any, ...]   # what a part was encoded from, compared to tell whether it changed
-_text = _ENCODER.encode   # compact JSON text (one encoder: json.dumps with options builds one per call)
 # A view's ETag: this process's epoch (a restart may rebuild a version's legs
 # differently) and a serial number per view built.
 _EPOCH = os.urandom(3).hex()
-# What a trip in memory holds per byte of its TripDto, before any joined or
-# compressed copy of it (View.size): measured with tracemalloc on 30 x 15
-# trips (bench/trip_memory.py), rounded up.
-BYTES_PER_BODY_BYTE = 2.5
+# What a trip in memory holds (its state and view, before any joined or
+# compressed copy of it: View.size): BYTES_PER_VIEW plus BYTES_PER_BODY_BYTE
+# per byte of its TripDto, fitted to what tracemalloc measures for 5 x 8
+# trips (41 KiB for a 19 KiB body) and 30 x 15 trips (393 KiB for 211 KiB;
+# bench/trip_memory.py: 419 KiB with a brotli reader once the process-wide
+# route caches are full),
+# rounded up (docs/performance.md, issue 26's third round).
+BYTES_PER_VIEW = 8 * 1024
+BYTES_PER_BODY_BYTE = 1.9
 _serials = itertools.count(1)
-
-
-def _dumps(value: Any) -> bytes:
-    return _text(value).encode()
+_dumps = dumps
 
 
 def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
-
-
-def _legs_key(day: Day) -> Key:
-    # Flat (id, lat, lng, id, ...): one tuple a day, not one a stop, in memory.
-    return tuple(v for s in day.stops for v in (s.id, s.lat, s.lng))
-
-
-@dataclass(eq=False)
-class DayPart:
-    source: Day                   # the day object encoded (a shared day never changes)
-    day: Key                      # the day's own fields when encoded
-    stops: list[Stop]             # the stop objects encoded (compared by identity)
-    start_date: str               # the trip's (with the day's position: its date)
-    legs_key: Key
-    prefs: object
-    legs: list[Leg]
-    legs_at: int                  # where the legs' JSON starts in body (it ends one byte before body does)
-    social: list[Key]           # (votes, comment count) per stop when encoded
-    body: bytes                   # the day's JSON with every "mine" as 0
-    mine_at: array[int]           # per stop, the offset of its "mine" digit in body
 
 
 @dataclass(eq=False)
@@ -109,13 +86,13 @@ class View:
         return {d.id: p.legs for d, p in zip(self.trip.days, self.parts)}
 
     def size(self) -> int:
-        """Bytes the trip holds with its view: the aggregate, legs and the days'
-        parts, measured with tracemalloc at about BYTES_PER_BODY_BYTE times the
-        body (`bench/trip_memory.py`), plus what is kept of it: each role's
-        joined bytes and the compressed variants (`derived`)."""
+        """Bytes the trip holds with its view: the aggregate and the days'
+        parts, measured with tracemalloc at about BYTES_PER_VIEW plus
+        BYTES_PER_BODY_BYTE times the body, plus what is kept of it: each
+        role's joined bytes and the compressed variants (`derived`)."""
         kept = sum(map(len, self.plain.values()))
         kept += sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
-        return int(BYTES_PER_BODY_BYTE * self.length) + kept
+        return BYTES_PER_VIEW + int(BYTES_PER_BODY_BYTE * self.length) + kept
 
 
 def _current(view: View | None, state: TripState) -> bool:
@@ -123,80 +100,35 @@ def _current(view: View | None, state: TripState) -> bool:
             and view.social_serial == state.social_serial)
 
 
-def _day_fields(trip: Trip, day: Day) -> Key:
-    return day.id, day.position, day.title, day.note, day.start_time
-
-
-MINE = b'"mine":0}'
-
-
-def _string(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)   # json's own escaping
-
-
-def _number(value: float | None) -> str:
-    return "null" if value is None else repr(value)   # as json writes a finite number (lat/lng are bounded)
-
-
-def _fixed(s: Stop) -> tuple[str, str]:
-    """A stop's own fields as JSON: what comes before its computed times and
-    votes, and what comes after. Written directly, it costs a fifth of
-    json.dumps of a dict; not kept (it would hold the stops' JSON a second
-    time), since only the days a change reaches are encoded again."""
-    return (f'{{"id":{_string(s.id)},"position":{s.position},"kind":{_string(s.kind)},"name":{_string(s.name)},'
-            f'"placeId":{_string(s.place_id)},"lat":{_number(s.lat)},"lng":{_number(s.lng)},'
-            f'"address":{_string(s.address)},"setTime":{_string(s.set_time)},"durationMin":{s.duration_min},'
-            f'"meal":{_string(s.meal)},"note":{_string(s.note)}',
-            f',"createdBy":{_string(s.created_by)}}}')
-
-
-def _encode_day(trip: Trip, day: Day, legs: list[Leg], legs_key: Key, social: list[Key],
-                old: DayPart | None) -> DayPart:
-    """The day's JSON, every stop's `mine` as 0. The legs' JSON is reused
-    from `old` when its legs are the same; the computed times, votes and
-    comment counts are written in place (numbers and HH:MM only, so nothing needs escaping). The
-    offsets of the `mine` zeros are found afterwards (no value can hold the
-    marker: a quote inside a string is always escaped)."""
-    legs_json = (old.body[old.legs_at:-1].decode() if old is not None and old.legs is legs
-                 else _text([leg.to_json() for leg in legs]))
-    slots = day_schedule(day, by_pair(legs))
-    stops = []
-    for s, slot, (votes, comments) in zip(day.stops, slots, social):
-        own = _fixed(s)
-        up = down = 0
-        for v in (votes or {}).values():
-            up, down = up + (v > 0), down + (v < 0)
-        stops.append(f'{own[0]},"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
-                     f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
-                     f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}{own[1]}')
-    head = _text({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
-                  "note": day.note, "startTime": day.start_time or DAY_START})[:-1]
-    body = f'{head},"stops":[{",".join(stops)}],"legs":{legs_json}}}'.encode()
-    legs_at = len(body) - 1 - len(legs_json.encode())
-    mine_at, at = array("I"), 0
-    for _ in day.stops:
-        at = body.index(MINE, at) + len(MINE) - 2
-        mine_at.append(at)
-    return DayPart(day, _day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, legs, legs_at,
-                   social, body, mine_at)
-
-
-_QUIET: Key = (None, 0)   # a stop without votes or comments (most of them), one tuple for all
+def _usable(state: TripState, day: Day, now: float) -> tuple[bytes, float] | None:
+    """The day's stored bytes, if there are some for this version, its stops
+    have no votes or comments and its legs are not due to be asked again."""
+    if state.stored is None or state.stored_version != state.trip.version:
+        return None
+    found = state.stored.get(day.id)
+    if found is None or found[1] < now:
+        return None
+    votes, counts = state.votes, state.comment_counts
+    if (votes or counts) and any(s.id in votes or s.id in counts for s in day.stops):
+        return None
+    return found
 
 
 def _social(state: TripState, day: Day) -> list[Key]:
     votes, counts = state.votes, state.comment_counts
     if not votes and not counts:
-        return [_QUIET] * len(day.stops)
-    return [_QUIET if s.id not in votes and s.id not in counts else (votes.get(s.id), counts.get(s.id, 0))
+        return [QUIET] * len(day.stops)
+    return [QUIET if s.id not in votes and s.id not in counts else (votes.get(s.id), counts.get(s.id, 0))
             for s in day.stops]
 
 
 def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev: View | None,
-               fetched: dict[str, list[Leg]] | None = None) -> View | None:
+               fetched: dict[str, list[Leg]] | None = None, now: float = 0.0) -> View | None:
     """The view of `trip` with the state's members, votes and comments,
-    reusing what `prev` encoded; None when a day's legs need Google (see
-    `legs_from_memory`) and `fetched` does not hold them."""
+    reusing what `prev` encoded, or the days stored for the trip's version
+    (`state.stored`); None when a day's legs need Google (see
+    `legs_from_memory`) and `fetched` does not hold them. `now`: the clock,
+    for when the legs were computed and whether stored legs are still due."""
     prev_parts = prev.parts if prev is not None else []
     old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
@@ -207,27 +139,33 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             if old is None:
                 old = {p.day[0]: p for p in prev_parts}
             part = old.get(day.id)
+        if part is None and state.stored is not None and trip is state.trip:
+            found = _usable(state, day, now)
+            if found is not None:
+                parts.append(stored_part(trip, day, *found))
+                continue
         if (part is not None and part.source is day and not social_moved and part.prefs is trip.prefs
                 and part.start_date == trip.start_date):
             parts.append(part)   # the same day object: nothing about it changed
             continue
         same = part if part is not None and _same_objects(part.stops, day.stops) else None
         social = same.social if same is not None and not social_moved else _social(state, day)
-        if (same is not None and same.day == _day_fields(trip, day) and same.prefs is trip.prefs
+        if (same is not None and same.day == day_fields(trip, day) and same.prefs is trip.prefs
                 and same.start_date == trip.start_date and (same.social is social or same.social == social)):
             parts.append(same)
             continue
-        key = same.legs_key if same is not None else _legs_key(day)
+        key = same.legs_key if same is not None else legs_key_of(day)
         legs: list[Leg] | None
+        legs_time = now
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
-            legs = part.legs
+            legs, legs_time = None, part.legs_time   # the same legs: encode_day reuses part's
         elif fetched is not None and day.id in fetched:
             legs = fetched[day.id]
         else:
             legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs)
             if legs is None:
                 return None
-        parts.append(_encode_day(trip, day, legs, key, social, part))
+        parts.append(encode_day(trip, day, legs, key, social, part, legs_time))
     expenses = prev.expenses if prev is not None and _same_objects(prev.expenses[0], trip.expenses) else (
         trip.expenses, _dumps([{"id": e.id, "title": e.title, "amountMinor": e.amount_minor, "currency": e.currency,
                                 "paidBy": e.paid_by, "split": e.split, "dayId": e.day_id, "stopId": e.stop_id}
@@ -274,19 +212,23 @@ Route = tuple[tuple[float, float], tuple[float, float], str]
 
 
 def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None, days: list[Day] | None = None,
+                     state: TripState | None = None, now: float = 0.0,
                      ) -> tuple[dict[str, list[Leg]], list[Day], list[Route]]:
     """One pass over the days (`days`, else the trip's) whose legs `prev`
     does not hold: (the legs computable from memory by day id, the days
     whose legs are not, the stored routes those lack). A first read computes
     each day's legs once from this, instead of once to find what is missing,
-    once to list what to load and once more to build."""
+    once to list what to load and once more to build. Days the build takes
+    from `state`'s stored days are skipped."""
     old = {p.day[0]: p for p in prev.parts} if prev is not None else {}
     known: dict[str, list[Leg]] = {}
     missing: list[Day] = []
     lacking: list[Route] = []
     for day in trip.days if days is None else days:
         part = old.get(day.id)
-        if part is not None and part.legs_key == _legs_key(day) and part.prefs is trip.prefs:
+        if part is not None and part.legs_key == legs_key_of(day) and part.prefs is trip.prefs:
+            continue
+        if part is None and state is not None and state.stored is not None and _usable(state, day, now):
             continue
         legs = legs_mod.day_legs_now(routes, day.stops, trip.prefs, lacking)
         if legs is None:
@@ -378,9 +320,12 @@ def member_change(before: View | None, view: View, user_id: str, role: str) -> l
         return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
                 b',"dayIds":', day_ids, b',"days":[]}']
     kept = {id(part) for part in before.parts}
-    marks = view.by_user.get(user_id) or []
-    days = [_member_day(view, i, start, marks) for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view)))
-            if id(part) not in kept]
+    marks = view.by_user.get(user_id)
+    if marks:
+        days = [_member_day(view, i, start, marks)
+                for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view))) if id(part) not in kept]
+    else:   # no votes of the caller's to splice in: the days' bytes as they are
+        days = [part.body for part in view.parts if id(part) not in kept]
     out = [b'{"fromVersion":', str(before.trip.version).encode(), b',"version":', str(view.trip.version).encode(),
            b',"trip":', trip_fields, b',"dayIds":', day_ids, b',"days":[', b",".join(days), b"]"]
     if before.shared[1] is not view.shared[1]:
@@ -403,9 +348,11 @@ class TripCache:
     """The TripDto views of the trips in memory (`trips`), with legs from
     `routes` (the places provider; None: estimates only)."""
 
-    def __init__(self, trips: TripStates, routes: RouteProvider | None):
-        self.trips, self.routes = trips, routes
+    def __init__(self, trips: TripStates, routes: RouteProvider | None, clock: Callable[[], float] = time.time):
+        self.trips, self.routes, self.clock = trips, routes, clock
         self._flight: SingleFlight = SingleFlight()
+        # Told of every view installed (trips/stored_days.py stores its days).
+        self.on_install: Callable[[TripState, View], None] | None = None
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
         return await self.trips.membership(trip_id, user_id)
@@ -416,7 +363,7 @@ class TripCache:
         state = await self.trips.get(trip_id)
         if _current(state.view, state):
             return state, state.view
-        view = build_view(self.routes, state, state.trip, state.view)
+        view = build_view(self.routes, state, state.trip, state.view, now=self.clock())
         if view is not None:
             return state, self._install(state, view)
         return await self._flight.run(trip_id, lambda: self._build_waiting(trip_id))
@@ -429,16 +376,16 @@ class TripCache:
             state = await self.trips.get(trip_id)
             if _current(state.view, state):
                 return state, state.view
-            trip, prev = state.trip, state.view
-            legs, missing, lacking = legs_from_memory(self.routes, trip, prev)
+            trip, prev, now = state.trip, state.view, self.clock()
+            legs, missing, lacking = legs_from_memory(self.routes, trip, prev, None, state, now)
             if lacking and self.routes is not None:
                 await self.routes.load_routes(lacking)
-                loaded, missing, _ = legs_from_memory(self.routes, trip, prev, missing)
+                loaded, missing, _ = legs_from_memory(self.routes, trip, prev, missing, state, now)
                 legs.update(loaded)
             if missing:
                 legs.update(await self._fetch_legs(trip, missing))
             if state.trip is trip and self.trips.cached(trip_id) is state:
-                view = build_view(self.routes, state, trip, prev, legs)
+                view = build_view(self.routes, state, trip, prev, legs, now)
                 if view is not None:
                     return state, self._install(state, view)
 
@@ -447,8 +394,17 @@ class TripCache:
         return {d.id: legs for d, legs in zip(days, per_day)}
 
     def _install(self, state: TripState, view: View) -> View:
+        if state.stored is not None and view.trip is state.trip:   # the stored days are in the view now
+            if state.disk is not None:
+                for part in view.parts:
+                    found = state.stored.get(part.day[0])
+                    if found is not None and found[0] is part.body:   # made from the stored row
+                        state.disk[part.day[0]] = part.serial
+            state.stored = None
         state.view = view
         self.trips.resize(state, view.size())
+        if self.on_install is not None:
+            self.on_install(state, view)
         return view
 
     def account(self, view: View) -> None:

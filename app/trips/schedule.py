@@ -10,7 +10,7 @@ import math
 from datetime import date
 from typing import NamedTuple
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..legs import Leg
 from .model import DAY_START, Day
@@ -55,17 +55,27 @@ class Slot(NamedTuple):   # a tuple: built for every stop of every schedule, che
 
 
 def day_schedule(day: Day, legs_by_pair: Mapping[tuple[str, str], Leg]) -> list[Slot]:
+    return schedule_with_travel(day, travel_minutes(day, legs_by_pair))
+
+
+def travel_minutes(day: Day, legs_by_pair: Mapping[tuple[str, str], Leg]) -> list[int]:
+    """Per stop, the whole minutes of the leg before it (0 for the first, or without a leg)."""
+    out, previous = [], None
+    for stop in day.stops:
+        leg: Leg | None = legs_by_pair.get((previous.id, stop.id)) if previous is not None else None
+        out.append(math.ceil(leg.duration_s / 60) if leg is not None else 0)
+        previous = stop
+    return out
+
+
+def schedule_with_travel(day: Day, travel: Sequence[int]) -> list[Slot]:
+    """`day_schedule` from `travel_minutes` (the TripDto keeps those, not its legs)."""
     slots: list[Slot] = []
     cursor = to_minutes(day.start_time or DAY_START)
-    previous = None
-    for stop in day.stops:
-        travel = 0
-        if previous is not None:
-            leg = legs_by_pair.get((previous.id, stop.id))
-            travel = math.ceil(leg.duration_s / 60) if leg is not None else 0
-        earliest = cursor + travel
+    for stop, minutes in zip(day.stops, travel):
+        earliest = cursor + minutes
         start = to_minutes(stop.set_time) if stop.set_time else earliest
         end = start + stop.duration_min
-        slots.append(Slot(stop.id, start, end, travel, earliest))
-        cursor, previous = end, stop
+        slots.append(Slot(stop.id, start, end, minutes, earliest))
+        cursor = end
     return slots

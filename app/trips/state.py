@@ -67,6 +67,16 @@ class TripState:
     invalid: bool = False                  # dropped: ops that validated against it start again
     head: Trip | None = None               # the trip once the ops queued on the writer commit
     view: Any = None                       # the TripDto's parts (trips/dto.py), built on first read
+    lock: asyncio.Lock | None = None       # TripStates.lock's, held here so it lives as long as the trip
+    # The days stored for the version loaded (trips/stored_days.py), until
+    # the first build uses them or an op moves the trip on: {day id: (body,
+    # legs_until)}, for the trip at `stored_version` only.
+    stored: dict[str, tuple[bytes, float]] | None = None
+    stored_version: int | None = None
+    # What the stored days hold, at `disk_version`: {day id: the serial of
+    # the DayPart stored, or 0 for a row stored but not in use}; None: unknown.
+    disk: dict[str, int] | None = None
+    disk_version: int | None = None
     size: int = 0
 
     def __post_init__(self) -> None:
@@ -101,9 +111,13 @@ def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
             "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
             "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))]
         votes, counts = _social(conn, trip_id)
+        stored = store.load_stored_days(conn, trip_id, trip.version)
     finally:
         conn.execute("COMMIT")
-    return TripState(trip, members, votes, counts)
+    state = TripState(trip, members, votes, counts, stored=stored, stored_version=trip.version)
+    if stored is not None:
+        state.disk, state.disk_version = dict.fromkeys(stored, 0), trip.version
+    return state
 
 
 def _estimate(trip: Trip) -> int:
@@ -182,6 +196,9 @@ class TripStates:
         lock = self._locks.get(trip_id)
         if lock is None:
             lock = self._locks[trip_id] = asyncio.Lock()
+            state = self._states.get(trip_id)
+            if state is not None:   # kept while the trip is, not made again for every op
+                state.lock = lock
         return lock
 
     def changed(self, event: TripEvent) -> None:
@@ -195,6 +212,7 @@ class TripStates:
         state = self._states.get(trip_id)
         if isinstance(event, OpsApplied) and state is not None and state.trip is event.before:
             state.trip = event.after
+            state.stored = None   # for the version before: not this trip's days any more
         elif "deleted" in kinds or "members" in kinds or "content" in kinds:
             # Only the cached state is exact: an op whose trip was let go
             # meanwhile missed the signals since (a member's removal, say).

@@ -71,6 +71,16 @@ def load_trip(conn: sqlite3.Connection, trip_id: str) -> Trip:
     return trip
 
 
+def load_stored_days(conn: sqlite3.Connection, trip_id: str, version: int) -> dict[str, tuple[bytes, float]] | None:
+    """The trip's stored days ({day id: (body, legs_until)}, migration 0036)
+    if they were stored for `version`, else None (none, or of another version)."""
+    stamp = conn.execute("SELECT version FROM trip_bodies WHERE trip_id = ?", (trip_id,)).fetchall()
+    if not stamp or stamp[0][0] != version:
+        return None
+    return {r[0]: (r[1], r[2]) for r in conn.execute(
+        "SELECT day_id, body, legs_until FROM day_bodies WHERE trip_id = ?", (trip_id,)) if isinstance(r[1], bytes)}
+
+
 def _stop_row(trip_id: str, s: Stop) -> Row:
     return (trip_id, *[getattr(s, c) for c in STOP_COLUMNS])
 
