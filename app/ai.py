@@ -58,8 +58,8 @@ from .ai_schema import strict_schema
 from .aiusage import AIUsage, UsageGuard
 from .errors import AppError, Unavailable
 from .settings import Settings
-from .tls import tls_context
 from .telemetry import Span, Telemetry
+from .tls import tls_context
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FORMAT_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

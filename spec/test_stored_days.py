@@ -74,7 +74,8 @@ def test_days_stored_for_another_version_are_built_again(settings):
     stamp, version, days = _stored(settings, trip_id)
     assert stamp == version and len(days) == 3
     # Another writer (a restored backup, a script) changes a stop and the
-    # version, and leaves the stored days as they were.
+    # version. The trigger drops that stop's day; the other days stay stored,
+    # for a version that is no longer the trip's.
     with sqlite3.connect(settings.db_path) as conn:
         conn.execute("UPDATE stops SET name = 'Renamed' WHERE trip_id = ? AND name = 'Sight 0.0'", (trip_id,))
         conn.execute("UPDATE trips SET version = version + 1 WHERE id = ?", (trip_id,))

@@ -88,9 +88,9 @@ def require_chromium() -> None:
 
 
 # One Playwright driver and one Chromium per test process, started by the
-# first browser test and stopped at the end of the session (spec/conftest.py):
-# starting both costs about a CPU-second, and the suite has about 70 browser
-# tests. Each test still gets its own contexts (cookies, storage, service
+# first browser test of a run of them and stopped before the next other test
+# or at the end of the session (spec/conftest.py): starting both costs about a
+# CPU-second, and the suite has about 70 browser tests. Each test still gets its own contexts (cookies, storage, service
 # workers, cache), and whatever it leaves open is closed after it.
 _shared: dict = {}
 
