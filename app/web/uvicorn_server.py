@@ -21,10 +21,12 @@ the transport (uvicorn's default is 64 KiB). app/live/sse.py uses both.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import resource
 import socket
 import struct
+import sys
 from typing import Any
 
 import uvicorn
@@ -46,6 +48,57 @@ def reset(transport: asyncio.Transport) -> None:
     transport.abort()
 
 
+class HeldHead:
+    """A connection's transport whose small writes wait for the next write or
+    the end of the event loop's turn, so a response's head and body leave in
+    one send (uvicorn writes them separately: two system calls and two
+    packets for every answer; the send was the largest item of a write's
+    profile). What waits is under `HOLD` bytes and goes out by the end of the
+    turn; a larger write goes at once, after what waited; closing sends what
+    waits first. Everything else is the transport's."""
+
+    HOLD = 4096
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.held = b""
+        self.due = False   # a flush at the end of the turn is scheduled
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self.held:
+            data, self.held = self.held + data, b""
+        if len(data) >= self.HOLD:
+            self.transport.write(data)
+        elif data:
+            self.held = bytes(data)
+            if not self.due:
+                self.due = True
+                asyncio.get_running_loop().call_soon(self.flush)
+
+    def writelines(self, lines: Any) -> None:
+        self.write(b"".join(lines))
+
+    def flush(self) -> None:
+        self.due = False
+        data, self.held = self.held, b""
+        if data and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.transport.write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size() + len(self.held)
+
+    def __getattr__(self, name: str) -> Any:   # is_closing, get_extra_info, pause_reading, abort, ...
+        return getattr(self.transport, name)
+
+
 def abortable(protocol: Any) -> Any:
     """uvicorn's HTTP protocol class (h11's or httptools'), with the
     connection's controls in every request's scope."""
@@ -54,7 +107,7 @@ def abortable(protocol: Any) -> Any:
         app: Any
 
         def connection_made(self, transport: asyncio.Transport) -> None:
-            super().connection_made(transport)
+            super().connection_made(HeldHead(transport))
             app = self.app
             connection = {"abort": lambda: reset(transport),
                           "limit_write_buffer": lambda high: transport.set_write_buffer_limits(high=high)}
@@ -115,11 +168,39 @@ def lean_log_records() -> None:
     logging.logMultiprocessing = logging.logProcesses = logging.logThreads = False
 
 
+# The one event loop thread does nearly all the work; the database's writer
+# thread (app/db.py) needs the GIL for a moment between its statements, and
+# waits for it up to the switch interval while the loop holds it (5 ms by
+# default: up to 5 ms for each statement of each queued op, with 16 clients
+# writing). At 0.5 ms the writer's statements follow each other closely.
+SWITCH_INTERVAL_S = 0.0005
+# The cyclic GC's youngest generation is collected after this many new
+# containers (700 by default: every dozen or so ops on a 30 x 15 trip, each
+# collection walking what the in-flight requests hold).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def tune_runtime() -> None:
+    """For the server process (python -m app), once, before it serves: GIL
+    hand-offs to the writer thread sooner, the cyclic GC less often, and
+    what was made at import and app creation (modules, routes, models)
+    moved out of the GC's sight (`gc.freeze`), so a full collection walks
+    the trips in memory, not the code (measured: docs/performance.md,
+    "Fourth round")."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
+
+
 def run(app, **options) -> None:
     """`uvicorn.run(app, **options)` with this server (and room for the
-    streams' sockets), its access line formatted plainly."""
+    streams' sockets), its access line formatted plainly, the runtime tuned."""
     raise_open_files()
     lean_log_records()
     config = uvicorn.Config(app, **options)   # configures uvicorn's loggers
     plain_access_log()
-    Server(config).run()
+    server = Server(config)
+    tune_runtime()
+    server.run()
