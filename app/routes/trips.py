@@ -85,7 +85,8 @@ async def op_echo(request: Request, trip_cache: TripCache, trip_id: str, user_id
     """An op's answer: what changed since the view the writer most likely
     shows (`change`, which the page applies: public/planner/store.js), or
     the whole trip (`trip`) with ?full=1."""
-    if request.query_params.get("full") == "1":
+    # Most ops carry no query string: do not parse one (Starlette's QueryParams, a few us an op).
+    if request.scope["query_string"] and request.query_params.get("full") == "1":
         return echo(summary, await trip_cache.pieces_for(trip_id, user_id, role))
     return echo(summary, await trip_cache.change_for(trip_id, user_id, role, before), key=b"change")
 
