@@ -95,32 +95,63 @@ def _day_row(trip_id: str, d: Day) -> Row:
 
 
 @functools.cache
-def _upsert_sql(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
-    """(INSERT, UPDATE) for rows (trip_id, id, ...) of `table`: built once, so
-    every op sends the same statement text (and the trace guard's cache hits)."""
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """INSERT for rows (trip_id, id, ...) of `table`: built once, so every op
+    sends the same statement text (SQLite's statement cache hits)."""
     return (f"INSERT INTO {table} (trip_id, {', '.join(columns)}) "
-            f"VALUES ({', '.join('?' for _ in range(len(columns) + 1))})",
-            f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns[1:])} WHERE id = ?")
+            f"VALUES ({', '.join('?' for _ in range(len(columns) + 1))})")
 
 
-def _upsert(tx: Tx, table: str, columns: tuple[str, ...], rows: list[Row], new: Set[str]) -> None:
-    """Insert the rows (trip_id, id, ...) whose id is in `new`, update the others."""
-    insert, update = _upsert_sql(table, columns)
+@functools.cache
+def _update_sql(table: str, columns: tuple[str, ...], changed: tuple[int, ...]) -> str:
+    """UPDATE of the columns at `changed` (indexes into a row: trip_id, id, ...):
+    an op sets only what it changed, so the indexes on the others (a stop's
+    day and position) are not rewritten (with the trip row's, 50 -> 30 us of SQLite an op)."""
+    return f"UPDATE {table} SET {', '.join(f'{columns[i - 1]} = ?' for i in changed)} WHERE id = ?"
+
+
+def _upsert(tx: Tx, table: str, columns: tuple[str, ...], rows: list[Row], new: Set[str],
+            old: Mapping[str, Row]) -> None:
+    """Insert the rows (trip_id, id, ...) whose id is in `new`, update in the
+    others the columns that differ from their row in `old`."""
     inserts = [row for row in rows if row[1] in new]
     if inserts:
-        tx.executemany(insert, inserts)
-    updates = [(*row[2:], row[1]) for row in rows if row[1] not in new]
-    if updates:
-        tx.executemany(update, updates)
+        tx.executemany(_insert_sql(table, columns), inserts)
+    updates: dict[tuple[int, ...], list[Row]] = {}
+    for row in rows:
+        if row[1] not in new:
+            was = old[row[1]]
+            changed = tuple(i for i in range(2, len(row)) if row[i] != was[i])
+            if changed:   # (trip_id and id never differ)
+                updates.setdefault(changed, []).append((*[row[i] for i in changed], row[1]))
+    for changed, params in updates.items():
+        tx.executemany(_update_sql(table, columns, changed), params)
 
 
-def _changed(before: Mapping[str, Obj], after: Mapping[str, Obj],
-             row: Callable[[Obj], Row]) -> tuple[list[Row], Set[str], list[str]]:
-    """(rows to write, ids among them that are new, ids gone) between two
-    {id: object} maps; an object that is the original is unchanged."""
-    rows = [row(obj) for key, obj in after.items()
-            if before.get(key) is not obj and (key not in before or row(before[key]) != row(obj))]
-    return rows, after.keys() - before.keys(), [k for k in before if k not in after]
+def _changed(before: Mapping[str, Obj], after: Mapping[str, Obj], row: Callable[[Obj], Row]
+             ) -> tuple[list[Row], Set[str], list[str], dict[str, Row]]:
+    """(rows to write, ids among them that are new, ids gone, the rows they
+    replace by id) between two {id: object} maps; an object that is the
+    original is unchanged."""
+    rows, old = [], {}
+    for key, obj in after.items():
+        was = before.get(key)
+        if was is obj:
+            continue
+        now = row(obj)
+        if was is None:
+            rows.append(now)
+        elif (then := row(was)) != now:
+            rows.append(now)
+            old[key] = then
+    return rows, after.keys() - before.keys(), [k for k in before if k not in after], old
+
+
+@functools.cache
+def _trip_sql(changed: tuple[str, ...]) -> str:
+    """The version bump, with the trip's own fields an op changed (the check is `AND version = ?`)."""
+    return (f"UPDATE trips SET {''.join(f'{c} = ?, ' for c in changed)}version = ?, updated_at = ? "
+            "WHERE id = ? AND version = ?")
 
 
 def stored_version(tx: Tx, trip_id: str) -> int | None:
@@ -137,29 +168,28 @@ def write_changes(tx: Tx, before: Trip, after: Trip) -> bool:
     a stop moved out of a deleted day keeps its row."""
     tid = after.id
     after.version = before.version + 1
-    if not tx.execute(f"UPDATE trips SET {', '.join(f'{c} = ?' for c in TRIP_COLUMNS)}, version = ?, updated_at = ? "
-                      "WHERE id = ? AND version = ?",
-                      (*[getattr(after, c) for c in TRIP_COLUMNS], after.version, utcnow(), tid,
-                       before.version)).rowcount:
+    changed = tuple(c for c in TRIP_COLUMNS if getattr(after, c) != getattr(before, c))
+    if not tx.execute(_trip_sql(changed), (*[getattr(after, c) for c in changed], after.version, utcnow(), tid,
+                                           before.version)).rowcount:
         return False
     old_days, new_days = {d.id: d for d in before.days}, {d.id: d for d in after.days}
-    day_rows, new_day_ids, gone_days = _changed(old_days, new_days, lambda d: _day_row(tid, d))
-    _upsert(tx, "days", DAY_COLUMNS, day_rows, new_day_ids)
+    day_rows, new_day_ids, gone_days, was_days = _changed(old_days, new_days, lambda d: _day_row(tid, d))
+    _upsert(tx, "days", DAY_COLUMNS, day_rows, new_day_ids, was_days)
     changed_lists = [d for d in after.days if d.id not in old_days or old_days[d.id].stops is not d.stops]
     old_stops = {s.id: s for d in before.days if d.id not in new_days or new_days[d.id].stops is not d.stops
                  for s in d.stops}
     new_stops = {s.id: s for d in changed_lists for s in d.stops}
-    stop_rows, new_stop_ids, gone_stops = _changed(old_stops, new_stops, lambda s: _stop_row(tid, s))
+    stop_rows, new_stop_ids, gone_stops, was_stops = _changed(old_stops, new_stops, lambda s: _stop_row(tid, s))
     if gone_stops:
         tx.executemany("DELETE FROM stops WHERE id = ?", [(k,) for k in gone_stops])
-    _upsert(tx, "stops", STOP_COLUMNS, stop_rows, new_stop_ids)
+    _upsert(tx, "stops", STOP_COLUMNS, stop_rows, new_stop_ids, was_stops)
     if gone_days:
         tx.executemany("DELETE FROM days WHERE id = ?", [(k,) for k in gone_days])
-    expense_rows, new_expense_ids, gone_expenses = _changed(
+    expense_rows, new_expense_ids, gone_expenses, was_expenses = _changed(
         {e.id: e for e in before.expenses}, {e.id: e for e in after.expenses}, lambda e: _expense_row(tid, e))
     if gone_expenses:
         tx.executemany("DELETE FROM expenses WHERE id = ?", [(k,) for k in gone_expenses])
-    _upsert(tx, "expenses", EXPENSE_COLUMNS, expense_rows, new_expense_ids)
+    _upsert(tx, "expenses", EXPENSE_COLUMNS, expense_rows, new_expense_ids, was_expenses)
     if (before.prefs is not after.prefs and before.prefs != after.prefs) or after.prefs_set != before.prefs_set:
         tx.execute("INSERT INTO trip_preferences (trip_id, prefs_json) VALUES (?, ?) "
                    "ON CONFLICT (trip_id) DO UPDATE SET prefs_json = excluded.prefs_json", (tid, dumps(after.prefs)))
