@@ -43,18 +43,31 @@ def test_head_and_body_go_out_in_one_write():
     asyncio.run(main())
 
 
-def test_small_writes_go_out_by_the_end_of_the_turn():
+def test_a_small_answer_goes_out_with_its_body_or_its_end_not_later():
     async def main():
         t = Recorder()
         held = HeldHead(t)
         held.write(b"head ")
+        assert held.get_write_buffer_size() == len(b"head ")
         held.write(b"body")
-        assert held.get_write_buffer_size() == len(b"head body")
+        assert t.writes == [b"head body"]   # at once: the next write sends what waits
+        held.write(b"HTTP/1.1 304 Not Modified\r\n\r\n")
+        held.write(b"")   # the end of an answer with a Content-Length: h11 writes nothing
+        assert t.writes == [b"head body", b"HTTP/1.1 304 Not Modified\r\n\r\n"]
+    asyncio.run(main())
+
+
+def test_a_write_nothing_follows_goes_out_by_the_end_of_the_turn():
+    async def main():
+        t = Recorder()
+        held = HeldHead(t)
+        held.write(b"a stream's head")
+        assert t.writes == []
         await asyncio.sleep(0)
-        assert t.writes == [b"head body"]
-        held.write(b"next")
+        assert t.writes == [b"a stream's head"]
+        held.write(b"event")
         await asyncio.sleep(0)
-        assert t.writes == [b"head body", b"next"]
+        assert t.writes == [b"a stream's head", b"event"]
     asyncio.run(main())
 
 

@@ -49,13 +49,15 @@ def reset(transport: asyncio.Transport) -> None:
 
 
 class HeldHead:
-    """A connection's transport whose small writes wait for the next write or
-    the end of the event loop's turn, so a response's head and body leave in
-    one send (uvicorn writes them separately: two system calls and two
-    packets for every answer; the send was the largest item of a write's
-    profile). What waits is under `HOLD` bytes and goes out by the end of the
-    turn; a larger write goes at once, after what waited; closing sends what
-    waits first. Everything else is the transport's."""
+    """A connection's transport that holds a small write until the next one,
+    so a response's head and body leave in one send (uvicorn writes them
+    separately: two system calls and two packets for every answer; the send
+    was the largest item of a write's profile). At most one write under
+    `HOLD` bytes waits: the next write (even an empty one, the end of an
+    answer with a Content-Length) sends it with its own bytes at once, and
+    what nothing follows in the same turn of the event loop (a stream's
+    head) goes out at the end of that turn; closing sends it first.
+    Everything else is the transport's."""
 
     HOLD = 4096
 
@@ -67,7 +69,8 @@ class HeldHead:
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if self.held:
             data, self.held = self.held + data, b""
-        if len(data) >= self.HOLD:
+            self.transport.write(data)
+        elif len(data) >= self.HOLD:
             self.transport.write(data)
         elif data:
             self.held = bytes(data)
