@@ -75,7 +75,6 @@ class View:
     rest: list[bytes]             # after the role, in pieces (joined only into what is sent)
     length: int                   # bytes in head and rest
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
-    plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
     serial: int = field(default_factory=lambda: next(_serials))
     # What other modules derive from exactly this view (the calendar feed's
     # bytes, app/exports/files.py): built once, dropped with the view.
@@ -88,10 +87,11 @@ class View:
     def size(self) -> int:
         """Bytes the trip holds with its view: the aggregate and the days'
         parts, measured with tracemalloc at about BYTES_PER_VIEW plus
-        BYTES_PER_BODY_BYTE times the body, plus what is kept of it: each
-        role's joined bytes and the compressed variants (`derived`)."""
-        kept = sum(map(len, self.plain.values()))
-        kept += sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
+        BYTES_PER_BODY_BYTE times the body, plus the compressed variants
+        kept (`derived`). No joined copy of the body is kept: a reader's
+        answer is joined from the parts straight into what is sent (one
+        copy per answer, as joining a kept copy into it was)."""
+        kept = sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
         return BYTES_PER_VIEW + int(BYTES_PER_BODY_BYTE * self.length) + kept
 
 
@@ -241,10 +241,9 @@ def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None
 def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
     """The caller's TripDto in pieces: the shared body with their role and
     votes spliced in (joined once, into whatever carries it)."""
-    plain = view.plain.get(role)
     votes = view.by_user.get(user_id)
     if not votes:
-        return [plain] if plain is not None else [view.head, _dumps(role), *view.rest]
+        return [view.head, _dumps(role), *view.rest]
     out, base, marks, i = [view.head, _dumps(role)], 0, sorted(votes), 0
     for piece in view.rest:
         end, cut = base + len(piece), 0
@@ -265,13 +264,8 @@ def member_length(view: View, user_id: str, role: str) -> int:
 
 
 def member_bytes(view: View, user_id: str, role: str) -> bytes:
-    """The caller's TripDto: the shared body with their role and votes; the
-    bytes of a member without votes are kept for everyone with their role."""
-    if not view.by_user.get(user_id):
-        plain = view.plain.get(role)
-        if plain is None:
-            plain = view.plain[role] = b"".join(member_pieces(view, user_id, role))
-        return plain
+    """The caller's TripDto: the shared body with their role and votes
+    (joined per call: a kept copy would double what a trip holds, issue 26)."""
     return b"".join(member_pieces(view, user_id, role))
 
 
@@ -408,19 +402,15 @@ class TripCache:
         return view
 
     def account(self, view: View) -> None:
-        """The view kept more bytes (a role's joined bytes, a compressed
-        variant): count them in the memory bound."""
+        """The view kept more bytes (a compressed variant): count them in
+        the memory bound."""
         state = self.trips.cached(view.trip.id)
         if state is not None and state.view is view:
             self.trips.resize(state, view.size())
 
     def bytes_for(self, view: View, user_id: str, role: str) -> bytes:
-        """`member_bytes`, counting a role's bytes it joins and keeps."""
-        kept = len(view.plain)
-        out = member_bytes(view, user_id, role)
-        if len(view.plain) != kept:
-            self.account(view)
-        return out
+        """`member_bytes` (nothing is kept: no accounting)."""
+        return member_bytes(view, user_id, role)
 
     async def entry(self, trip_id: str) -> View:
         """The current view: `.trip` (read only) and `.legs` per day."""
