@@ -54,6 +54,10 @@ _EPOCH = os.urandom(3).hex()
 # rounded up (docs/performance.md, issue 26's third round).
 BYTES_PER_VIEW = 8 * 1024
 BYTES_PER_BODY_BYTE = 1.9
+# What a trip kept as bytes only holds (`slim_view`): its body's pieces and
+# SLIM_BYTES_PER_VIEW for the view, its lists and the pieces' headers
+# (tracemalloc, bench/trip_memory.py), rounded up.
+SLIM_BYTES_PER_VIEW = 6 * 1024
 _serials = itertools.count(1)
 _dumps = dumps
 
@@ -79,6 +83,10 @@ class View:
     # What other modules derive from exactly this view (the calendar feed's
     # bytes, app/exports/files.py): built once, dropped with the view.
     derived: dict[str, object] = field(default_factory=dict)
+    # Bytes only (`slim_view`): `trip` is the trip's own fields without its
+    # days or expenses and there are no `parts`; only a read (member_view)
+    # gets such a view.
+    slim: bool = False
 
     @property
     def legs(self) -> dict[str, list[Leg]]:
@@ -92,7 +100,26 @@ class View:
         answer is joined from the parts straight into what is sent (one
         copy per answer, as joining a kept copy into it was)."""
         kept = sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
+        if self.slim:
+            return SLIM_BYTES_PER_VIEW + self.length + kept
         return BYTES_PER_VIEW + int(BYTES_PER_BODY_BYTE * self.length) + kept
+
+
+def slim_view(state: TripState) -> tuple[View, int] | None:
+    """The trip's current view as bytes only, and its size (TripStates keeps
+    it when it lets the aggregate go); None when its view is not current or
+    an op on it is under way. The same serial: the same ETags."""
+    view = state.view
+    if (not isinstance(view, View) or not _current(view, state) or state.head is not None
+            or state.social_stale or (state.lock is not None and state.lock.locked())):
+        return None
+    trip = view.trip
+    header = Trip(trip.id, trip.title, trip.dest_name, trip.dest_lat, trip.dest_lng, trip.start_date,
+                  trip.timezone, trip.currency, trip.version, trip.created_by)
+    out = View(header, [], view.social_serial, [], ([], view.expenses[1]), (None, b"", None, b""),
+               view.header, view.head, view.rest, view.length, view.by_user, view.serial,
+               {k: v for k, v in view.derived.items() if isinstance(v, bytes)}, slim=True)
+    return out, out.size()
 
 
 def _current(view: View | None, state: TripState) -> bool:
@@ -347,6 +374,17 @@ class TripCache:
         self._flight: SingleFlight = SingleFlight()
         # Told of every view installed (trips/stored_days.py stores its days).
         self.on_install: Callable[[TripState, View], None] | None = None
+        trips.slim = slim_view
+
+    async def readable(self, trip_id: str) -> tuple[Callable[[str], str | None], View]:
+        """For a read only: a member's role and the trip's view, which may
+        be bytes only (`View.slim`, a trip whose aggregate was let go)."""
+        if self.trips.cached(trip_id) is None:
+            shed = self.trips.shed(trip_id)
+            if shed is not None:
+                return shed.roles.get, shed.view
+        state, view = await self.current(trip_id)
+        return state.role_of, view
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
         return await self.trips.membership(trip_id, user_id)
@@ -404,6 +442,11 @@ class TripCache:
     def account(self, view: View) -> None:
         """The view kept more bytes (a compressed variant): count them in
         the memory bound."""
+        if view.slim:
+            shed = self.trips.shed(view.trip.id)
+            if shed is not None and shed.view is view:
+                self.trips.resize_shed(view.trip.id, shed, view.size())
+            return
         state = self.trips.cached(view.trip.id)
         if state is not None and state.view is view:
             self.trips.resize(state, view.size())
@@ -436,12 +479,13 @@ class TripCache:
 
 
 async def member_view(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[View, str]:
-    """The trip's current view and the caller's role; 404 for non-members."""
+    """The trip's current view (bytes only, maybe: read it, nothing more)
+    and the caller's role; 404 for non-members."""
     try:
-        state, view = await trip_cache.current(trip_id)
+        role_of, view = await trip_cache.readable(trip_id)
     except NotFound:
         raise NotFound("Trip not found") from None
-    role = state.role_of(user_id)
+    role = role_of(user_id)
     if role is None:
         raise NotFound("Trip not found")
     return view, role
