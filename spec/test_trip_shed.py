@@ -70,6 +70,9 @@ def test_a_trip_kept_as_bytes_only_reads_the_same_bytes_and_etags_without_a_load
     assert b'"mine":-1' in before[bob["id"]][0] and b'"mine":-1' not in before[owner["id"]][0]
     use(client, eve)
     assert client.get(url).status_code == 404   # not a member: as for a trip with its aggregate
+    assert client.get(f"{url}/stops/{stop}/comments").status_code == 404
+    use(client, bob)   # other reads that ask for the caller's role: from what was kept too
+    assert client.get(f"{url}/stops/{stop}/comments").status_code == 200
     assert reads == []
     shed = svc.trips.shed(trip["id"])
     assert shed is not None and shed.view.slim and svc.trips.cached(trip["id"]) is None

@@ -201,7 +201,13 @@ class TripStates:
         return state if state is not None and not state.social_stale else None
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
-        """(role, version) of a user on a trip; (None, None) for non-members."""
+        """(role, version) of a user on a trip; (None, None) for non-members.
+        A trip kept as bytes only answers from what it kept (no load)."""
+        if trip_id not in self._states:
+            shed = self.shed(trip_id)
+            if shed is not None:
+                role = shed.roles.get(user_id)
+                return (role, shed.view.trip.version) if role is not None else (None, None)
         try:
             state = await self.get(trip_id)
         except NotFound:
