@@ -265,13 +265,24 @@ def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None
     return known, missing, lacking
 
 
+_ROLES: dict[str, bytes] = {}
+
+
+def _role_json(role: str) -> bytes:
+    """A role's JSON, encoded once (a read without a kept joined copy asks for it every time)."""
+    found = _ROLES.get(role)
+    if found is None:
+        found = _ROLES[role] = _dumps(role)
+    return found
+
+
 def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
     """The caller's TripDto in pieces: the shared body with their role and
     votes spliced in (joined once, into whatever carries it)."""
     votes = view.by_user.get(user_id)
     if not votes:
-        return [view.head, _dumps(role), *view.rest]
-    out, base, marks, i = [view.head, _dumps(role)], 0, sorted(votes), 0
+        return [view.head, _role_json(role), *view.rest]
+    out, base, marks, i = [view.head, _role_json(role)], 0, sorted(votes), 0
     for piece in view.rest:
         end, cut = base + len(piece), 0
         while i < len(marks) and marks[i][0] < end:
@@ -287,7 +298,7 @@ def member_length(view: View, user_id: str, role: str) -> int:
     """len(member_bytes(...)) without joining them: a vote of -1 is one byte
     longer than the 0 it replaces."""
     votes = view.by_user.get(user_id) or ()
-    return view.length + len(_dumps(role)) + sum(1 for _, value in votes if value <= 0)
+    return view.length + len(_role_json(role)) + sum(1 for _, value in votes if value <= 0)
 
 
 def member_bytes(view: View, user_id: str, role: str) -> bytes:
@@ -335,7 +346,7 @@ def member_change(before: View | None, view: View, user_id: str, role: str) -> l
     changed, with the caller's votes) and `members`, `expenses` with
     `expenseSummary`, and `preferences` only when they changed. A day's
     bytes are the view's own, so this costs what changed."""
-    trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _dumps(role) + b"}"
+    trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _role_json(role) + b"}"
     day_ids = _dumps([d.id for d in view.trip.days])
     if before is None:
         return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
