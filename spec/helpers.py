@@ -132,6 +132,20 @@ def wait_until_serving(proc: subprocess.Popen, url: str, log: Callable[[], str])
             time.sleep(0.05)
 
 
+def loopback_socket() -> socket.socket:
+    """A TCP socket bound to a free loopback port, to hand to uvicorn.
+
+    Its protocol is named (IPPROTO_TCP, not the default 0) because asyncio
+    turns Nagle's algorithm off (TCP_NODELAY) only on connections whose socket
+    says it is TCP: without it, every answer on a kept-alive connection (its
+    headers and body are two writes) waited about 40 ms for the client's
+    delayed ACK, 80 times over for one page load in the browser tests. A
+    server uvicorn binds itself (`python -m app`) gets this right already."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
 class LiveServer:
     """The real app on uvicorn in a thread, for tests that need real sockets
     (the app's own server class: live streams end when it shuts down).
@@ -141,8 +155,7 @@ class LiveServer:
 
     def __init__(self, app):
         self.app = app
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
+        self.socket = loopback_socket()
         self.port = self.socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         # An idle keep-alive connection is never closed under a test's client: on a loaded machine

@@ -14,7 +14,7 @@ import pytest
 
 from app.agent.cardtool import SHOW_CARD
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_chat,
-                             open_page, shot, timeline_caught_up)
+                             open_page, shot, tile_host, timeline_caught_up)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, function_call_item, message_item, reasoning_item
@@ -143,7 +143,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         figure.locator("img").evaluate("img => img.complete || new Promise((r) => img.addEventListener('load', r))")
         assert figure.locator("img").evaluate("img => img.naturalWidth") > 0
         assert "© Google" in figure.inner_text() and "Castelo de São Jorge" in figure.inner_text()
-        assert image_hosts <= {urlsplit(server.url).netloc, "tile.openstreetmap.org"}
+        assert image_hosts <= {urlsplit(server.url).netloc, urlsplit(tile_host()).netloc}
         assert len(chat_requests) == asked
         html = page.content()
         assert google_standin.key not in html

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from app.auth import SignInLimiter
 from app.web.client_address import client_address, parse_networks
 from app.web.application import create_app
-from helpers import signup
+from helpers import loopback_socket, signup
 
 WRONG = {"username": "alice", "password": "wrong password"}
 RIGHT = {"username": "alice", "password": "correct horse"}
@@ -119,7 +119,6 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     import uvicorn
 
     from app import __main__ as entry
-    import socket
 
     captured = {}
     # python -m app serves with app/web/uvicorn_server.py's run (uvicorn's server that ends live streams at shutdown)
@@ -131,8 +130,7 @@ def test_the_real_server_does_not_let_x_forwarded_for_pick_the_address(settings,
     entry.main([])
     app = captured.pop("app")
     captured.update(log_level="warning")
-    listening = socket.socket()
-    listening.bind(("127.0.0.1", 0))   # bound here and handed over: no race for the port
+    listening = loopback_socket()   # bound here and handed over: no race for the port
     captured["port"] = listening.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, **captured))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)

@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 from xstatic.pkg import leaflet as xstatic_leaflet
 
 from ..auth import server_secret
@@ -30,6 +29,7 @@ from ..routes import build_routes
 from ..settings import Settings
 from .headers import ResponseHeadersMiddleware
 from .same_origin import SameOriginMiddleware
+from .static_assets import StaticAssets
 from .trip_homes import FlyReplayMiddleware
 
 log = logging.getLogger("wayline")
@@ -91,9 +91,9 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
 
     routes = build_routes()
     # Leaflet's files come from its Python package (xstatic-leaflet), served from our own origin.
-    routes.append(Mount("/vendor/leaflet", app=StaticFiles(directory=xstatic_leaflet.BASE_DIR), name="leaflet"))
+    routes.append(Mount("/vendor/leaflet", app=StaticAssets(xstatic_leaflet.BASE_DIR), name="leaflet"))
     routes.append(Route("/sw.js", service_worker, methods=["GET"]))
-    routes.append(Mount("/", app=StaticFiles(directory=PUBLIC_DIR, html=True, check_dir=False), name="public"))
+    routes.append(Mount("/", app=StaticAssets(PUBLIC_DIR, html=True), name="public"))
     app = Starlette(
         routes=routes,
         lifespan=lifespan,

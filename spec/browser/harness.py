@@ -15,9 +15,12 @@ from __future__ import annotations
 import os
 import re
 import struct
-import zlib
+import threading
 import time
+import zlib
 from contextlib import contextmanager
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,6 +28,7 @@ import httpx
 import pytest
 
 from helpers import LiveServer
+from app.settings import Settings
 from app.tls import tls_context
 from app.web.application import create_app
 
@@ -52,17 +56,14 @@ PAGE_DEADLINE_MS = 60_000
 # uncaught exceptions, console errors and CSP violations fail the test.
 IGNORED_CONSOLE = re.compile(r"Failed to load resource|the server responded with a status")
 
-# The strict policy the page is written for (another change will send it from
-# the server): no inline script, style attribute or handler; images from us,
-# data: and the tile host; connections to us only. Tests send it with every
-# page, so any violation is a console error and fails the test.
-TILE_HOST = "https://tile.openstreetmap.org"
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: " + TILE_HOST + "; "
-       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-       "frame-ancestors 'none'; form-action 'self'")
-PAGE_PATHS = re.compile(r"^/(index\.html|invite/.*)?$")
-# Tiles never come from the network in tests: a plain land-coloured PNG
-# stands in (or the request fails, to see the schematic fallback).
+# The page's Content-Security-Policy is the server's own (app/web/csp.py);
+# a violation is a console error and fails the test. Nothing is intercepted
+# on the way: Playwright's routing turns the browser's HTTP cache off and
+# sends every request through the driver and this process (2.6x the CPU of
+# a reload), so the harness routes nothing by default.
+# Tiles never come from the network in tests: the server's tile URL points
+# at a loopback stand-in that answers a plain land-coloured PNG for any tile
+# (`tiles="fail"` makes a page's tile requests fail, to see the fallback).
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -72,6 +73,29 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 
 
 BLANK_TILE = png(256, 256, (236, 240, 234))
+
+
+class _TileHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.send_header("Content-Length", str(len(BLANK_TILE)))
+        self.send_header("Cache-Control", "max-age=86400")
+        self.end_headers()
+        self.wfile.write(BLANK_TILE)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def tile_host() -> str:
+    """The origin of the process's tile stand-in, started on first use."""
+    if "tiles" not in _shared:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _TileHandler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _shared["tiles"] = f"http://127.0.0.1:{server.server_address[1]}"
+    return _shared["tiles"]
 
 
 def require_chromium() -> None:
@@ -144,6 +168,8 @@ def chromium():
 
 @contextmanager
 def live(settings, **overrides):
+    if settings.map_tiles_url == Settings.map_tiles_url:   # OSM's real tiles: the stand-in's instead
+        settings = replace(settings, map_tiles_url=tile_host() + "/{z}/{x}/{y}.png")
     with LiveServer(create_app(settings, **overrides)) as server:
         server.clients = []  # api_user's HTTP clients, closed with the server
         try:
@@ -206,12 +232,8 @@ def _prepare(context, page, server, *, poll_ms, storage, tiles, session):
     if session:   # it lasts, as the server's does: a browser started again is still signed in
         context.add_cookies([{"name": "wayline_session", "value": session, "url": server.url,
                               "expires": time.time() + 30 * 86400}])
-    context.route(lambda url: url.startswith(server.url) and bool(PAGE_PATHS.match(urlsplit(url).path)), _with_csp)
     if tiles == "fail":
-        context.route(f"{TILE_HOST}/**", lambda route: route.abort())
-    else:
-        context.route(f"{TILE_HOST}/**",
-                      lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_TILE))
+        context.route(f"{tile_host()}/**", lambda route: route.abort())
     script = ""
     if poll_ms is not None:
         script += f"localStorage.setItem('wayline.pollMs', '{int(poll_ms)}');"
@@ -248,15 +270,6 @@ def _polling_wait(page):
         return value
 
     return wait
-
-
-def _with_csp(route):
-    try:
-        response = route.fetch()
-    except Exception:   # the context is offline (and its service worker did not answer)
-        route.abort("internetdisconnected")
-        return
-    route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
 
 
 def api_user(server, username: str, display_name: str | None = None) -> httpx.Client:
@@ -449,7 +462,6 @@ def offline(settings, **changes):
     """`settings` with every provider still at its real default pointed at a
     closed loopback port, so a test never calls a real provider; stand-ins
     already configured (ai_settings, google_settings, weather_settings) stay."""
-    from app.settings import Settings
 
     dead = "http://127.0.0.1:9"
     real = Settings()
