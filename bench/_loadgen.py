@@ -172,9 +172,19 @@ class Conn:
             if b":" in line:
                 name, _, value = line.partition(b":")
                 headers[name.strip().lower().decode()] = value.strip().decode("latin-1")
+        if headers.get("transfer-encoding") == "chunked":   # a streamed answer (e.g. compressed as it goes)
+            return Reply(status, headers, await self._chunks())
         length = int(headers.get("content-length", 0))
         body = await self.reader.readexactly(length) if length else b""
         return Reply(status, headers, body)
+
+    async def _chunks(self) -> bytes:
+        body = b""
+        while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
+            body += await self.reader.readexactly(size)
+            await self.reader.readexactly(2)
+        await self.reader.readuntil(b"\r\n")   # the empty trailer
+        return body
 
 
 def expect(reply: Reply, *statuses: int) -> Reply:

@@ -11,7 +11,7 @@ the browser, which is then started again with no network (a cold start).
 - A write whose answer was lost is sent again with its key and applied once.
 - A new page version waits for the next start (never mid-edit).
 - Signing out clears what the device kept.
-Screenshots of the offline views at 1280 and 360 px (spec/screenshots/)."""
+Screenshots of the offline views at 1280 and 360 px (spec/screenshots/, with WAYLINE_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Every view at a desktop size (1280) and two phone widths (390, 360):
 nothing scrolls sideways, nothing logs an error or breaks the page's content
-policy, and a screenshot of each lands in spec/screenshots/
-(view-<width>-<name>.png) to be looked at. A signed-out load asks nothing
-that fails."""
+policy, and (run with WAYLINE_SCREENSHOTS=1) a screenshot of each lands in
+spec/screenshots/ (view-<width>-<name>.png) to be looked at. A signed-out
+load asks nothing that fails."""
 
 from __future__ import annotations
 
