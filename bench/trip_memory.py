@@ -10,7 +10,10 @@ a second core, as one that accepts brotli (only the compressed bytes are
 kept). Prints the trips the cache holds at the end (`WAYLINE_TRIP_CACHE_MB`,
 64 MiB by default), what the cache accounts per trip, and what tracemalloc
 measures per trip over the first `--sample` trips (the figure
-`app.trips.dto.BYTES_PER_BODY_BYTE` comes from).
+`app.trips.dto.BYTES_PER_BODY_BYTE` comes from) and, where trips can be
+kept as bytes only (issue 26's fourth round), over the next `--sample`
+read and then shed (`SLIM_BYTES_PER_VIEW`). Runs
+against an older tree too (`PYTHONPATH` / run its copy of this file).
 
 Target (issue 26): the default cache holds a few hundred 30 x 15 trips."""
 
@@ -65,11 +68,33 @@ async def fill(tmp: Path, owner: str, trip_ids: list[str], sample: int, coding: 
     gc.collect()
     measured = (tracemalloc.get_traced_memory()[0] - before) / sample
     tracemalloc.stop()
-    for trip_id in trip_ids[sample + 1:]:
-        await read(trip_id)
     states = cache.trips
+    slim = slim_counted = None
+    if hasattr(states, "let_go_aggregate"):   # what the next sample holds once kept as bytes only
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for trip_id in trip_ids[sample + 1:2 * sample + 1]:
+            await read(trip_id)
+        for trip_id in trip_ids[sample + 1:2 * sample + 1]:
+            states.let_go_aggregate(trip_id)
+        for _ in range(3):   # the last build's finished future lets go of its view
+            await asyncio.sleep(0)
+        gc.collect()
+        slim = (tracemalloc.get_traced_memory()[0] - before) / sample
+        tracemalloc.stop()
+        sheds = [s for t in trip_ids[sample + 1:2 * sample + 1] if (s := states.shed(t)) is not None]
+        slim_counted = sum(s.size for s in sheds) / max(1, len(sheds))
+        start = 2 * sample + 1
+    else:
+        start = sample + 1
+    for trip_id in trip_ids[start:]:
+        await read(trip_id)
     view, _ = await member_view(cache, trip_ids[-1], owner)
-    out = {"held": len(states), "accounted": states.bytes / len(states), "measured": measured,
+    held = states.held() if hasattr(states, "held") else len(states)
+    total = states.bytes + getattr(states, "shed_bytes", 0)
+    out = {"held": held, "hot": len(states), "accounted": total / held, "measured": measured, "slim": slim,
+           "slim_counted": slim_counted,
            "body": view.length, "budget": states.budget_bytes}
     await lifecycle.stop(core)
     await db.close()
@@ -100,6 +125,10 @@ def main() -> None:
                   f"{r['accounted'] / 1024:.0f} KiB a trip ({r['accounted'] / r['body']:.2f}x its "
                   f"{r['body'] / 1024:.0f} KiB TripDto); tracemalloc {r['measured'] / 1024:.0f} KiB "
                   f"({r['measured'] / r['body']:.2f}x)")
+            if r["slim"] is not None:
+                print(f"    of those, {r['held'] - r['hot']} kept as bytes only; tracemalloc "
+                      f"{r['slim'] / 1024:.0f} KiB a trip ({r['slim'] / r['body']:.2f}x) once shed, accounted "
+                      f"{r['slim_counted'] / 1024:.0f} KiB")
         print(f"  target: at least {TARGET} trips held: {'met' if min(held) >= TARGET else 'NOT met'}")
 
 

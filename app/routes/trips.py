@@ -120,7 +120,7 @@ async def get_trip(request: Request):
         return Response(status_code=304, headers=headers)
     coding = compression.choose(request.headers.get("accept-encoding"))
     if coding is None or member_length(view, user["id"], role) + 9 < compression.MIN_BYTES:
-        response = raw_ok(services(request).trip_cache.bytes_for(view, user["id"], role))
+        response = raw_ok(*member_pieces(view, user["id"], role))   # joined once, into the answer
     else:   # compressed once per view and variant, kept with the view (and counted with it)
         packed, made = compression.once(
             view.derived, member_variant(view, user["id"], role),

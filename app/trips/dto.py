@@ -54,6 +54,10 @@ _EPOCH = os.urandom(3).hex()
 # rounded up (docs/performance.md, issue 26's third round).
 BYTES_PER_VIEW = 8 * 1024
 BYTES_PER_BODY_BYTE = 1.9
+# What a trip kept as bytes only holds (`slim_view`): its body's pieces and
+# SLIM_BYTES_PER_VIEW for the view, its lists and the pieces' headers
+# (tracemalloc, bench/trip_memory.py), rounded up.
+SLIM_BYTES_PER_VIEW = 6 * 1024
 _serials = itertools.count(1)
 _dumps = dumps
 
@@ -75,11 +79,14 @@ class View:
     rest: list[bytes]             # after the role, in pieces (joined only into what is sent)
     length: int                   # bytes in head and rest
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
-    plain: dict[str, bytes] = field(default_factory=dict)   # role -> bytes of a member without votes
     serial: int = field(default_factory=lambda: next(_serials))
     # What other modules derive from exactly this view (the calendar feed's
     # bytes, app/exports/files.py): built once, dropped with the view.
     derived: dict[str, object] = field(default_factory=dict)
+    # Bytes only (`slim_view`): `trip` is the trip's own fields without its
+    # days or expenses and there are no `parts`; only a read (member_view)
+    # gets such a view.
+    slim: bool = False
 
     @property
     def legs(self) -> dict[str, list[Leg]]:
@@ -88,11 +95,31 @@ class View:
     def size(self) -> int:
         """Bytes the trip holds with its view: the aggregate and the days'
         parts, measured with tracemalloc at about BYTES_PER_VIEW plus
-        BYTES_PER_BODY_BYTE times the body, plus what is kept of it: each
-        role's joined bytes and the compressed variants (`derived`)."""
-        kept = sum(map(len, self.plain.values()))
-        kept += sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
+        BYTES_PER_BODY_BYTE times the body, plus the compressed variants
+        kept (`derived`). No joined copy of the body is kept: a reader's
+        answer is joined from the parts straight into what is sent (one
+        copy per answer, as joining a kept copy into it was)."""
+        kept = sum(len(v) for v in self.derived.values() if isinstance(v, bytes))
+        if self.slim:
+            return SLIM_BYTES_PER_VIEW + self.length + kept
         return BYTES_PER_VIEW + int(BYTES_PER_BODY_BYTE * self.length) + kept
+
+
+def slim_view(state: TripState) -> tuple[View, int] | None:
+    """The trip's current view as bytes only, and its size (TripStates keeps
+    it when it lets the aggregate go); None when its view is not current or
+    an op on it is under way. The same serial: the same ETags."""
+    view = state.view
+    if (not isinstance(view, View) or not _current(view, state) or state.head is not None
+            or state.social_stale or (state.lock is not None and state.lock.locked())):
+        return None
+    trip = view.trip
+    header = Trip(trip.id, trip.title, trip.dest_name, trip.dest_lat, trip.dest_lng, trip.start_date,
+                  trip.timezone, trip.currency, trip.version, trip.created_by)
+    out = View(header, [], view.social_serial, [], ([], view.expenses[1]), (None, b"", None, b""),
+               view.header, view.head, view.rest, view.length, view.by_user, view.serial,
+               {k: v for k, v in view.derived.items() if isinstance(v, bytes)}, slim=True)
+    return out, out.size()
 
 
 def _current(view: View | None, state: TripState) -> bool:
@@ -238,14 +265,24 @@ def legs_from_memory(routes: RouteProvider | None, trip: Trip, prev: View | None
     return known, missing, lacking
 
 
+_ROLES: dict[str, bytes] = {}
+
+
+def _role_json(role: str) -> bytes:
+    """A role's JSON, encoded once (a read without a kept joined copy asks for it every time)."""
+    found = _ROLES.get(role)
+    if found is None:
+        found = _ROLES[role] = _dumps(role)
+    return found
+
+
 def member_pieces(view: View, user_id: str, role: str) -> list[bytes]:
     """The caller's TripDto in pieces: the shared body with their role and
     votes spliced in (joined once, into whatever carries it)."""
-    plain = view.plain.get(role)
     votes = view.by_user.get(user_id)
     if not votes:
-        return [plain] if plain is not None else [view.head, _dumps(role), *view.rest]
-    out, base, marks, i = [view.head, _dumps(role)], 0, sorted(votes), 0
+        return [view.head, _role_json(role), *view.rest]
+    out, base, marks, i = [view.head, _role_json(role)], 0, sorted(votes), 0
     for piece in view.rest:
         end, cut = base + len(piece), 0
         while i < len(marks) and marks[i][0] < end:
@@ -261,17 +298,12 @@ def member_length(view: View, user_id: str, role: str) -> int:
     """len(member_bytes(...)) without joining them: a vote of -1 is one byte
     longer than the 0 it replaces."""
     votes = view.by_user.get(user_id) or ()
-    return view.length + len(_dumps(role)) + sum(1 for _, value in votes if value <= 0)
+    return view.length + len(_role_json(role)) + sum(1 for _, value in votes if value <= 0)
 
 
 def member_bytes(view: View, user_id: str, role: str) -> bytes:
-    """The caller's TripDto: the shared body with their role and votes; the
-    bytes of a member without votes are kept for everyone with their role."""
-    if not view.by_user.get(user_id):
-        plain = view.plain.get(role)
-        if plain is None:
-            plain = view.plain[role] = b"".join(member_pieces(view, user_id, role))
-        return plain
+    """The caller's TripDto: the shared body with their role and votes
+    (joined per call: a kept copy would double what a trip holds, issue 26)."""
     return b"".join(member_pieces(view, user_id, role))
 
 
@@ -314,7 +346,7 @@ def member_change(before: View | None, view: View, user_id: str, role: str) -> l
     changed, with the caller's votes) and `members`, `expenses` with
     `expenseSummary`, and `preferences` only when they changed. A day's
     bytes are the view's own, so this costs what changed."""
-    trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _dumps(role) + b"}"
+    trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _role_json(role) + b"}"
     day_ids = _dumps([d.id for d in view.trip.days])
     if before is None:
         return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
@@ -353,6 +385,17 @@ class TripCache:
         self._flight: SingleFlight = SingleFlight()
         # Told of every view installed (trips/stored_days.py stores its days).
         self.on_install: Callable[[TripState, View], None] | None = None
+        trips.slim = slim_view
+
+    async def readable(self, trip_id: str) -> tuple[Callable[[str], str | None], View]:
+        """For a read only: a member's role and the trip's view, which may
+        be bytes only (`View.slim`, a trip whose aggregate was let go)."""
+        if self.trips.cached(trip_id) is None:
+            shed = self.trips.shed(trip_id)
+            if shed is not None:
+                return shed.roles.get, shed.view
+        state, view = await self.current(trip_id)
+        return state.role_of, view
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
         return await self.trips.membership(trip_id, user_id)
@@ -408,19 +451,20 @@ class TripCache:
         return view
 
     def account(self, view: View) -> None:
-        """The view kept more bytes (a role's joined bytes, a compressed
-        variant): count them in the memory bound."""
+        """The view kept more bytes (a compressed variant): count them in
+        the memory bound."""
+        if view.slim:
+            shed = self.trips.shed(view.trip.id)
+            if shed is not None and shed.view is view:
+                self.trips.resize_shed(view.trip.id, shed, view.size())
+            return
         state = self.trips.cached(view.trip.id)
         if state is not None and state.view is view:
             self.trips.resize(state, view.size())
 
     def bytes_for(self, view: View, user_id: str, role: str) -> bytes:
-        """`member_bytes`, counting a role's bytes it joins and keeps."""
-        kept = len(view.plain)
-        out = member_bytes(view, user_id, role)
-        if len(view.plain) != kept:
-            self.account(view)
-        return out
+        """`member_bytes` (nothing is kept: no accounting)."""
+        return member_bytes(view, user_id, role)
 
     async def entry(self, trip_id: str) -> View:
         """The current view: `.trip` (read only) and `.legs` per day."""
@@ -446,12 +490,13 @@ class TripCache:
 
 
 async def member_view(trip_cache: TripCache, trip_id: str, user_id: str) -> tuple[View, str]:
-    """The trip's current view and the caller's role; 404 for non-members."""
+    """The trip's current view (bytes only, maybe: read it, nothing more)
+    and the caller's role; 404 for non-members."""
     try:
-        state, view = await trip_cache.current(trip_id)
+        role_of, view = await trip_cache.readable(trip_id)
     except NotFound:
         raise NotFound("Trip not found") from None
-    role = state.role_of(user_id)
+    role = role_of(user_id)
     if role is None:
         raise NotFound("Trip not found")
     return view, role

@@ -25,9 +25,13 @@ Exact means: what is here equals what is committed. The pieces:
   concurrent callers and kept only if nothing about the trip changed while
   it ran (FreshReads: read again, a bounded number of times).
 
-Memory is bounded by bytes (`WAYLINE_TRIP_CACHE_MB`): least recently used
-trips are let go first. Edits made to the file by anything but this process
-are not seen until a restart (docs/architecture.md).
+Memory is bounded by bytes (`WAYLINE_TRIP_CACHE_MB`). When it is full,
+trips with their aggregate beyond `HOT_SHARE` of it are kept as their
+TripDto's bytes only (`Shed`, about half the memory: reads need only the
+bytes; an op, a vote or any other change loads the trip again, from its
+stored days), least recently used first; then bytes-only trips are let go.
+Edits made to the file by anything but this process are not seen until a
+restart (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from functools import partial
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+from collections.abc import Callable
 
 from ..db import Database
 from ..errors import NotFound
@@ -53,6 +58,21 @@ from .ops import OpRules
 # is used): measured with tracemalloc (5 x 8 to 30 x 40 trips), rounded up.
 BYTES_PER_STOP = 700
 BYTES_PER_TRIP = 10_000
+# The share of a full budget left to trips with their aggregate (the rest:
+# trips kept as bytes only, for reads). A quarter of 64 MiB is about 40
+# trips of 30 x 15 or 400 of 5 x 8 with their aggregate (docs/performance.md).
+HOT_SHARE = 0.25
+
+
+@dataclass(eq=False)
+class Shed:
+    """A trip kept only as its TripDto's bytes for reads (trips/dto.py's
+    `slim_view`): its aggregate, members and votes were let go. It is
+    exactly what was committed while it is here: any change to the trip
+    drops it (`TripStates.changed`)."""
+    view: Any
+    roles: dict[str, str]
+    size: int
 
 
 @dataclass(eq=False)
@@ -129,14 +149,37 @@ class TripStates:
         self.db = db
         self.budget_bytes = budget_bytes
         self.op_rules = OpRules()   # the deployment's quota and origin for ops (app/lifecycle.py sets them)
-        self.bytes = 0
+        self.bytes = 0                         # trips with their aggregate
+        self.shed_bytes = 0                    # trips kept as bytes only
         self._states: OrderedDict[str, TripState] = OrderedDict()
+        self._shed: OrderedDict[str, Shed] = OrderedDict()
+        # Makes a trip's bytes-only view and its size, or None (its view is
+        # not current, an op is under way): set by trips/dto.py's TripCache.
+        self.slim: Callable[[TripState], tuple[Any, int] | None] | None = None
         self._fresh = FreshReads()             # loads must not be older than a change announced before them
         self._flight = SingleFlight()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def __len__(self) -> int:
+        """Trips in memory with their aggregate (`held` counts the others too)."""
         return len(self._states)
+
+    def held(self) -> int:
+        return len(self._states) + len(self._shed)
+
+    def shed(self, trip_id: str) -> Shed | None:
+        """The trip if it is kept as bytes only (a read of it counts as a use)."""
+        found = self._shed.get(trip_id)
+        if found is not None:
+            self._shed.move_to_end(trip_id)
+        return found
+
+    def resize_shed(self, trip_id: str, shed: Shed, size: int) -> None:
+        """A bytes-only trip kept more (a compressed variant): count it."""
+        if self._shed.get(trip_id) is shed:
+            self.shed_bytes += size - shed.size
+            shed.size = size
+            self._evict()
 
     # -- reading ------------------------------------------------------------------
 
@@ -158,7 +201,13 @@ class TripStates:
         return state if state is not None and not state.social_stale else None
 
     async def membership(self, trip_id: str, user_id: str) -> tuple[str | None, int | None]:
-        """(role, version) of a user on a trip; (None, None) for non-members."""
+        """(role, version) of a user on a trip; (None, None) for non-members.
+        A trip kept as bytes only answers from what it kept (no load)."""
+        if trip_id not in self._states:
+            shed = self.shed(trip_id)
+            if shed is not None:
+                role = shed.roles.get(user_id)
+                return (role, shed.view.trip.version) if role is not None else (None, None)
         try:
             state = await self.get(trip_id)
         except NotFound:
@@ -209,6 +258,7 @@ class TripStates:
         one shared re-read."""
         trip_id, kinds = event.trip_id, event.kinds()
         self._fresh.changed(trip_id)
+        self._drop_shed(trip_id)   # a change of any kind: the next use loads it again
         state = self._states.get(trip_id)
         if isinstance(event, OpsApplied) and state is not None and state.trip is event.before:
             state.trip = event.after
@@ -230,7 +280,28 @@ class TripStates:
             self._evict()
         state.size = size
 
+    def let_go_aggregate(self, trip_id: str) -> bool:
+        """Keep the trip as bytes only (what a full budget does to the least
+        recently used); False if it was let go instead (its view was not
+        current) or was not here with its aggregate."""
+        gone = self._states.pop(trip_id, None)
+        if gone is None:
+            return False
+        self.bytes -= gone.size
+        slim = self.slim(gone) if self.slim is not None else None
+        if slim is None:
+            return False
+        self._shed[trip_id] = Shed(slim[0], gone.roles, slim[1])
+        self.shed_bytes += slim[1]
+        return True
+
+    def _drop_shed(self, trip_id: str) -> None:
+        shed = self._shed.pop(trip_id, None)
+        if shed is not None:
+            self.shed_bytes -= shed.size
+
     def _keep(self, trip_id: str, state: TripState, size: int) -> None:
+        self._drop_shed(trip_id)   # loaded with its aggregate again
         replaced = self._states.pop(trip_id, None)
         if replaced is not None:
             self.bytes -= replaced.size
@@ -242,6 +313,19 @@ class TripStates:
         self._evict()
 
     def _evict(self) -> None:
-        while self.bytes > self.budget_bytes and len(self._states) > 1:
-            _, gone = self._states.popitem(last=False)
-            self.bytes -= gone.size
+        """Over the budget: trips with their aggregate beyond `HOT_SHARE` of
+        it are kept as bytes only (or let go if their view is not current),
+        then bytes-only trips are let go, then trips with their aggregate,
+        least recently used first each time. Under the budget nothing is
+        shed: a trip's op needs its aggregate."""
+        while self.bytes + self.shed_bytes > self.budget_bytes:
+            if self.bytes > self.budget_bytes * HOT_SHARE and len(self._states) > 1:
+                self.let_go_aggregate(next(iter(self._states)))
+            elif self._shed:
+                _, shed = self._shed.popitem(last=False)
+                self.shed_bytes -= shed.size
+            elif len(self._states) > 1:
+                _, gone = self._states.popitem(last=False)
+                self.bytes -= gone.size
+            else:
+                break
