@@ -152,7 +152,10 @@ class StaticAssets:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] not in ("GET", "HEAD"):
             raise HTTPException(405, headers={"Allow": "GET, HEAD"})
-        asset = load(*self.resolve(route_path(scope)))
+        try:
+            asset = load(*self.resolve(route_path(scope)))
+        except OSError:   # gone (or unreadable) between its stat and its read
+            raise HTTPException(404) from None
         headers = [NO_CACHE, (b"etag", asset.etag), (b"last-modified", asset.last_modified)]
         if asset.compressible:
             headers.append(VARY)
