@@ -25,6 +25,7 @@ import email.utils
 import hashlib
 import mimetypes
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 
@@ -140,12 +141,12 @@ class StaticAssets:
             raise HTTPException(404)   # a link that leads out of the folder
         try:
             st = os.stat(path)
-            if self.html and os.path.isdir(path):
+            if self.html and stat.S_ISDIR(st.st_mode):
                 path = os.path.join(path, "index.html")
                 st = os.stat(path)
         except OSError:
             raise HTTPException(404) from None
-        if not os.path.isfile(path):
+        if not stat.S_ISREG(st.st_mode):   # the stat already made: no second look at the disk
             raise HTTPException(404)
         return path, (st.st_size, st.st_mtime_ns)
 
