@@ -9,6 +9,7 @@ import json
 from array import array
 from json.encoder import encode_basestring
 from typing import Any
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..legs import Leg, by_pair
@@ -28,6 +29,18 @@ def dumps(value: Any) -> bytes:
 def legs_key_of(day: Day) -> Key:
     # Flat (id, lat, lng, id, ...): one tuple a day, not one a stop, in memory.
     return tuple(v for s in day.stops for v in (s.id, s.lat, s.lng))
+
+
+def same_places(old: Sequence[Stop], new: Sequence[Stop]) -> bool:
+    """The same stops at the same places, in order: `legs_key_of` would give
+    an equal key (an op that changed a stop's duration or name keeps the
+    day's legs, and its key is not built again)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if a is not b and (a.id != b.id or a.lat != b.lat or a.lng != b.lng):
+            return False
+    return True
 
 
 @dataclass(eq=False)
@@ -104,11 +117,6 @@ def _fixed(s: Stop) -> tuple[str, str]:
 _STOPS_END = b'],"legs":'
 
 
-def _stop_end(stop_at: array[int], legs_at: int, j: int) -> int:
-    """Where stop j's JSON ends in a part's body."""
-    return stop_at[3 * j + 3] - 1 if 3 * j + 3 < len(stop_at) else legs_at - len(_STOPS_END)
-
-
 def encode_day(trip: Trip, day: Day, legs: list[Leg] | None, legs_key: Key, social: list[Key],
                 old: DayPart | None, legs_time: float = 0.0) -> DayPart:
     """The day's JSON, every stop's `mine` as 0. Without `legs`, the legs are
@@ -118,7 +126,13 @@ def encode_day(trip: Trip, day: Day, legs: list[Leg] | None, legs_key: Key, soci
     changes once shared: an op changes a copy), cut from `old`'s body at
     its offsets (`stop_at`); only the computed times, votes and comment
     counts are written again (numbers and HH:MM only, so nothing needs
-    escaping)."""
+    escaping), and the day's own fields when they changed.
+
+    This runs for every op (the changed day of the op's echo), on a
+    different trip each time when many trips are edited, so no other op
+    shares it: the stops `old` holds in the same order are cut as one run
+    (a stop's tail, the comma and the next stop's head in one slice), not
+    piece by piece."""
     until = None
     if legs is None:
         assert old is not None
@@ -129,39 +143,80 @@ def encode_day(trip: Trip, day: Day, legs: list[Leg] | None, legs_key: Key, soci
         travel = array("i", travel_minutes(day, by_pair(legs)))
         estimated = any(leg.source == "estimate" for leg in legs)
     slots = schedule_with_travel(day, travel)
-    olds: dict[int, int] = {}
-    if old is not None and old.stop_at is not None:
-        olds = {id(s): j for j, s in enumerate(old.stops)}
-    head = dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
-                   "note": day.note, "startTime": day.start_time or DAY_START})[:-1] + b',"stops":['
+    fields = day_fields(trip, day)
+    reuse = old is not None and old.stop_at is not None and len(old.stops) > 0
+    if reuse and old is not None and old.stop_at is not None:
+        body, stop_at, old_stops = old.body, old.stop_at, old.stops
+        ends = old.legs_at - len(_STOPS_END)   # where the last stop's JSON ends in `body`
+    else:
+        body, stop_at, old_stops, ends = b"", array("I"), [], 0
+    if reuse and old is not None and old.day == fields and old.start_date == trip.start_date:
+        head = body[:stop_at[0]]   # the day's fields and date as they were
+    else:
+        head = dumps({"id": day.id, "position": day.position, "date": trip.day_date(day), "title": day.title,
+                      "note": day.note, "startTime": day.start_time or DAY_START})[:-1] + b',"stops":['
     pieces, at, mine_at, n = [head], array("I"), array("I"), len(head)
-    for i, (s, slot, (votes, comments)) in enumerate(zip(day.stops, slots, social)):
-        j = olds.get(id(s))
-        if j is not None and old is not None and old.stops[j] is s and old.stop_at is not None:
-            body, stop_at = old.body, old.stop_at
-            own0 = body[stop_at[3 * j]:stop_at[3 * j + 1]]
-            own1 = body[stop_at[3 * j + 2]:_stop_end(stop_at, old.legs_at, j)]
+    olds: dict[int, int] | None = None
+    own1 = b""
+    count, last = len(old_stops), 3 * len(old_stops) - 3
+    run = -1      # where in `body` the previous stop's tail starts, not written yet (-1: none)
+    prev = -2     # the previous stop's index in `old` (-2: not from `old`)
+    for i, s in enumerate(day.stops):
+        j: int | None = i if i < count and old_stops[i] is s else None   # most edits keep the order
+        if j is None and count:
+            if olds is None:
+                olds = {id(x): k for k, x in enumerate(old_stops)}
+            j = olds.get(id(s))
+            if j is not None and old_stops[j] is not s:
+                j = None
+        if j is not None and run >= 0 and j == prev + 1:
+            k = 3 * j   # the previous stop's tail, the comma and this stop's head: one slice
+            start = n + stop_at[k] - run
+            pieces.append(body[run:stop_at[k + 1]])
+            n += stop_at[k + 1] - run
         else:
-            fixed = _fixed(s)
-            own0, own1 = fixed[0].encode(), fixed[1].encode()
+            if run >= 0:   # the previous stop's tail on its own
+                tail_end = stop_at[3 * prev + 3] - 1 if 3 * prev < last else ends
+                pieces.append(body[run:tail_end])
+                n += tail_end - run
+            if i:
+                pieces.append(b",")
+                n += 1
+            start = n
+            if j is not None:
+                k = 3 * j
+                pieces.append(body[stop_at[k]:stop_at[k + 1]])
+                n += stop_at[k + 1] - stop_at[k]
+            else:
+                own0, own1 = (text.encode() for text in _fixed(s))
+                pieces.append(own0)
+                n += len(own0)
+        votes, comments = social[i]
         up = down = 0
-        for v in (votes or {}).values():
-            up, down = up + (v > 0), down + (v < 0)
+        if votes:
+            for v in votes.values():
+                up, down = up + (v > 0), down + (v < 0)
+        slot = slots[i]
         mid = (f',"startTime":"{to_hhmm(slot.start)}","endTime":"{to_hhmm(slot.end)}",'
                f'"startMinutes":{slot.start},"endMinutes":{slot.end},'
                f'"votes":{{"up":{up},"down":{down},"mine":0}},"commentCount":{comments}').encode()
-        if i:
-            pieces.append(b",")
-            n += 1
-        start = n + len(own0)
-        at.extend((n, start, start + len(mid)))
-        mine_at.append(start + len(mid) - len(str(comments)) - _MINE_TAIL)
-        pieces += (own0, mid, own1)
-        n = start + len(mid) + len(own1)
+        pieces.append(mid)
+        at.extend((start, n, n + len(mid)))
+        n += len(mid)
+        mine_at.append(n - len(str(comments)) - _MINE_TAIL)
+        if j is not None:
+            run, prev = stop_at[3 * j + 2], j   # its tail goes out with the next stop's head, or alone
+        else:
+            pieces.append(own1)
+            n += len(own1)
+            run, prev = -1, -2
+    if run >= 0:
+        tail_end = stop_at[3 * prev + 3] - 1 if 3 * prev < last else ends
+        pieces.append(body[run:tail_end])
     pieces += (_STOPS_END, legs_b, b"}")
-    body = b"".join(pieces)
-    return DayPart(day, day_fields(trip, day), day.stops, trip.start_date, legs_key, trip.prefs, travel,
-                   len(body) - 1 - len(legs_b), social, body, mine_at, at, legs_time, estimated, until)
+    out = b"".join(pieces)
+    return DayPart(day, fields, day.stops, trip.start_date, legs_key, trip.prefs, travel,
+                   len(out) - 1 - len(legs_b), social, out, mine_at, at, legs_time, estimated, until)
 
 
 def stored_part(trip: Trip, day: Day, body: bytes, legs_until: float) -> DayPart:

@@ -38,7 +38,7 @@ from ..legs import Leg, RouteProvider
 from ..shared_reads import SingleFlight
 from .expenses import summarize
 from .model import Day, Expense, Trip
-from .day_parts import QUIET, DayPart, Key, day_fields, dumps, encode_day, legs_key_of, stored_part
+from .day_parts import QUIET, DayPart, Key, day_fields, dumps, encode_day, legs_key_of, same_places, stored_part
 from .state import TripState, TripStates
 
 
@@ -181,7 +181,7 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
                 and same.start_date == trip.start_date and (same.social is social or same.social == social)):
             parts.append(same)
             continue
-        key = same.legs_key if same is not None else legs_key_of(day)
+        key = part.legs_key if part is not None and same_places(part.stops, day.stops) else legs_key_of(day)
         legs: list[Leg] | None
         legs_time = now
         if part is not None and part.legs_key == key and part.prefs is trip.prefs:
