@@ -77,7 +77,7 @@ class StoredDays:
 
     async def _run(self) -> None:
         try:
-            await self.flush()
+            await self.flush(busy_later=True)
         except Exception:   # the days stay unstored: a first read builds them, as before
             log.exception("storing the trips' days failed")
         finally:
@@ -97,9 +97,19 @@ class StoredDays:
         except Exception:
             log.exception("storing the trips' days failed")
 
-    async def flush(self) -> None:
+    async def flush(self, *, busy_later: bool = False) -> None:
+        """Store the marked trips' days. `busy_later`: a trip with an op on
+        its way to the writer is left marked for the next round instead:
+        its store would queue behind that op and find the version moved (a
+        trip edited without pause was planned and refused every second)."""
         marked, self._marked = list(self._marked), {}
-        plans = [plan for trip_id in marked if (plan := self._plan(trip_id)) is not None]
+        plans = []
+        for trip_id in marked:
+            state = self.trips.cached(trip_id)
+            if busy_later and state is not None and state.head is not None:
+                self._marked[trip_id] = None
+            elif (plan := self._plan(trip_id)) is not None:
+                plans.append(plan)
         if plans:
             await self.db.write(lambda tx: _store(tx, plans))
 
