@@ -159,9 +159,19 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
     prev_parts = prev.parts if prev is not None else []
     old: dict[str, DayPart] | None = None   # prev's parts by day id, if a day moved
     social_moved = prev is None or prev.social_serial != state.social_serial
+    # Every part of a view was encoded (or kept) for its trip's preferences
+    # and start date: when those and the votes are unchanged, a day object
+    # `prev` encoded is reused without looking further (an op changes one
+    # or two of a trip's days; this runs once per op, on every day).
+    kept = (prev is not None and not social_moved and prev.trip.prefs is trip.prefs
+            and prev.trip.start_date == trip.start_date)
+    count = len(prev_parts)
     parts: list[DayPart] = []
     for i, day in enumerate(trip.days):
-        part = prev_parts[i] if i < len(prev_parts) else None
+        part = prev_parts[i] if i < count else None
+        if kept and part is not None and part.source is day:
+            parts.append(part)
+            continue
         if part is None or part.source is not day and part.day[0] != day.id:
             if old is None:
                 old = {p.day[0]: p for p in prev_parts}

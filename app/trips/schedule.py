@@ -68,6 +68,9 @@ def travel_minutes(day: Day, legs_by_pair: Mapping[tuple[str, str], Leg]) -> lis
     return out
 
 
+_tuple_new = tuple.__new__
+
+
 def schedule_with_travel(day: Day, travel: Sequence[int]) -> list[Slot]:
     """`day_schedule` from `travel_minutes` (the TripDto keeps those, not its legs)."""
     slots: list[Slot] = []
@@ -76,6 +79,8 @@ def schedule_with_travel(day: Day, travel: Sequence[int]) -> list[Slot]:
         earliest = cursor + minutes
         start = to_minutes(stop.set_time) if stop.set_time else earliest
         end = start + stop.duration_min
-        slots.append(Slot(stop.id, start, end, minutes, earliest))
+        # tuple.__new__ directly: Slot(...) runs NamedTuple's generated __new__, a Python call per stop
+        # (every op's echo schedules its changed day).
+        slots.append(_tuple_new(Slot, (stop.id, start, end, minutes, earliest)))
         cursor = end
     return slots
