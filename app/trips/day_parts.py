@@ -162,8 +162,10 @@ def encode_day(trip: Trip, day: Day, legs: list[Leg] | None, legs_key: Key, soci
     run = -1      # where in `body` the previous stop's tail starts, not written yet (-1: none)
     prev = -2     # the previous stop's index in `old` (-2: not from `old`)
     for i, s in enumerate(day.stops):
-        j: int | None = i if i < count and old_stops[i] is s else None   # most edits keep the order
-        if j is None and count:
+        j: int | None = None
+        if i < count and (at_i := old_stops[i]) is s:
+            j = i   # most edits keep the order
+        elif count and (i >= count or at_i.id != s.id):   # moved (a stop changed in place is encoded anew)
             if olds is None:
                 olds = {id(x): k for k, x in enumerate(old_stops)}
             j = olds.get(id(s))
