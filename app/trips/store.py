@@ -154,6 +154,10 @@ def _trip_sql(changed: tuple[str, ...]) -> str:
             "WHERE id = ? AND version = ?")
 
 
+def _same_day(was: Day, now: Day) -> bool:
+    return was is now or was.id == now.id
+
+
 def stored_version(tx: Tx, trip_id: str) -> int | None:
     rows = tx.fetchall("SELECT version FROM trips WHERE id = ?", (trip_id,))
     return rows[0][0] if rows else None
@@ -172,12 +176,21 @@ def write_changes(tx: Tx, before: Trip, after: Trip) -> bool:
     if not tx.execute(_trip_sql(changed), (*[getattr(after, c) for c in changed], after.version, utcnow(), tid,
                                            before.version)).rowcount:
         return False
-    old_days, new_days = {d.id: d for d in before.days}, {d.id: d for d in after.days}
+    if len(before.days) == len(after.days) and all(map(_same_day, before.days, after.days)):
+        # Most ops keep every day in its place and copy only the days they
+        # touch: compare those (this runs on the writer, holding the GIL
+        # the event loop waits for, once per op on every day of the trip).
+        touched = [(was, now) for was, now in zip(before.days, after.days) if was is not now]
+        old_days, new_days = {was.id: was for was, _ in touched}, {now.id: now for _, now in touched}
+        changed_lists = [now for was, now in touched if was.stops is not now.stops]
+        old_stops = {s.id: s for was, now in touched if was.stops is not now.stops for s in was.stops}
+    else:
+        old_days, new_days = {d.id: d for d in before.days}, {d.id: d for d in after.days}
+        changed_lists = [d for d in after.days if d.id not in old_days or old_days[d.id].stops is not d.stops]
+        old_stops = {s.id: s for d in before.days if d.id not in new_days or new_days[d.id].stops is not d.stops
+                     for s in d.stops}
     day_rows, new_day_ids, gone_days, was_days = _changed(old_days, new_days, lambda d: _day_row(tid, d))
     _upsert(tx, "days", DAY_COLUMNS, day_rows, new_day_ids, was_days)
-    changed_lists = [d for d in after.days if d.id not in old_days or old_days[d.id].stops is not d.stops]
-    old_stops = {s.id: s for d in before.days if d.id not in new_days or new_days[d.id].stops is not d.stops
-                 for s in d.stops}
     new_stops = {s.id: s for d in changed_lists for s in d.stops}
     stop_rows, new_stop_ids, gone_stops, was_stops = _changed(old_stops, new_stops, lambda s: _stop_row(tid, s))
     if gone_stops:
