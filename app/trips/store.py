@@ -227,13 +227,15 @@ def append_message(tx: Tx, trip_id: str, *, role: str, parts: list[Any], source:
                 return dict(found)
             message_id = None
     tx.touch(trip_id, "timeline")
-    values = (message_id or new_id(), trip_id, role, json.dumps(parts, ensure_ascii=False), actor_user_id,
+    values = (message_id or new_id(), trip_id, role, _PARTS_JSON(parts), actor_user_id,
               actor_name, source, stop_id, op, turn_id, utcnow())
     # The next seq in the same statement (one statement a row: each is a GIL round trip on the writer).
     seq = tx.execute(_APPEND_SQL, (*values, trip_id)).fetchall()[0][0]
     return {**dict(zip(_MESSAGE_GIVEN, values)), "seq": seq}
 
 
+# json.dumps(parts, ensure_ascii=False), without building an encoder per row (on the writer, every op).
+_PARTS_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _MESSAGE_GIVEN = ("id", "trip_id", "role", "parts_json", "actor_user_id", "actor_name", "source", "stop_id", "op",
                   "turn_id", "created_at")
 _APPEND_SQL = (f"INSERT INTO agent_messages ({', '.join(_MESSAGE_GIVEN)}, seq) "
