@@ -76,6 +76,10 @@ BLANK_TILE = png(256, 256, (236, 240, 234))
 
 
 class _TileHandler(BaseHTTPRequestHandler):
+    # Kept-alive connections: a page asks for about nine tiles at once, and
+    # HTTP/1.0 would open a connection (and a thread here) for each.
+    protocol_version = "HTTP/1.1"
+
     def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
