@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import queue as queue_module
 from datetime import UTC, datetime
 
@@ -134,10 +133,11 @@ def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, adm
 
     anyio.run(prepare)
     # Six real processes, each with its own Database on the file, forked from one server
-    # process that imported this module (and so the app's pieces) once for the worker,
-    # instead of six fresh interpreters each importing them again (about 0.7 CPU-s each).
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])
+    # process that imported this module (and so the app's pieces) once for the worker
+    # (helpers.forked_context), instead of six fresh interpreters importing them again.
+    from helpers import forked_context
+
+    ctx = forked_context(__name__)
     barrier, results = ctx.Barrier(6), ctx.Queue()
     workers = [ctx.Process(target=_race_worker, args=(settings.db_path, settings, NOON, barrier, results))
                for _ in range(6)]
