@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.tls import tls_context
 from helpers import run_app_cli, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,7 +154,7 @@ def test_a_lost_machine_loses_nothing_older_than_a_second(machines, owner):
 
     def writer(n: int) -> None:
         trip_id = trips[n % len(trips)]
-        with httpx.Client(base_url=first.url, cookies=owner.cookies, timeout=30) as http:
+        with httpx.Client(base_url=first.url, cookies=owner.cookies, timeout=30, verify=tls_context()) as http:
             for i in range(100_000):
                 title = f"w{n}-{i}"
                 try:
