@@ -1,8 +1,11 @@
 """Every view at a desktop size (1280) and two phone widths (390, 360):
-nothing scrolls sideways, nothing logs an error or breaks the page's content
-policy, and (run with WAYLINE_SCREENSHOTS=1) a screenshot of each lands in
-spec/screenshots/ (view-<width>-<name>.png) to be looked at. A signed-out
-load asks nothing that fails."""
+nothing scrolls sideways, axe-core finds no critical or serious
+accessibility problem (issue 21; spec/browser/a11y.py), nothing logs an
+error or breaks the page's content policy, and (run with
+WAYLINE_SCREENSHOTS=1) a screenshot of each lands in spec/screenshots/
+(view-<width>-<name>.png) to be looked at. A signed-out load asks nothing
+that fails. One walk does all three checks at each view: each page load
+and gesture is the costly part, and the checks are what differ."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from browser.a11y import violations
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline,
                              open_ai_help, open_chat, open_page, panel_button, settled, shot, stop_card)
 from browser.scripts import proposing_responder
@@ -63,20 +67,37 @@ def make_world(server) -> dict:
     return {"alice": alice, "dave": dave, "root": root, "trip": trip, "invite": invite["token"]}
 
 
-def check(page, width: int, name: str) -> None:
-    settled(page)
-    overflow = no_sideways_scroll(page)
-    shot(page, f"view-{width}-{name}")
-    assert overflow == 0, f"{name} at {width} px scrolls sideways by {overflow} px"
+class Checks:
+    """What each view is checked for; axe's findings are gathered and
+    reported together at the end (one run shows every view's problems)."""
+
+    def __init__(self) -> None:
+        self.axe: dict[str, list[dict]] = {}
+
+    def __call__(self, page, width: int, name: str) -> None:
+        settled(page)
+        overflow = no_sideways_scroll(page)
+        shot(page, f"view-{width}-{name}")
+        assert overflow == 0, f"{name} at {width} px scrolls sideways by {overflow} px"
+        found = violations(page)
+        if found:
+            self.axe[f"{width} {name}"] = found
+
+    def report(self) -> str:
+        return "\n".join(f"{view}:\n" + "\n".join(f"  - {v['impact']} {v['id']} ({v['help']}):\n      "
+                                                    + "\n      ".join(v["nodes"]) for v in found)
+                         for view, found in self.axe.items())
 
 
-def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, google_standin, weather_standin):
+def test_every_view_fits_phones_is_accessible_and_logs_nothing(settings, openai_standin, google_standin,
+                                                              weather_standin):
     openai_standin.responder = proposing_responder
     app_settings = offline(weather_settings(google_settings(ai_settings(settings, openai_standin, ai_admins=("root",)),
                                                             google_standin), weather_standin))
     with live(app_settings, agent_debounce_s=0.05) as server, chromium() as browser:
         world = make_world(server)
         t = world["trip"]["id"]
+        check = Checks()
         for size in SIZES:
             width, phone = size["width"], size["width"] < 760
             pages = []
@@ -150,6 +171,8 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
             check(page, width, "chat")
             panel.get_by_label("Message", exact=True).fill("")
             open_ai_help(page, "This day")
+            panel.get_by_role("button", name="Review this day").wait_for()
+            check(page, width, "ai-this-day-before")
             panel.get_by_label("Meal").select_option("dinner")
             panel.get_by_role("button", name="Find places to eat").click()
             panel.locator(".suggestion").first.wait_for()
@@ -166,6 +189,11 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
             page.get_by_role("dialog").get_by_role("button", name="Cancel").wait_for()
             check(page, width, "account-password")
             page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+            page.locator(".account-btn").click()
+            page.locator("#account-menu").get_by_role("button", name="Delete account").click()
+            page.get_by_role("dialog").wait_for()
+            check(page, width, "account-delete")
+            page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
 
             admin = open_page(browser, server, viewport=size, phone=phone, session=world["root"].token)
             pages.append(admin)
@@ -178,3 +206,4 @@ def test_every_view_fits_phones_and_logs_nothing(settings, openai_standin, googl
             assert page.failed_requests == [], page.failed_requests
             for p in pages:
                 p.context.close()
+        assert not check.axe, "axe found critical or serious problems:\n" + check.report()

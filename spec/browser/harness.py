@@ -76,6 +76,10 @@ BLANK_TILE = png(256, 256, (236, 240, 234))
 
 
 class _TileHandler(BaseHTTPRequestHandler):
+    # Kept-alive connections: a page asks for about nine tiles at once, and
+    # HTTP/1.0 would open a connection (and a thread here) for each.
+    protocol_version = "HTTP/1.1"
+
     def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
@@ -111,10 +115,11 @@ def require_chromium() -> None:
         pytest.fail("Playwright is not installed: `pip install -e '.[test]'`.", pytrace=False)
 
 
-# One Playwright driver and one Chromium per test process, started by the
-# first browser test of a run of them and stopped before the next other test
-# or at the end of the session (spec/conftest.py): starting both costs about a
-# CPU-second, and the suite has about 70 browser tests. Each test still gets its own contexts (cookies, storage, service
+# One Playwright driver and one Chromium per test process, started by its
+# first browser test and stopped at the end of the session (spec/conftest.py,
+# which also lets the other tests run their own asyncio loops beside it):
+# starting both costs about a CPU-second, and the suite has about 70 browser
+# tests. Each test still gets its own contexts (cookies, storage, service
 # workers, cache), and whatever it leaves open is closed after it.
 _shared: dict = {}
 
@@ -142,6 +147,24 @@ def stop_shared_browser() -> None:
         browser.close()
     if driver is not None:
         driver.stop()
+
+
+@contextmanager
+def driver_set_aside():
+    """Runs the block with the driver's loop not marked as running on this
+    thread (for a test that runs its own asyncio loop), then marks it again.
+    Nothing talks to the driver meanwhile: no page is open between tests."""
+    import asyncio
+
+    marked = asyncio._get_running_loop()
+    if marked is None:
+        yield
+        return
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(marked)
 
 
 def _close_all(contexts) -> None:
@@ -254,20 +277,52 @@ def _prepare(context, page, server, *, poll_ms, storage, tiles, session):
     return page
 
 
+# A predicate given as a function ("() => …", "(arg) => …", "async …",
+# "function …"); anything else is an expression, checked as `() => (…)`.
+_FUNCTION = re.compile(r"^\s*(async\s+)?(function\b|\([^()]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)")
+# Checks the predicate inside the page until it is truthy or `ms` pass:
+# one call through the driver per wait instead of two per check.
+_POLL = """async ([arg, ms, every]) => {
+  const check = (CHECK);
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const value = await check(arg);
+    if (value) return { value };
+    if (performance.now() >= deadline) return null;
+    await new Promise((done) => setTimeout(done, every));
+  }
+}"""
+
+
+_NAVIGATED = re.compile(r"context was destroyed|Cannot find context")
+
+
 def _polling_wait(page):
     """page.wait_for_function with the same contract, CSP-safe: Playwright
     compiles its predicate with `new Function` inside the page, which the
     pages' Content-Security-Policy (no 'unsafe-eval') refuses; page.evaluate
-    goes through the DevTools protocol, which the policy does not govern."""
+    goes through the DevTools protocol, which the policy does not govern.
+    The predicate is checked in the page (every `polling` ms, 50 by
+    default); a navigation meanwhile starts the check again in the new
+    document, within the same deadline."""
+    from playwright.sync_api import Error
 
     def wait(expression: str, *, arg=None, polling=None, timeout=None):
         seconds = (PAGE_DEADLINE_MS if timeout is None else timeout) / 1000
+        every = polling if isinstance(polling, (int, float)) else 50
         deadline = time.monotonic() + seconds
-        while not (value := page.evaluate(expression, arg)):
-            if time.monotonic() > deadline:
+        script = _POLL.replace("CHECK", expression if _FUNCTION.match(expression) else f"() => ({expression})")
+        while True:
+            left_ms = max(0.0, (deadline - time.monotonic()) * 1000)
+            try:
+                found = page.evaluate(script, [arg, left_ms, every])
+            except Error as exc:
+                if not _NAVIGATED.search(str(exc)) or time.monotonic() > deadline:
+                    raise
+                continue   # the page navigated: check in the new document
+            if found is None:
                 raise AssertionError(f"the page did not get there in {seconds:g} s: {expression} (arg={arg!r})")
-            page.wait_for_timeout(polling if isinstance(polling, (int, float)) else 50)
-        return value
+            return found["value"]
 
     return wait
 
