@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import queue as queue_module
 from datetime import UTC, datetime
 
@@ -12,7 +11,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-# The racing processes (spawn) import this module, so its top level stays
+# The racing processes' server (forkserver) imports this module, so its top level stays
 # light: the app, the SDK and the helpers are imported inside the tests that use them.
 from app.ai import AIError
 from app.aiusage import LIMIT_MESSAGE, AIUsage
@@ -133,7 +132,12 @@ def test_six_processes_race_for_the_remaining_slots(settings, limits, taken, adm
         await usage.db.close()
 
     anyio.run(prepare)
-    ctx = multiprocessing.get_context("spawn")
+    # Six real processes, each with its own Database on the file, forked from one server
+    # process that imported this module (and so the app's pieces) once for the worker
+    # (helpers.forked_context), instead of six fresh interpreters importing them again.
+    from helpers import forked_context
+
+    ctx = forked_context(__name__)
     barrier, results = ctx.Barrier(6), ctx.Queue()
     workers = [ctx.Process(target=_race_worker, args=(settings.db_path, settings, NOON, barrier, results))
                for _ in range(6)]

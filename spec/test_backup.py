@@ -8,21 +8,20 @@ import shutil
 import sqlite3
 import stat
 import subprocess
-import sys
 import threading
 
 import httpx
 
 from app.web.application import create_app
-from helpers import LiveServer, make_client, signup
+from helpers import LiveServer, make_client, run_app_cli, signup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_backup(settings, dest, cwd) -> subprocess.CompletedProcess:
+def run_backup(settings, dest, cwd, umask: int | None = None) -> subprocess.CompletedProcess:
+    """`python -m app backup DEST` in a process of its own, forked with the app already imported."""
     env = {**os.environ, "WAYLINE_DB": settings.db_path, "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, "-m", "app", "backup", str(dest)], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
+    return run_app_cli(["backup", str(dest)], env=env, cwd=cwd, umask=umask)
 
 
 def test_backup_of_a_database_a_live_server_is_writing(settings, tmp_path):
@@ -98,9 +97,7 @@ def test_backup_files_are_readable_by_their_owner_only(settings, tmp_path):
     dest = tmp_path / "b.db"
     dest.write_bytes(b"an older, world-readable backup")
     dest.chmod(0o644)
-    env = {**os.environ, "WAYLINE_DB": settings.db_path, "PYTHONPATH": ROOT}
-    done = subprocess.run(["sh", "-c", f'umask 000 && exec "{sys.executable}" -m app backup "{dest}"'], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = run_backup(settings, dest, tmp_path, umask=0o000)
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(dest.stat().st_mode) == 0o600
     assert sqlite3.connect(dest).execute("SELECT COUNT(*) FROM users").fetchone()[0] == 1

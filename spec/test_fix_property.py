@@ -114,8 +114,12 @@ def about(names: dict, day: int, finding: dict) -> tuple:
 
 def problems(client, trip: dict) -> set[tuple]:
     """Every warning and problem of the trip, on every day."""
-    names = names_of(client, trip)
-    return {about(names, k, f) for k, result in enumerate(reviews(client, trip)) for f in result["findings"]
+    return problems_in(names_of(client, trip), reviews(client, trip))
+
+
+def problems_in(names: dict, results: list[dict]) -> set[tuple]:
+    """Every warning and problem in these reviews of the trip's days."""
+    return {about(names, k, f) for k, result in enumerate(results) for f in result["findings"]
             if f["severity"] != "info"}
 
 
@@ -144,10 +148,12 @@ def test_every_offered_fix_clears_its_finding_and_adds_none(app, spec):
     offered = [(finding, finding["fixes"][k]) for k in range(3) for finding in findings if len(finding["fixes"]) > k]
     for finding, fix in offered[:MAX_FIXES_PER_EXAMPLE]:
         copy = build(app, spec)
-        fresh = next(f for f in reviews(app, copy)[0]["findings"] if f["message"] == finding["message"])
+        # One look at the copy before the fix (its reviews and names serve both the finding and `before`).
+        names, results = names_of(app, copy), reviews(app, copy)
+        fresh = next(f for f in results[0]["findings"] if f["message"] == finding["message"])
         same = next(x for x in fresh["fixes"] if x["label"] == fix["label"])
-        before = problems(app, copy)
-        cleared = about(names_of(app, copy), 0, fresh)
+        before = problems_in(names, results)
+        cleared = about(names, 0, fresh)
         r = app.post(f"/api/trips/{copy['id']}/ops", json={"edits": same["edits"]})
         assert r.status_code == 200, (same, r.text)
         after = problems(app, copy)

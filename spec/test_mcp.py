@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from app.assistants.tools import mcp_name
 from app.read_tools import READ_TOOLS
+from app.tls import tls_context
 from app.web.application import create_app
 from helpers import LiveServer, mcp_session
 from standins.openai_standin import ai_settings
@@ -30,7 +31,7 @@ def world(settings, **overrides):
 
 
 def member(server, name: str) -> httpx.Client:
-    client = server.clients.enter_context(httpx.Client(base_url=server.url, timeout=30))
+    client = server.clients.enter_context(httpx.Client(base_url=server.url, timeout=30, verify=tls_context()))
     r = client.post("/api/auth/signup", json={"username": name, "password": "correct horse"})
     assert r.status_code == 201, r.text
     return client

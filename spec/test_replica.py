@@ -26,7 +26,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from helpers import wait_until_serving
+from app.tls import tls_context
+from helpers import run_app_cli, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64
@@ -78,9 +79,9 @@ class Machine:
         return self.log_path.read_text(errors="replace")
 
     def litestream_restore(self, out: Path, at: str | None = None) -> subprocess.CompletedProcess:
-        args = [sys.executable, "-m", "app", "restore", "--replica"] + (["--at", at] if at else [])
-        return subprocess.run(args, cwd=self.dir, env={**self.env, "WAYLINE_DB": str(out)},
-                              capture_output=True, text=True, timeout=DEADLINE_S)
+        """`python -m app restore --replica` in a process of its own, forked with the app already imported."""
+        args = ["restore", "--replica"] + (["--at", at] if at else [])
+        return run_app_cli(args, cwd=self.dir, env={**self.env, "WAYLINE_DB": str(out)}, timeout=DEADLINE_S)
 
 
 @pytest.fixture
@@ -153,7 +154,7 @@ def test_a_lost_machine_loses_nothing_older_than_a_second(machines, owner):
 
     def writer(n: int) -> None:
         trip_id = trips[n % len(trips)]
-        with httpx.Client(base_url=first.url, cookies=owner.cookies, timeout=30) as http:
+        with httpx.Client(base_url=first.url, cookies=owner.cookies, timeout=30, verify=tls_context()) as http:
             for i in range(100_000):
                 title = f"w{n}-{i}"
                 try:

@@ -10,15 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import make_client, new_trip, op, signup, wait_until_serving
+from helpers import make_client, new_trip, op, run_app_cli, signup, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_app(*args: str, db: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """`python -m app ARGS` in a process of its own, forked with the app already imported."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("WAYLINE_", "AWS_"))}
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env={**clean, "WAYLINE_DB": str(db), "PYTHONPATH": str(ROOT), **env})
+    return run_app_cli(list(args), cwd=cwd, env={**clean, "WAYLINE_DB": str(db), "PYTHONPATH": str(ROOT), **env})
 
 
 def a_backup(settings, tmp_path) -> tuple[Path, str]:

@@ -3,7 +3,6 @@ against a brute force written here from the rules alone, and on hand-made days."
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 
@@ -14,49 +13,82 @@ from app.planner.shortest_order import EXACT_LIMIT, Blocker, DayStop, shortest_o
 # -- the brute force: every order, the day's rules applied one stop at a time --
 
 
-def simulate(stops, matrix, day_start, order, *, skip_windows=(), skip_set_times=()):
+def advance(stops, matrix, clock, previous, i, *, skip_windows=(), skip_set_times=()):
+    """Stop i next, after stop `previous` left at `clock`: (leg seconds, start),
+    or None when it breaks a rule: a missing leg, a set time reached late, a
+    start outside the allowed starts. The stops named in skip_* are not
+    checked for that rule."""
+    stop, travel, leg = stops[i], 0, 0
+    if previous is not None:
+        if matrix[previous][i] is None:
+            return None
+        travel = matrix[previous][i]
+        leg = math.ceil(travel / 60)
+    if stop.set_start is not None:
+        if clock + leg > stop.set_start and stop.id not in skip_set_times:
+            return None
+        return travel, stop.set_start
+    start = clock + leg
+    if stop.allowed_starts is not None and stop.id not in skip_windows and \
+            not any(a <= start <= b for a, b in stop.allowed_starts):
+        return None
+    return travel, start
+
+
+def simulate(stops, matrix, day_start, order, **skip):
     """(travel seconds, starts) of `order` (positions in `stops`), or None when
-    it breaks a rule: a missing leg, a set time reached late, a start outside
-    the allowed starts. The stops named in skip_* are not checked for that rule."""
+    it breaks a rule (`advance`)."""
     clock, previous, travel, starts = day_start, None, 0, []
     for i in order:
-        stop, leg = stops[i], 0
-        if previous is not None:
-            if matrix[previous][i] is None:
-                return None
-            travel += matrix[previous][i]
-            leg = math.ceil(matrix[previous][i] / 60)
-        if stop.set_start is not None:
-            if clock + leg > stop.set_start and stop.id not in skip_set_times:
-                return None
-            start = stop.set_start
-        else:
-            start = clock + leg
-            if stop.allowed_starts is not None and stop.id not in skip_windows and \
-                    not any(a <= start <= b for a, b in stop.allowed_starts):
-                return None
-        starts.append(start)
-        clock, previous = start + stop.duration_min, i
+        step = advance(stops, matrix, clock, previous, i, **skip)
+        if step is None:
+            return None
+        travel += step[0]
+        starts.append(step[1])
+        clock, previous = step[1] + stops[i].duration_min, i
     return travel, starts
 
 
 def brute_force(stops, matrix, day_start, **skip):
     """The cheapest order keeping the anchors and the set-time order; ties: the
-    current order, then the smallest sequence of ids. None when nothing fits."""
+    current order, then the smallest sequence of ids. None when nothing fits.
+
+    Every such order is tried, built one stop at a time as `simulate` walks
+    it: an order that breaks a rule at its k-th stop is dropped there,
+    together with every other order that begins with the same k stops (they
+    break it too), and so is one whose first k stops already travel more than
+    the best whole order found (legs are never negative: the rest only adds)."""
+    assert all(leg is None or leg >= 0 for row in matrix for leg in row)
     n = len(stops)
     first = [0] if n and stops[0].kind == "stay" else []
     last = [n - 1] if n > 1 and stops[-1].kind == "stay" else []
     middle = [i for i in range(n) if i not in first + last]
     pinned = sorted((i for i in middle if stops[i].set_start is not None), key=lambda i: (stops[i].set_start, i))
+    free = [i for i in middle if stops[i].set_start is None]
+    current = list(range(n))
     best = None
-    for perm in itertools.permutations(middle):
-        if [i for i in perm if stops[i].set_start is not None] != pinned:
-            continue
-        order = first + list(perm) + last
-        outcome = simulate(stops, matrix, day_start, order, **skip)
-        if outcome is not None:
-            key = (outcome[0], order != list(range(n)), [stops[i].id for i in order])
+
+    def orders_from(order, clock, previous, travel):
+        nonlocal best
+        if best is not None and travel > best[0]:
+            return
+        if len(order) == n:
+            key = (travel, order != current, [stops[i].id for i in order])
             best = key if best is None or key < best else best
+            return
+        if len(order) < len(first):
+            following = first
+        elif len(order) < n - len(last):
+            # Any free stop not placed yet, or the next set time in its order.
+            following = [i for i in free if i not in order] + [i for i in pinned if i not in order][:1]
+        else:
+            following = last
+        for i in following:
+            step = advance(stops, matrix, clock, previous, i, **skip)
+            if step is not None:
+                orders_from(order + [i], step[1] + stops[i].duration_min, i, travel + step[0])
+
+    orders_from([], day_start, None, 0)
     return best and (best[0], tuple(best[2]))
 
 
