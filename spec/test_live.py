@@ -468,14 +468,18 @@ def test_a_reconnect_with_last_event_id_receives_what_it_missed(settings):
             await bob.post(f"/api/trips/{t}/ops/update_trip", json={"title": "Porto"})
             last = (await feed.next("trip"))["id"]
             await feed.next("timeline")
-        # Alice's page is offline while Bob edits twice and comments.
+        # Alice's page is offline while Bob edits twice and comments. Bob's own
+        # page shows each change go out before he makes the next, so each is an
+        # event of its own (changes sent out together are one event).
         versions = []
-        for title in ("Braga", "Faro"):
-            r = await bob.post(f"/api/trips/{t}/ops/update_trip", json={"title": title})
-            versions.append(r.json()["data"]["change"]["version"])
-            await asyncio.sleep(0.05)
-        await bob.post(f"/api/trips/{t}/stops/{stop}/comments", json={"body": "Lunch here"})
-        await asyncio.sleep(0.1)
+        async with Feed(bob, t) as bobs:
+            await bobs.hello()
+            for title in ("Braga", "Faro"):
+                r = await bob.post(f"/api/trips/{t}/ops/update_trip", json={"title": title})
+                versions.append(r.json()["data"]["change"]["version"])
+                assert (await bobs.next("trip"))["data"] == {"version": versions[-1]}
+            await bob.post(f"/api/trips/{t}/stops/{stop}/comments", json={"body": "Lunch here"})
+            await bobs.next("social")
         async with Feed(alice, t, last_event_id=last) as resumed:
             assert (await resumed.hello())["data"]["resumed"] is True
             assert (await resumed.next("trip"))["data"] == {"version": versions[0]}
