@@ -32,9 +32,13 @@ CLOSED = "http://127.0.0.1:9"
 # under xdist they spread over the workers instead of ending the run last.
 DURATIONS = Path(__file__).resolve().parent / "durations.json"
 NEW_BROWSER_TEST_S = 10.0  # a browser test not yet in the file: a typical one
-# Workers per core for `-n auto` (scripts/test): most tests wait on sockets,
-# stand-ins and Chromium more than they compute, so a core keeps two busy.
-WORKERS_PER_CORE = 2
+# Workers per core for `-n auto` (scripts/test). One: run one at a time the
+# tests keep a core busy 84% of their time (367 busy CPU-s in 436 s), so a
+# second worker per core only makes them share it. On this two-core machine
+# two workers took the same time as four alone (4:17 against 4:02-4:14) for
+# 383 busy CPU-s instead of 474-495, and with a second copy of the suite
+# running, 7:17 instead of 8:14 (832 busy CPU-s for both, against 1,000).
+WORKERS_PER_CORE = 1
 
 
 @pytest.hookimpl(tryfirst=True)
