@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from .web.client_address import parse_networks
 
@@ -21,6 +22,8 @@ PLACES_PROVIDERS = ("google", "osm")
 # scrypt's cost (N) for new password hashes: 16 MiB of memory per hash makes
 # offline guessing expensive. Lower only in tests, behind a flag (see Settings).
 PASSWORD_HASH_N = 2**14
+# Nominatim's usage policy: at most one request a second (app/providers/osm.py paces them).
+NOMINATIM_INTERVAL_S = 1.0
 MAX_DAYS_CEILING = 366   # the most WAYLINE_DAYS_PER_TRIP may allow (the trip schema's bound)
 
 
@@ -143,11 +146,20 @@ class Settings:
     # weaken its password hashes; a cost below PASSWORD_HASH_N needs the flag.
     password_hash_n: int = PASSWORD_HASH_N
     allow_weak_password_hash_for_tests: bool = False
+    # Test-only, not read from the environment either: the pause between two
+    # Nominatim requests (app/providers/osm.py). The public server's usage
+    # policy allows one a second, and nothing shorter is taken for it; a
+    # test's loopback stand-in may be asked faster.
+    nominatim_interval_s: float = NOMINATIM_INTERVAL_S
 
     def __post_init__(self) -> None:
         if self.password_hash_n < PASSWORD_HASH_N and not self.allow_weak_password_hash_for_tests:
             raise ValueError(f"password_hash_n below {PASSWORD_HASH_N} is for tests only "
                              "(set allow_weak_password_hash_for_tests)")
+        if self.nominatim_interval_s < NOMINATIM_INTERVAL_S and \
+                urlsplit(self.nominatim_url).hostname == urlsplit(Settings.nominatim_url).hostname:
+            raise ValueError(f"the public Nominatim server allows one request every {NOMINATIM_INTERVAL_S:g} s, "
+                             f"not {self.nominatim_interval_s:g}")
 
     @property
     def ai_enabled(self) -> bool:

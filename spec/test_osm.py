@@ -444,6 +444,16 @@ async def test_nominatim_pace_holds_in_real_time(tmp_path, osm_standin):
     assert second - started >= 1.0
 
 
+def test_nothing_asks_the_public_nominatim_faster_than_once_a_second(osm_standin):
+    assert Settings().nominatim_interval_s == 1.0
+    with pytest.raises(ValueError, match="one request every 1 s"):
+        Settings(nominatim_interval_s=0.5)
+    with pytest.raises(ValueError, match="one request every 1 s"):
+        Settings(nominatim_url="https://nominatim.openstreetmap.org/", nominatim_interval_s=0.0)
+    # A test's loopback stand-in may be asked as fast as it answers.
+    assert osm_settings(Settings(), osm_standin, nominatim_interval_s=0.0).nominatim_interval_s == 0.0
+
+
 @pytest.mark.anyio
 async def test_overpass_runs_two_queries_at_once_and_osrm_a_few(tmp_path, osm_standin):
     osm_standin.delay(OVERPASS_PATH, 0.25)

@@ -72,7 +72,6 @@ LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?")
 DAY_S = 24 * 3600
 SEARCH_TTL_S = DAY_S
 DETAILS_TTL_S = DAY_S
-NOMINATIM_INTERVAL_S = 1.0
 NOMINATIM_MAX_LIMIT = 40       # Nominatim's own cap on `limit`
 QUERY_MAX_CHARS = 255
 SEARCH_BOX_M = (500, 50_000)   # text search box half-size, clamped from radius_m
@@ -190,7 +189,8 @@ class OSM:
         # shared client's timeouts.
         self._timeouts = {"overpass": provider_timeout(settings, read_extra_s=OVERPASS_QUERY_TIMEOUT_S)}
         self._flight = SingleFlight()
-        self.nominatim_pace = MinInterval(NOMINATIM_INTERVAL_S, self.monotonic, sleep or asyncio.sleep)
+        # One request a second (Settings.nominatim_interval_s: a test's stand-in may go faster).
+        self.nominatim_pace = MinInterval(settings.nominatim_interval_s, self.monotonic, sleep or asyncio.sleep)
         self._slots = {"overpass": asyncio.Semaphore(OVERPASS_SLOTS), "osrm": asyncio.Semaphore(OSRM_SLOTS)}
         self.cooldown_s = COOLDOWN_S
         self._resting_until: dict[str, float] = {}
