@@ -1,11 +1,11 @@
 """Every view at a desktop size (1280) and two phone widths (390, 360):
 nothing scrolls sideways, axe-core finds no critical or serious
-accessibility problem (issue 21; spec/browser/a11y.py), nothing logs an
-error or breaks the page's content policy, and (run with
+accessibility problem (issue 21; spec/browser/a11y.py) at 1280 and 360,
+nothing logs an error or breaks the page's content policy, and (run with
 WAYLINE_SCREENSHOTS=1) a screenshot of each lands in spec/screenshots/
 (view-<width>-<name>.png) to be looked at. A signed-out load asks nothing
-that fails. One walk does all three checks at each view: each page load
-and gesture is the costly part, and the checks are what differ."""
+that fails. One walk does the checks at each view: each page load and
+gesture is the costly part, and the checks are what differ."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ from test_browser_tray import pending, wait_for
 pytestmark = pytest.mark.browser
 
 SIZES = [{"width": 1280, "height": 800}, {"width": 390, "height": 844}, {"width": 360, "height": 740}]
+# axe runs at the desktop width and the narrowest phone. 390 and 360 are the
+# same phone layout: the same markup under the same style rules (the phone
+# rules start at 760 px; the one rule for 360 and under stacks the admin
+# page's limit cards, which axe sees at 360). What a width changes for axe
+# is layout (text wrapping over other backgrounds, the room between tap
+# targets, a region that has to scroll), and that is tightest at 360. Axe
+# at 390 as well was a third of its 60 runs, about 6.5 CPU-seconds, to
+# repeat 360's; the sideways-scroll check still runs at all three.
+AXE_WIDTHS = (1280, 360)
 LONG_STOP = "Museu Nacional do Azulejo (the National Tile Museum) and its cloister café"
 
 
@@ -79,6 +88,8 @@ class Checks:
         overflow = no_sideways_scroll(page)
         shot(page, f"view-{width}-{name}")
         assert overflow == 0, f"{name} at {width} px scrolls sideways by {overflow} px"
+        if width not in AXE_WIDTHS:
+            return
         found = violations(page)
         if found:
             self.axe[f"{width} {name}"] = found
