@@ -184,8 +184,9 @@ def test_without_ai_the_group_chats_live_with_an_unread_count(settings):
         trip = api_trip(alice, bob)
         t = trip["id"]
         add_stops(alice, trip, CASTLE, MARKET)
-        phone = open_page(browser, server, viewport=PHONE, phone=True, session=bob.token, poll_ms=None)
-        laptop = open_page(browser, server, viewport=LAPTOP, session=alice.token)
+        phone = open_page(browser, server, viewport=PHONE, phone=True, session=bob.token, poll_ms=None,
+                          failed_requests=True)
+        laptop = open_page(browser, server, viewport=LAPTOP, session=alice.token, failed_requests=True)
         sent = []
         for page in (phone, laptop):
             page.on("request", lambda r: sent.append(r.url))

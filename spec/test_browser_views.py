@@ -114,7 +114,7 @@ def test_every_view_fits_phones_is_accessible_and_logs_nothing(settings, openai_
             pages = []
 
             # Signed out: the probe answers "nobody", so nothing fails or logs.
-            out = open_page(browser, server, viewport=size, phone=phone)
+            out = open_page(browser, server, viewport=size, phone=phone, failed_requests=True)
             pages.append(out)
             out.goto("/")
             out.get_by_role("heading", name="Welcome back").wait_for()
@@ -130,7 +130,8 @@ def test_every_view_fits_phones_is_accessible_and_logs_nothing(settings, openai_
             invited.get_by_role("heading", name="Alice Wonderland-Smithson invited you to").wait_for()
             check(invited, width, "invite")
 
-            page = open_page(browser, server, viewport=size, phone=phone, session=world["alice"].token)
+            page = open_page(browser, server, viewport=size, phone=phone, session=world["alice"].token,
+                             failed_requests=True)
             pages.append(page)
             page.goto("/#/")
             page.locator(".trip-card").wait_for()

@@ -52,8 +52,9 @@ FAST_POLL_MS = 1000
 PAGE_DEADLINE_MS = 60_000
 
 # Resource errors (a 404 from an optional route, a 409 the page explains) are
-# the page's business and are collected apart (`page.failed_requests`);
-# uncaught exceptions, console errors and CSP violations fail the test.
+# the page's business and are collected apart, for a test that asks
+# (`open_page(..., failed_requests=True)`: `page.failed_requests`); uncaught
+# exceptions, console errors and CSP violations fail the test.
 IGNORED_CONSOLE = re.compile(r"Failed to load resource|the server responded with a status")
 
 # The page's Content-Security-Policy is the server's own (app/web/csp.py);
@@ -214,15 +215,20 @@ def _context_options(server, phone: bool, viewport: dict | None) -> dict:
 
 def open_page(browser, server, *, phone: bool = False, poll_ms: int | None = FAST_POLL_MS, storage: dict | None = None,
               viewport: dict | None = None, tiles: str = "blank", session: str | None = None,
-              service_workers: str = "block"):
+              service_workers: str = "block", failed_requests: bool = False):
     """A fresh browser context (its own cookies) and page on the live server.
 
     `tiles`: "blank" (a stand-in PNG) or "fail" (tile requests fail).
     `session`: a session token (from `api_user`) to start signed in.
     `service_workers`: "block" by default (the offline tests, which need the
-    page's service worker, pass "allow" or use `open_installed`)."""
+    page's service worker, pass "allow" or use `open_installed`).
+    `failed_requests`: collect every answer of 400 or more the page gets in
+    `page.failed_requests` ("404 GET /api/…"). Only when asked: listening
+    has the driver hand every response of the page to this process (about
+    0.07 CPU-seconds a page load); unasked, `page.failed_requests` is None."""
     context = browser.new_context(**_context_options(server, phone, viewport), service_workers=service_workers)
-    return _prepare(context, context.new_page(), server, poll_ms=poll_ms, storage=storage, tiles=tiles, session=session)
+    return _prepare(context, context.new_page(), server, poll_ms=poll_ms, storage=storage, tiles=tiles, session=session,
+                    failed_requests=failed_requests)
 
 
 @contextmanager
@@ -248,10 +254,11 @@ def open_installed(p, profile: Path, server, *, offline: bool = False, phone: bo
         **_context_options(server, phone, viewport))
     _shared.setdefault("installed", []).append(context)
     page = context.pages[0] if context.pages else context.new_page()
-    return _prepare(context, page, server, poll_ms=poll_ms, storage=None, tiles="blank", session=session)
+    return _prepare(context, page, server, poll_ms=poll_ms, storage=None, tiles="blank", session=session,
+                    failed_requests=False)
 
 
-def _prepare(context, page, server, *, poll_ms, storage, tiles, session):
+def _prepare(context, page, server, *, poll_ms, storage, tiles, session, failed_requests: bool):
     if session:   # it lasts, as the server's does: a browser started again is still signed in
         context.add_cookies([{"name": "wayline_session", "value": session, "url": server.url,
                               "expires": time.time() + 30 * 86400}])
@@ -270,9 +277,11 @@ def _prepare(context, page, server, *, poll_ms, storage, tiles, session):
     page.on("console", lambda msg: errors.append(f"console: {msg.text}")
             if msg.type == "error" and not IGNORED_CONSOLE.search(msg.text) else None)
     page.errors = errors
-    page.failed_requests = []
-    page.on("response", lambda r: page.failed_requests.append(f"{r.status} {r.request.method} {urlsplit(r.url).path}")
-            if r.status >= 400 else None)
+    page.failed_requests = None
+    if failed_requests:
+        page.failed_requests = []
+        page.on("response", lambda r: page.failed_requests.append(
+            f"{r.status} {r.request.method} {urlsplit(r.url).path}") if r.status >= 400 else None)
     page.wait_for_function = _polling_wait(page)
     return page
 
