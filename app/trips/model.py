@@ -60,7 +60,7 @@ class Stop:
     created_at: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Day:
     id: str
     position: int
