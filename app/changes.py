@@ -85,8 +85,7 @@ class ChangeBus:
 
     def publish(self, events: Sequence[TripEvent]) -> None:
         """After a COMMIT: every subscriber of each phase, in phase order."""
-        for phase in Phase:
-            handlers = self._handlers[phase]
+        for phase, handlers in self._handlers.items():   # built in phase order (iterating the Enum costs more)
             for event in events:
                 for event_type, handler in handlers:
                     if isinstance(event, event_type):

@@ -25,6 +25,7 @@ from starlette.testclient import TestClient
 from app.providers.outbound import OutboundClient
 from app.tls import tls_context
 from app.web.application import create_app
+from app.web.access_log import AccessLog
 from app.web.uvicorn_server import Server
 from app.settings import Settings
 
@@ -158,7 +159,7 @@ class LiveServer:
     The listening socket is bound here (port 0) and handed to uvicorn, so two
     xdist workers can never race for the same port."""
 
-    def __init__(self, app):
+    def __init__(self, app, access: AccessLog | None = None):
         self.app = app
         self.socket = loopback_socket()
         self.port = self.socket.getsockname()[1]
@@ -167,7 +168,7 @@ class LiveServer:
         # uvicorn's 5 s default lapses between two requests, and a request sent as the server closes
         # the connection fails ("Server disconnected without sending a response").
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=600)
-        self.server = Server(config)
+        self.server = Server(config, access)   # access lines only when given (app/web/access_log.py)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self):

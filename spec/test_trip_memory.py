@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import random
 import sqlite3
 import threading
@@ -113,6 +114,11 @@ def test_memory_equals_the_database_after_every_op_and_the_old_trip_never_change
             use(client, user)
             served = client.get(f"/api/trips/{trip['id']}").content
             assert served == b'{"data":' + from_scratch(client, trip["id"], user["id"]) + b"}", f"step {step}: {name}"
+        # What a patched view carries over instead of walking its days again.
+        state = svc.trips.cached(trip["id"])
+        view = state.view
+        assert view.length == len(view.head) + sum(map(len, view.rest)), f"step {step}: {name}"
+        assert json.loads(view.day_ids) == [d.id for d in state.trip.days], f"step {step}: {name}"
         use(client, owner)
     # The sequence reached what the test is about: swaps, and ops refused by a range after they changed the copy.
     assert {("swap_stops", 200), ("swap_stops", 422), ("update_trip", 422), ("add_day", 422)} <= outcomes

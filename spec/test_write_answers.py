@@ -56,6 +56,7 @@ def test_writes_answer_what_changed_and_the_page_applies_it(client, tmp_path):
         ("several edits as one change", lambda: client.post(f"/api/trips/{t}/ops", json={"edits": [
             {"op": "update_stop", "args": {"stopId": s10, "note": "Book ahead"}},
             {"op": "update_day", "args": {"dayId": d1, "title": "Sintra"}}]}), {d1}),
+        ("reorder_days", lambda: op(client, t, "reorder_days", dayIds=[d2, d0, d1], full=False), {d0, d1, d2}),
         ("add_expense", lambda: op(client, t, "add_expense", title="Tram", amountMinor=300, currency="EUR",
                                    paidBy=owner["id"], full=False), set()),
         ("add_day", lambda: op(client, t, "add_day", full=False), None),

@@ -10,11 +10,14 @@ def build_routes() -> list[BaseRoute]:
     from . import (account, admin, agent, assistants, auth, exports, live, mcp, media, members, meta, places, planner,
                    preferences, social, streetview, trips)
 
-    # The agent's events route is polled by every open page: matched first;
-    # then the trip read (polled too) and its ops, the other hot paths.
+    # Starlette tries each route's pattern in turn (about a microsecond
+    # each): the hot paths go first. The agent's events are polled by every
+    # open page, the trip read too, and every edit is an op (the op route
+    # was the fifteenth pattern tried before, 4% of a write's loop time).
+    hot: list[BaseRoute] = [agent.events_route, *trips.hot_routes]
     modules = [agent, trips, meta, auth, account, members, social, media, streetview, preferences, admin, places,
                planner, exports, assistants, mcp, live]
-    routes: list[BaseRoute] = []
+    routes = list(hot)
     for module in modules:
-        routes.extend(module.routes)
+        routes.extend(route for route in module.routes if route not in hot)
     return routes

@@ -194,8 +194,9 @@ async def dismiss(request: Request):
 
 
 BASE = "/api/trips/{tripId}/agent"
+events_route = Route(f"{BASE}/events", events, methods=["GET"])   # the hot path (every open page polls it): first
 routes = [
-    Route(f"{BASE}/events", events, methods=["GET"]),   # the hot path (polling): first
+    events_route,
     Route(f"{BASE}/messages", list_messages, methods=["GET"]),
     Route(f"{BASE}/messages", post_message, methods=["POST"]),
     Route(f"{BASE}/messages/{{messageId}}/debug", message_debug, methods=["GET"]),

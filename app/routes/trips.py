@@ -194,12 +194,17 @@ async def run_edits(request: Request):
                          before)
 
 
+# The trip read (polled by open pages) and an op (every edit) are matched
+# right after the agent's events (app/routes/__init__.py).
+hot_routes = [
+    Route("/api/trips/{tripId}", get_trip, methods=["GET"]),
+    Route("/api/trips/{tripId}/ops/{op}", run_op, methods=["POST"]),
+]
 routes = [
+    *hot_routes,
     Route("/api/trips", list_trips, methods=["GET"]),
     Route("/api/trips", create_trip, methods=["POST"]),
-    Route("/api/trips/{tripId}", get_trip, methods=["GET"]),
     Route("/api/trips/{tripId}", patch_trip, methods=["PATCH"]),
     Route("/api/trips/{tripId}", delete_trip, methods=["DELETE"]),
     Route("/api/trips/{tripId}/ops", run_edits, methods=["POST"]),
-    Route("/api/trips/{tripId}/ops/{op}", run_op, methods=["POST"]),
 ]

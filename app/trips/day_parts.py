@@ -43,7 +43,7 @@ def same_places(old: Sequence[Stop], new: Sequence[Stop]) -> bool:
     return True
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)   # every op reads a few fields of each of its trip's days: no __dict__ between
 class DayPart:
     source: Day                   # the day object encoded (a shared day never changes)
     day: Key                      # the day's own fields when encoded

@@ -66,7 +66,7 @@ def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class View:
     trip: Trip
     members: list[dict[str, str]]
@@ -79,6 +79,13 @@ class View:
     rest: list[bytes]             # after the role, in pieces (joined only into what is sent)
     length: int                   # bytes in head and rest
     by_user: dict[str, list[tuple[int, int]]]   # user -> [(offset of "mine" in the joined rest, their vote)]
+    # The days' ids in order as JSON (an op's echo names them all) and the
+    # bytes of the days' bodies with their commas: both carried over from
+    # the view a patch starts from, so an op's build and echo do not walk
+    # every day of the trip (with many trips written at once those are out
+    # of the CPU's caches: a walk costs several times what it does hot).
+    day_ids: bytes
+    days_length: int
     serial: int = field(default_factory=lambda: next(_serials))
     # What other modules derive from exactly this view (the calendar feed's
     # bytes, app/exports/files.py): built once, dropped with the view.
@@ -117,7 +124,8 @@ def slim_view(state: TripState) -> tuple[View, int] | None:
     header = Trip(trip.id, trip.title, trip.dest_name, trip.dest_lat, trip.dest_lng, trip.start_date,
                   trip.timezone, trip.currency, trip.version, trip.created_by)
     out = View(header, [], view.social_serial, [], ([], view.expenses[1]), (None, b"", None, b""),
-               view.header, view.head, view.rest, view.length, view.by_user, view.serial,
+               view.header, view.head, view.rest, view.length, view.by_user, view.day_ids, view.days_length,
+               view.serial,
                {k: v for k, v in view.derived.items() if isinstance(v, bytes)}, slim=True)
     return out, out.size()
 
@@ -167,11 +175,14 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
             and prev.trip.start_date == trip.start_date)
     count = len(prev_parts)
     parts: list[DayPart] = []
+    same_ids = prev is not None and count == len(trip.days)   # every day's id where prev had it
     for i, day in enumerate(trip.days):
         part = prev_parts[i] if i < count else None
         if kept and part is not None and part.source is day:
             parts.append(part)
             continue
+        if same_ids and (part is None or part.day[0] != day.id):
+            same_ids = False
         if part is None or part.source is not day and part.day[0] != day.id:
             if old is None:
                 old = {p.day[0]: p for p in prev_parts}
@@ -222,15 +233,17 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
     # rest: members, then each day's body (commas between), then expenses
     # and preferences; a patch replaces only the bodies of the days it changed.
     if prev is not None and len(prev_parts) == len(parts):
-        rest = list(prev.rest)
+        rest, days_length = list(prev.rest), prev.days_length
         for i, (part, before) in enumerate(zip(parts, prev_parts)):
             if part is not before:
                 rest[1 + 2 * i] = part.body
+                days_length += len(part.body) - len(before.body)
     else:
         rest = [b""]
         for i, part in enumerate(parts):
             rest += [b",", part.body] if i else [part.body]
         rest.append(b"")
+        days_length = sum(len(part.body) for part in parts) + max(len(parts) - 1, 0)
     rest[0] = b',"members":' + shared[1] + b',"days":['
     rest[-1] = b'],"expenses":' + expenses[1] + b',"preferences":' + shared[3] + b"}"
     by_user: dict[str, list[tuple[int, int]]] = {}
@@ -241,8 +254,9 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
                 for user_id, value in (state.votes.get(stop.id) or {}).items():
                     by_user.setdefault(user_id, []).append((start + at, value))
             start += len(part.body) + 1
+    day_ids = prev.day_ids if same_ids and prev is not None else _dumps([d.id for d in trip.days])
     return View(trip, state.members, state.social_serial, parts, expenses, shared, header, head, rest,
-                len(head) + sum(map(len, rest)), by_user)
+                len(head) + len(rest[0]) + days_length + len(rest[-1]), by_user, day_ids, days_length)
 
 
 Route = tuple[tuple[float, float], tuple[float, float], str]
@@ -357,17 +371,21 @@ def member_change(before: View | None, view: View, user_id: str, role: str) -> l
     `expenseSummary`, and `preferences` only when they changed. A day's
     bytes are the view's own, so this costs what changed."""
     trip_fields = view.header[1] + str(view.trip.version).encode() + b',"role":' + _role_json(role) + b"}"
-    day_ids = _dumps([d.id for d in view.trip.days])
+    day_ids = view.day_ids
     if before is None:
         return [b'{"fromVersion":null,"version":', str(view.trip.version).encode(), b',"trip":', trip_fields,
                 b',"dayIds":', day_ids, b',"days":[]}']
-    kept = {id(part) for part in before.parts}
+    if before.day_ids is view.day_ids:   # the same days in the same places: compared place by place
+        changed = [i for i, (part, was) in enumerate(zip(view.parts, before.parts)) if part is not was]
+    else:
+        kept = {id(part) for part in before.parts}
+        changed = [i for i, part in enumerate(view.parts) if id(part) not in kept]
     marks = view.by_user.get(user_id)
     if marks:
-        days = [_member_day(view, i, start, marks)
-                for i, (part, start) in enumerate(zip(view.parts, _day_offsets(view))) if id(part) not in kept]
+        offsets = _day_offsets(view)
+        days = [_member_day(view, i, offsets[i], marks) for i in changed]
     else:   # no votes of the caller's to splice in: the days' bytes as they are
-        days = [part.body for part in view.parts if id(part) not in kept]
+        days = [view.parts[i].body for i in changed]
     out = [b'{"fromVersion":', str(before.trip.version).encode(), b',"version":', str(view.trip.version).encode(),
            b',"trip":', trip_fields, b',"dayIds":', day_ids, b',"days":[', b",".join(days), b"]"]
     if before.shared[1] is not view.shared[1]:

@@ -17,9 +17,11 @@ stops and expenses only through these methods.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import operator
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar, cast
-from collections.abc import Iterator, Set
+from collections.abc import Callable, Iterator, Set
 from datetime import date, timedelta
 
 from ..errors import Invalid, NotFound
@@ -31,14 +33,26 @@ T = TypeVar("T")
 
 def _shallow(obj: T) -> T:
     """A shallow copy of a dataclass instance (copy.copy, several times faster)."""
+    copier = _slots_copier(type(obj))   # type: ignore[arg-type]   # a class is hashable
+    if copier is not None:
+        return cast(T, copier(obj))
     out = object.__new__(type(obj))
-    slots = getattr(type(obj), "__slots__", None)
-    if slots is None:
-        out.__dict__.update(obj.__dict__)
-    else:
-        for name in slots:
-            object.__setattr__(out, name, getattr(obj, name))
+    out.__dict__.update(obj.__dict__)
     return out
+
+
+@functools.cache
+def _slots_copier(cls: type) -> Callable[[Any], Any] | None:
+    """For a dataclass with slots (Stop, Day): its constructor called with
+    every field read at once (0.7 us a stop; setting 15 slots one by one
+    took 3.5). Every field is an __init__ argument, in slot order."""
+    slots = getattr(cls, "__slots__", None)
+    if slots is None:
+        return None
+    if [f.name for f in fields(cls) if f.init] != list(slots) or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: a copied dataclass with slots takes every field in __init__")
+    read = operator.attrgetter(*slots)
+    return lambda obj: cls(*read(obj))
 
 
 @dataclass(slots=True)   # a large trip keeps hundreds in memory: no __dict__ each
@@ -60,7 +74,7 @@ class Stop:
     created_at: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Day:
     id: str
     position: int

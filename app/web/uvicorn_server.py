@@ -35,6 +35,7 @@ from uvicorn.importer import import_from_string
 
 from .. import lifecycle
 from ..live.sse import CONNECTION
+from .access_log import AccessLog
 
 
 def reset(transport: asyncio.Transport) -> None:
@@ -102,14 +103,17 @@ class HeldHead:
         return getattr(self.transport, name)
 
 
-def abortable(protocol: Any) -> Any:
+def abortable(protocol: Any, access: AccessLog | None = None) -> Any:
     """uvicorn's HTTP protocol class (h11's or httptools'), with the
-    connection's controls in every request's scope."""
+    connection's controls in every request's scope, and its access lines
+    written by `access` when given (app/web/access_log.py)."""
 
     class Abortable(protocol):
         app: Any
 
         def connection_made(self, transport: asyncio.Transport) -> None:
+            if access is not None:   # what uvicorn's protocols hand each request's cycle
+                self.access_logger, self.access_log = access, True
             super().connection_made(HeldHead(transport))
             app = self.app
             connection = {"abort": lambda: reset(transport),
@@ -126,9 +130,9 @@ def abortable(protocol: Any) -> Any:
 
 
 class Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, access: AccessLog | None = None) -> None:
         if isinstance(config.http, str):   # "auto", "h11", "httptools" (a class given by hand is left alone)
-            config.http = abortable(import_from_string(HTTP_PROTOCOLS.get(config.http, config.http)))
+            config.http = abortable(import_from_string(HTTP_PROTOCOLS.get(config.http, config.http)), access)
         super().__init__(config)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -150,18 +154,12 @@ def raise_open_files(wanted: int = OPEN_FILES) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (allowed, hard))
 
 
-# uvicorn's access line, formatted by logging's plain Formatter: uvicorn's
-# AccessFormatter copies each record and looks up the status's phrase ("200
-# OK"), half of the access log's cost (7 us of 14 a request, measured
-# in-process; docs/performance.md). Handing the records to a thread cut the
-# loop's share further, but its GIL switches lengthened the herd's and the
-# pollers' tails, so the line stays on the loop, just cheaper.
-ACCESS_FORMAT = "%(levelname)s:     %(message)s"
-
-
-def plain_access_log() -> None:
-    for handler in logging.getLogger("uvicorn.access").handlers:
-        handler.setFormatter(logging.Formatter(ACCESS_FORMAT))
+def access_log_for(config: uvicorn.Config) -> AccessLog | None:
+    """Our access lines on stdout, where uvicorn's would go, when uvicorn
+    would write them (its access log on, at level info)."""
+    if not config.access_log or not logging.getLogger("uvicorn.access").isEnabledFor(logging.INFO):
+        return None
+    return AccessLog(sys.stdout)
 
 
 def lean_log_records() -> None:
@@ -202,11 +200,11 @@ def tune_runtime() -> None:
 
 def run(app, **options) -> None:
     """`uvicorn.run(app, **options)` with this server (and room for the
-    streams' sockets), its access line formatted plainly, the runtime tuned."""
+    streams' sockets), its access lines written by app/web/access_log.py,
+    the runtime tuned."""
     raise_open_files()
     lean_log_records()
     config = uvicorn.Config(app, **options)   # configures uvicorn's loggers
-    plain_access_log()
-    server = Server(config)
+    server = Server(config, access_log_for(config))
     tune_runtime()
     server.run()
