@@ -35,14 +35,7 @@ from app.web.application import create_app
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 CHROMIUM = os.environ.get("WAYLINE_CHROMIUM") or (HEADLESS_SHELL if os.path.isfile(HEADLESS_SHELL)
                                                   else "/usr/bin/chromium")
-# The network service runs inside the browser process instead of a process of
-# its own: the same network stack with one process (and its IPC) less.
-# Loading a day view ten times: the network process's 1.35 CPU-seconds gone,
-# the browser process's up 0.92. Chromium takes the last --enable-features
-# only, so Playwright's own (it passes them before ours) are named again.
-PLAYWRIGHT_FEATURES = ("CDPScreenshotNewSurface", "SkipListAccountsWithoutGaiaCookies")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--enable-features=" + ",".join(("NetworkServiceInProcess2", *PLAYWRIGHT_FEATURES))]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "screenshots"
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
