@@ -450,6 +450,8 @@ def test_nothing_asks_the_public_nominatim_faster_than_once_a_second(osm_standin
         Settings(nominatim_interval_s=0.5)
     with pytest.raises(ValueError, match="one request every 1 s"):
         Settings(nominatim_url="https://nominatim.openstreetmap.org/", nominatim_interval_s=0.0)
+    with pytest.raises(ValueError, match="one request every 1 s"):   # any real server, not only the default
+        Settings(nominatim_url="https://nominatim.example.org/", nominatim_interval_s=0.2)
     # A test's loopback stand-in may be asked as fast as it answers.
     assert osm_settings(Settings(), osm_standin, nominatim_interval_s=0.0).nominatim_interval_s == 0.0
 
