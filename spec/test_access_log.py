@@ -34,7 +34,8 @@ def test_every_answer_has_its_line_and_no_token_reaches_the_log(settings):
         feed = client.post(f"/api/trips/{trip['id']}/calendar", json={}).json()["data"]
     feed_token = feed["url"].rsplit("/", 1)[1].removesuffix(".ics")
     log = io.StringIO()
-    with LiveServer(create_app(settings), AccessLog(log)) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+    with (LiveServer(create_app(settings), AccessLog(log)) as server,
+          httpx.Client(base_url=server.url, timeout=30) as http):
         assert http.get("/healthz").status_code == 200
         assert http.get(f"/api/invites/{invite_token}").status_code in (200, 401)
         assert http.get(f"/api/calendar/{feed_token}.ics").status_code == 200
