@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from browser.page_state import console_tail, note_pages
 from helpers import LiveServer
 from app.settings import Settings
 from app.tls import tls_context
@@ -185,6 +186,10 @@ def chromium():
     before = set(browser.contexts)
     try:
         yield browser
+    except BaseException as exc:   # what the pages showed goes with the failure (browser/page_state.py)
+        if browser.is_connected():
+            note_pages(exc, [c for c in browser.contexts if c not in before])
+        raise
     finally:
         if browser.is_connected():
             _close_all([c for c in browser.contexts if c not in before])
@@ -239,6 +244,9 @@ def playwright_driver():
     _shared["installed"] = []
     try:
         yield p
+    except BaseException as exc:
+        note_pages(exc, _shared["installed"])
+        raise
     finally:
         _close_all(_shared.pop("installed"))
 
@@ -273,9 +281,15 @@ def _prepare(context, page, server, *, poll_ms, storage, tiles, session, failed_
         context.add_init_script(script)
     context.set_default_timeout(PAGE_DEADLINE_MS)
     errors = PageErrors()
+    tail = page.console_tail = console_tail()   # every level, for a failure's notes
+
+    def console(msg) -> None:
+        tail.append(f"{msg.type}: {msg.text}")
+        if msg.type == "error" and not IGNORED_CONSOLE.search(msg.text):
+            errors.append(f"console: {msg.text}")
+
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-    page.on("console", lambda msg: errors.append(f"console: {msg.text}")
-            if msg.type == "error" and not IGNORED_CONSOLE.search(msg.text) else None)
+    page.on("console", console)
     page.errors = errors
     page.failed_requests = None
     if failed_requests:
