@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from browser.harness import PASSWORD, chromium, live, offline, open_page, shot, ui_add_stop, ui_create_trip, ui_signup
+from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, offline, open_page,
+                             shot, stop_card, ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -73,3 +74,40 @@ def test_second_member_sees_edit_vote_and_chat_without_reloading(settings, opena
         shot(bob, "09-second-member")
         alice.errors.check()
         bob.errors.check()
+
+
+def test_a_form_whose_stop_or_member_went_meanwhile_says_so_in_words(settings):
+    """A form open while another member removes what it refers to: the page
+    says what happened, not the server's words for API clients with an id or
+    a field name in them ("No stop 6ba7… in this trip", "paidBy: 8f7a… is
+    not a member of this trip")."""
+    with live(offline(settings)) as server, chromium() as browser:
+        ann, ben, cat = api_user(server, "ann", "Ann"), api_user(server, "ben", "Ben"), api_user(server, "cat", "Cat")
+        trip = api_trip(ann, ben, cat)
+        t = trip["id"]
+        [alpha] = add_stops(ann, trip, {"name": "Alpha", "setTime": "10:00", "durationMin": 60})
+        page = open_page(browser, server, phone=True, session=ann.token)
+        page.goto(f"/#/trips/{t}")
+
+        stop_card(page, "Alpha").get_by_role("button", name="Edit Alpha").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("Name").fill("Alpha, renamed")
+        api_op(ben, t, "delete_stop", stopId=alpha)
+        stop_card(page, "Alpha").wait_for(state="detached")
+        dialog.get_by_role("button", name="Save changes").click()
+        error = dialog.locator(".error-box")
+        error.wait_for()
+        assert error.inner_text() == "That stop is no longer in the trip: someone else may have just removed it."
+        dialog.get_by_role("button", name="Cancel").click()
+
+        page.locator(".mobile-tabs").get_by_role("button", name="Expenses").click()
+        page.get_by_role("button", name="Add expense").click()
+        dialog.get_by_label("What for").fill("Taxi")
+        dialog.get_by_label("Amount").fill("20")
+        dialog.get_by_label("Paid by").select_option(label="Cat")
+        api(ann, "DELETE", f"/api/trips/{t}/members/{cat.user['id']}")
+        dialog.get_by_role("button", name="Add expense").click()
+        error.wait_for()
+        assert error.inner_text() == "Someone chosen here is no longer a member of this trip. Choose again."
+        shot(page, "collab-form-gone")
+        page.errors.check()

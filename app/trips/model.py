@@ -222,4 +222,5 @@ class Trip:
 
     def require_member(self, user_id: str, field_name: str) -> None:
         if user_id not in self.member_ids:
-            raise Invalid(f"{field_name}: {user_id} is not a member of this trip", field=field_name)
+            raise Invalid(f"{field_name}: {user_id} is not a member of this trip", code="not_a_member",
+                          field=field_name)

@@ -180,9 +180,19 @@ export function showError(err) {
   toast(errorText(err), "error", 7000);
 }
 
+// The server names a thing that is gone by its id ("No stop 6ba7… in this
+// trip", "paidBy: 8f7a… is not a member"), which suits API clients; on the
+// page it means someone else removed it while a form was open, so say that.
+const GONE = new Map([
+  ["stop_not_found", "That stop is no longer in the trip: someone else may have just removed it."],
+  ["day_not_found", "That day is no longer in the trip: someone else may have just removed it."],
+  ["expense_not_found", "That expense is no longer in the trip: someone else may have just removed it."],
+  ["not_a_member", "Someone chosen here is no longer a member of this trip. Choose again."],
+]);
+
 export function errorText(err) {
   if (!err) return "Something went wrong.";
-  return err.message || String(err);
+  return GONE.get(err.code) || err.message || String(err);
 }
 
 // A secret or a link shown once, in a read-only field with a Copy button
