@@ -35,3 +35,15 @@ def test_an_owner_sees_who_joined_through_each_link_and_revokes_one(settings):
         carol = api_user(server, "carol")
         assert carol.post(f"/api/invites/{spare['token']}/accept", json={}).status_code == 404
         page.errors.check()
+
+
+def test_the_people_view_says_which_role_you_have_in_words(settings):
+    with live(settings) as server, chromium() as browser:
+        alice, vic = api_user(server, "alice", "Alice"), api_user(server, "vic", "Vic")
+        trip = api_trip(alice)
+        invite = api(alice, "POST", f"/api/trips/{trip['id']}/invites", {"role": "viewer"})
+        api(vic, "POST", f"/api/invites/{invite['token']}/accept")
+        page = open_page(browser, server, session=vic.token)
+        page.goto(f"/#/trips/{trip['id']}?view=members")
+        page.get_by_text("You are a viewer of this trip.").wait_for()   # one of any number, not "the viewer"
+        page.errors.check()

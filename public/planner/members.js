@@ -13,6 +13,9 @@ const ROLE_HELP = {
   viewer: "Viewer: sees the plan, comments and votes",
 };
 
+// A trip has one owner but may have many editors and viewers.
+const ROLE_NOUN = { owner: "the owner", editor: "an editor", viewer: "a viewer" };
+
 // Built once: the head is patched, members reconciled by id, the invite box
 // kept (an invite link just created stays on screen) and the trip details
 // form kept, its fields following the trip until someone edits them.
@@ -30,7 +33,7 @@ export function createMembersView(root, store) {
     render() {
       const trip = store.trip;
       patchRegion(head, sig(trip.role), () => h("div", null, h("h2", null, "People and settings"),
-        h("p", { class: "muted" }, `You are ${trip.role === "editor" ? "an editor" : `the ${trip.role}`} of this trip.`)));
+        h("p", { class: "muted" }, `You are ${ROLE_NOUN[trip.role] || trip.role} of this trip.`)));
       reconcile(list, trip.members, {
         key: (m) => m.userId,
         signature: (m) => sig(m, store.isOwner),
