@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 
@@ -73,7 +75,18 @@ def validation_error(exc: ValidationError) -> Invalid:
     """A pydantic failure as a 422 naming the first bad field."""
     first = exc.errors()[0]
     name = field_name(first.get("loc", ()))
-    return Invalid(f"{name}: {first.get('msg', 'invalid value')}", field=name)
+    return Invalid(f"{name}: {_plain(first)}", field=name)
+
+
+# Text fields that must say something carry `pattern=r"\S"`; the page shows
+# this message as it is, and pydantic's would quote the regular expression.
+BLANK_PATTERN = r"\S"
+
+
+def _plain(error: Any) -> str:
+    if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == BLANK_PATTERN:
+        return "must not be blank"
+    return str(error.get("msg", "invalid value"))
 
 
 # SQLite failures that mean the disk or file refuses writes (full, read-only,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .db import Database
 from .ids import utcnow
@@ -37,6 +37,15 @@ class UserPreferences(BaseModel):
     @classmethod
     def _clean(cls, values: list[str]) -> list[str]:
         return [v.strip()[:40] for v in values if v and v.strip()]
+
+
+class SaveUserPreferences(UserPreferences):
+    """PUT /api/users/preferences: a misspelt field is a 422 naming it, not
+    silently dropped (stored rows are read with the lenient model above).
+    `saved`, which GET answers, may come back and is ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+    saved: bool | None = Field(default=None, exclude=True)
 
 
 class TripPreferences(BaseModel):

@@ -19,5 +19,5 @@ def has_role(role: str, needs: str) -> bool:
 def require_role(role: str, needs: str) -> None:
     """403 with a plain message when `role` is below `needs`."""
     if not has_role(role, needs):
-        raise Forbidden(f"{WHO_MAY[needs]} can do this; you are {'an' if role == 'owner' else 'a'} {role} "
+        raise Forbidden(f"{WHO_MAY[needs]} can do this; you are {'an' if role[0] in 'aeiou' else 'a'} {role} "
                         f"on this trip.")

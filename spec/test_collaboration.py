@@ -89,6 +89,22 @@ def test_comments_and_votes(client):
     assert client.post(f"/api/trips/{t}/stops/nope/comments", json={"body": "x"}).status_code == 404
 
 
+def test_a_blank_comment_is_refused_not_saved_empty(client):
+    signup(client, "alice")
+    trip = new_trip(client)
+    t = trip["id"]
+    s = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Tram 28").json()["data"]["trip"][
+        "days"][0]["stops"][0]["id"]
+    for blank in (" ", "  \n\t "):
+        r = client.post(f"/api/trips/{t}/stops/{s}/comments", json={"body": blank})
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["field"] == "body"
+    assert client.get(f"/api/trips/{t}/stops/{s}/comments").json()["data"]["comments"] == []
+    assert client.get(f"/api/trips/{t}").json()["data"]["days"][0]["stops"][0]["commentCount"] == 0
+    r = client.post(f"/api/trips/{t}/stops/{s}/comments", json={"body": "  Go early!  "})
+    assert r.status_code == 201 and r.json()["data"]["body"] == "Go early!"
+
+
 def upload(client, trip_id, name, data, ctype="application/octet-stream"):
     return client.post(f"/api/trips/{trip_id}/media", files={"file": (name, data, ctype)})
 

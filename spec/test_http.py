@@ -124,6 +124,22 @@ def test_malformed_json_is_400_and_wrong_types_are_422_naming_the_field(client):
     assert r.status_code == 422 and r.json()["error"]["field"] == "baseVersion"
 
 
+def test_a_misspelt_preference_is_422_naming_it_not_silently_dropped(client):
+    signup(client)
+    trip = new_trip(client)
+    for path in ("/api/users/preferences", f"/api/trips/{trip['id']}/preferences"):
+        r = client.put(path, json={"maxPrice": 2})
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["error"]["field"] == "maxPrice"
+    assert client.get("/api/users/preferences").json()["data"]["saved"] is False   # nothing was saved
+    # What GET answers can be sent back as it is (`saved` is ignored).
+    mine = {**client.get("/api/users/preferences").json()["data"], "maxPriceLevel": 2}
+    r = client.put("/api/users/preferences", json=mine)
+    assert r.status_code == 200, r.text
+    assert r.json()["data"] == {**mine, "saved": True}
+    assert client.get("/api/users/preferences").json()["data"] == {**mine, "saved": True}
+
+
 @pytest.mark.parametrize("payload", [None, 0, "x", [], {"dayId": None}, {"dayId": {"a": 1}, "name": ["x"]},
                                      {"dayId": "x" * 10_000, "name": "y"}, {"name": "\u0000"}])
 def test_odd_bodies_never_cause_a_500(client, payload):

@@ -108,3 +108,14 @@ def test_permissions_doc_lists_every_action():
     doc = (Path(__file__).resolve().parent.parent / "docs" / "permissions.md").read_text()
     for action in MATRIX:
         assert action in doc, f"docs/permissions.md is missing {action!r}"
+
+
+def test_a_refusal_names_the_callers_role_in_plain_words(world):
+    c = world["client"]
+    for role, action, message in [
+            ("editor", "create invite", "Only the trip's owners can do this; you are an editor on this trip."),
+            ("viewer", "create invite", "Only the trip's owners can do this; you are a viewer on this trip."),
+            ("viewer", "vote", "Only editors and owners can do this; you are a viewer on this trip.")]:
+        use(c, world["users"][role])
+        r = perform(world, action)
+        assert r.status_code == 403 and r.json()["error"]["message"] == message, (role, action, r.text)

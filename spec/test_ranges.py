@@ -188,3 +188,26 @@ def test_a_trip_stored_at_the_calendars_edge_still_reads(client, settings):
     assert [d["date"] for d in r.json()["data"]["days"]] == ["9999-12-30", "9999-12-31", None]
     assert op(client, trip["id"], "add_day").status_code == 422
     assert op(client, trip["id"], "update_trip", startDate="2027-01-01").status_code == 200
+
+
+@pytest.mark.parametrize("blank", [" ", "  \t\n "])
+def test_a_blank_name_or_title_is_422_in_plain_words_and_commits_nothing(client, blank):
+    """A stop, trip, destination or expense named only with spaces reads as
+    nothing in the plan: refused like an empty one, saying so in words."""
+    me = signup(client, "alice")
+    trip = new_trip(client)
+    t, day = trip["id"], trip["days"][0]["id"]
+    refused = [
+        ("insert_stop", {"dayId": day, "name": blank}, "name"),
+        ("update_trip", {"title": blank}, "title"),
+        ("update_trip", {"destination": {"name": blank, "lat": 1.0, "lng": 2.0}}, "destination.name"),
+        ("add_expense", {"title": blank, "amountMinor": 100, "currency": "EUR", "paidBy": me["id"]}, "title"),
+    ]
+    for op_name, args, field in refused:
+        r = op(client, t, op_name, **args)
+        assert r.status_code == 422, (op_name, r.text)
+        assert r.json()["error"] == {"code": "invalid", "message": f"{field}: must not be blank", "field": field}
+    r = client.post("/api/trips", json={"title": blank, "startDate": "2026-12-10", "days": 1})
+    assert r.status_code == 422 and r.json()["error"]["message"] == "title: must not be blank", r.text
+    assert client.get(f"/api/trips/{t}").json()["data"]["version"] == trip["version"]
+    assert op(client, t, "insert_stop", dayId=day, name=" Tram 28 ").status_code == 200   # spaces around words are fine

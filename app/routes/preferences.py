@@ -19,10 +19,11 @@ async def get_mine(request: Request):
     return ok({**prefs.model_dump(), "saved": saved})
 
 
-@describe(body=preferences.UserPreferences, summary="Save your private defaults")
+@describe(body=preferences.SaveUserPreferences, summary="Save your private defaults")
 async def put_mine(request: Request):
     user = await signed_in(request)
-    prefs = await body(request, preferences.UserPreferences)
+    prefs = preferences.UserPreferences.model_validate(
+        (await body(request, preferences.SaveUserPreferences)).model_dump())
     await preferences.save_user(services(request).db, user["id"], prefs)
     return ok({**prefs.model_dump(), "saved": True})
 

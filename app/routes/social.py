@@ -16,7 +16,8 @@ from .openapi import describe
 
 class NewComment(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    body: str = Field(min_length=1, max_length=2000)
+    # Stored trimmed (the route strips it), so a blank one is refused here, not saved empty.
+    body: str = Field(min_length=1, max_length=2000, pattern=r"\S")
 
 
 class Vote(BaseModel):

@@ -29,7 +29,7 @@ from .model import Day, Expense, Stop, Trip
 from .schedule import clock_label, to_minutes
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
-Title = Annotated[str, Field(min_length=1, max_length=120)]
+Title = Annotated[str, Field(min_length=1, max_length=120, pattern=r"\S")]   # names say something: not blank
 Note = Annotated[str, Field(max_length=4000)]
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 MAX_DAYS = MAX_DAYS_CEILING   # the schema's bound; the quota (WAYLINE_DAYS_PER_TRIP) is OpContext.max_days
