@@ -192,6 +192,29 @@ def test_saving_trip_details_sends_only_what_this_member_changed(settings):
         page.errors.check()
 
 
+def test_trip_details_refuse_a_blank_name_or_an_unknown_zone_in_words(settings):
+    """Not the server's words for API clients ("title: String should have at
+    least 1 character", "timezone: Value error, must be an IANA time zone")."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        page = open_page(browser, server, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}?view=members")
+        form = page.locator("form", has=page.get_by_label("Trip name"))
+        error = form.locator(".error-box")
+        form.get_by_label("Trip name").fill("   ")
+        form.get_by_role("button", name="Save trip details").click()
+        error.wait_for()
+        assert error.inner_text() == "Give the trip a name."
+        form.get_by_label("Trip name").fill("Lisbon, at last")
+        form.get_by_label("Time zone").fill("Mars/Olympus_Mons")
+        form.get_by_role("button", name="Save trip details").click()
+        page.locator(".error-box", has_text="Give the time zone as a place name").wait_for()
+        saved = api(alice, "GET", f"/api/trips/{trip['id']}")
+        assert saved["title"] == trip["title"] and saved["timezone"] == "Europe/Lisbon"   # nothing was sent
+        page.errors.check()
+
+
 def test_when_googles_map_cannot_load_the_day_still_has_its_sketch(settings):
     """With a browser key, Google's script failing to load leaves the
     schematic map, not an empty box."""

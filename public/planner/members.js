@@ -4,7 +4,7 @@
 import { get, post, patch, del } from "../api.js";
 import { h, clear, field, select, errorBox, withBusy, handleSubmit, SKIP_SUBMIT, confirmDialog, showError, toast, initials, fmtDate, copyField } from "./ui.js";
 import { patch as patchRegion, reconcile, sig } from "./keyed.js";
-import { CURRENCIES } from "./trips.js";
+import { CURRENCIES, ZONE_HELP, knownZone } from "./trips.js";
 import { exportButtons } from "./exports.js";
 
 const ROLE_HELP = {
@@ -191,8 +191,10 @@ function settingsBox(store) {
     const trip = store.trip;
     const touched = store.draft("tripDetails") || {};
     const args = {};
+    if ("title" in touched && !title.value.trim()) throw new Error("Give the trip a name.");
     if ("title" in touched && title.value.trim() !== trip.title) args.title = title.value.trim();
     if ("start" in touched && start.value && start.value !== trip.startDate) args.startDate = start.value;
+    if ("tz" in touched && !knownZone(tz.value.trim())) throw new Error(ZONE_HELP);
     if ("tz" in touched && tz.value.trim() !== trip.timezone) args.timezone = tz.value.trim();
     if ("currency" in touched && currency.value !== trip.currency) args.currency = currency.value;
     const m = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);

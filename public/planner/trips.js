@@ -36,6 +36,19 @@ const CITIES = [
 export const CURRENCIES = ["EUR", "USD", "GBP", "JPY", "CHF", "CAD", "AUD", "SEK", "NOK", "DKK", "CZK", "PLN", "HUF",
   "TRY", "THB", "SGD", "HKD", "KRW", "TWD", "CNY", "INR", "MXN", "BRL", "ARS", "ZAR", "NZD", "ISK"];
 
+// A time zone the browser knows by this name; the server checks it again. A
+// name it does not know is refused here in words, not as the server's
+// "timezone: Value error, …".
+export const ZONE_HELP = "Give the time zone as a place name such as Europe/Lisbon or America/New_York.";
+export function knownZone(name) {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: name });
+    return Boolean(name);
+  } catch {
+    return false;
+  }
+}
+
 function browserZone() {
   try {
     return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
@@ -166,6 +179,7 @@ function openCreate(app) {
     const days = daysBetween(start.value, end.value) + 1;
     const most = Number(app.session.config.limits && app.session.config.limits.tripDays) || 30;
     if (days < 1 || days > most) throw new ApiError(422, "invalid", `A trip lasts from 1 to ${most} days: check the dates.`);
+    if (tz.value.trim() && !knownZone(tz.value.trim())) throw new ApiError(422, "invalid", ZONE_HELP);
     const body = { title: title.value.trim(), startDate: start.value, days, timezone: tz.value.trim() || "UTC", currency: currency.value };
     const match = coords.value.match(/^\s*(-?\d+(?:\.\d+)?)\s*[, ]\s*(-?\d+(?:\.\d+)?)\s*$/);
     if (dest.value.trim() && match) {
