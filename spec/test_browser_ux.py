@@ -215,6 +215,27 @@ def test_trip_details_refuse_a_blank_name_or_an_unknown_zone_in_words(settings):
         page.errors.check()
 
 
+def test_the_stop_form_refuses_a_latitude_past_90_in_words(settings):
+    """Not "lat: Input should be less than or equal to 90" from the server."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        page = open_page(browser, server, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator("[data-testid=add-stop]").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("Name").fill("Somewhere north")
+        dialog.locator("details.more summary").click()
+        dialog.get_by_label("Latitude").fill("95")
+        dialog.get_by_label("Longitude").fill("10")
+        dialog.get_by_role("button", name="Add stop").click()
+        error = dialog.locator(".error-box")
+        error.wait_for()
+        assert error.inner_text() == "Latitude is from -90 to 90 and longitude from -180 to 180."
+        assert names_on_server(alice, trip["id"]) == []
+        page.errors.check()
+
+
 def test_when_googles_map_cannot_load_the_day_still_has_its_sketch(settings):
     """With a browser key, Google's script failing to load leaves the
     schematic map, not an empty box."""

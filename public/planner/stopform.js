@@ -121,6 +121,9 @@ export function openStopForm(store, { day, stop = null }) {
     if ((latV === null) !== (lngV === null) || Number.isNaN(latV) || Number.isNaN(lngV)) {
       throw new Error("Give both latitude and longitude as numbers, or neither.");
     }
+    if (latV !== null && (Math.abs(latV) > 90 || Math.abs(lngV) > 180)) {
+      throw new Error("Latitude is from -90 to 90 and longitude from -180 to 180.");
+    }
     return {
       name: name.value.trim(),
       kind: kind.value,
