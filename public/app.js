@@ -163,6 +163,8 @@ function swap(key, mount) {
   if (current && current.key === key) return current;
   if (current && current.destroy) current.destroy();
   current = null;
+  // A dialog belongs to the screen that opened it: Back or a link leaves both.
+  for (const open of document.querySelectorAll("dialog[open]")) open.close();
   const main = document.getElementById("main");
   clear(main);
   clear(app.topbarSlot());

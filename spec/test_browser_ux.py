@@ -215,6 +215,24 @@ def test_trip_details_refuse_a_blank_name_or_an_unknown_zone_in_words(settings):
         page.errors.check()
 
 
+def test_going_back_closes_the_dialog_the_screen_left_behind(settings):
+    """A "New trip" dialog opened on the trips list does not stay over the
+    screen that Back (or a link) goes to."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        page = open_page(browser, server, session=alice.token)
+        page.goto("/#/preferences")
+        page.get_by_role("heading", name="Your defaults").wait_for()
+        page.locator(".nav-link", has_text="Trips").click()
+        page.get_by_role("button", name="New trip").first.click()
+        page.get_by_role("dialog").get_by_label("Trip name").fill("Half typed")
+        page.go_back()
+        page.get_by_role("heading", name="Your defaults").wait_for()
+        assert page.locator("dialog[open]").count() == 0
+        page.get_by_role("heading", name="Your defaults").click()   # nothing modal is in the way
+        page.errors.check()
+
+
 def test_the_stop_form_refuses_a_latitude_past_90_in_words(settings):
     """Not "lat: Input should be less than or equal to 90" from the server."""
     with live(offline(settings)) as server, chromium() as browser:
