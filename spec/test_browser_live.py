@@ -246,6 +246,36 @@ def test_a_comment_being_typed_survives_other_members_changes_arriving_live(sett
         page.errors.check()
 
 
+def test_the_add_stop_dialogs_positions_follow_the_day_while_it_is_open(settings):
+    """Bob adds and removes stops while Alice fills the add-stop dialog: its
+    Position list follows, her choice and what she typed stay, and the stop
+    lands where she chose."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob)
+        day = trip["days"][0]["id"]
+        castle, market = add_stops(alice, trip, CASTLE, MARKET)
+        page = open_trip(browser, server, alice, trip)
+        page.locator("[data-testid=add-stop]").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("Name").fill("Miradouro da Graça")
+        position = dialog.get_by_label("Position")
+        position.select_option(label=f"After {CASTLE['name']}")
+
+        belem = api_op(bob, trip["id"], "insert_stop", dayId=day, **BELEM)["trip"]["days"][0]["stops"][-1]["id"]
+        position.locator("option", has_text=f"After {BELEM['name']}").wait_for(state="attached")
+        api_op(bob, trip["id"], "delete_stop", stopId=market)
+        page.wait_for_function("(gone) => ![...document.querySelectorAll('dialog option')].some((o) => o.text === gone)",
+                               arg=f"After {MARKET['name']}")
+        assert position.input_value() == castle
+        assert dialog.get_by_label("Name").input_value() == "Miradouro da Graça"
+
+        position.select_option(value=belem)
+        dialog.get_by_role("button", name="Add stop").click()
+        page.wait_for_function(STOPS_SHOWN, arg=f"{CASTLE['name']}|{BELEM['name']}|Miradouro da Graça")
+        page.errors.check()
+
+
 @pytest.mark.parametrize("refusal", ["500", "blocked"])
 def test_a_refused_stream_falls_back_to_polling_and_says_nothing(settings, refusal):
     with live(offline(settings)) as server, chromium() as browser:

@@ -46,7 +46,8 @@ export function openStopForm(store, { day, stop = null }) {
       toast(`Attached ${media.filename || file.name}`, "success");
     },
   });
-  const after = select("afterStopId", [["", "At the end of the day"], ...day.stops.map((x) => [x.id, `After ${x.name}`])], "");
+  const positions = (stops) => [["", "At the end of the day"], ...stops.map((x) => [x.id, `After ${x.name}`])];
+  const after = select("afterStopId", positions(day.stops), "");
   const mealField = field("Meal", meal);
   let placeId = s.placeId || null;
 
@@ -78,7 +79,7 @@ export function openStopForm(store, { day, stop = null }) {
     name.focus();
   });
 
-  openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => dialogForm({
+  const dialog = openDialog(editing ? `Edit “${s.name}”` : `Add a stop to day ${day.position + 1}`, (close) => dialogForm({
     close,
     novalidate: true,
     fields: [
@@ -111,6 +112,21 @@ export function openStopForm(store, { day, stop = null }) {
       return store.op("insert_stop", args);
     },
   }), { wide: true });
+  if (!editing) {
+    // Other members (or the agent) change the day while this is open: the
+    // Position list follows it, keeping the choice while its stop is there.
+    const stopFollowing = store.on((reason) => {
+      const now = reason === "trip" && store.trip && store.trip.days.find((d) => d.id === day.id);
+      if (!now) return;
+      const options = positions(now.stops);
+      const same = options.length === after.options.length
+        && options.every(([value, label], i) => after.options[i].value === value && after.options[i].text === label);
+      if (same) return;
+      const chosen = after.value;
+      after.replaceChildren(...options.map(([value, label]) => h("option", { value, selected: value === chosen }, label)));
+    });
+    dialog.addEventListener("close", stopFollowing);
+  }
 
   function collect() {
     if (!name.value.trim()) throw new Error("Give the stop a name.");
