@@ -59,8 +59,24 @@ export function exampleAmount(currency) {
 // "1.234,50", "1 234,50"). A lone separator before exactly three digits
 // groups thousands when the currency has fewer decimals ("1,500" EUR is
 // 1500.00; "1,500" KWD is 1.500). More decimals than the currency has are
-// refused, never rounded.
+// refused, never rounded. More than the server takes (MAX_MINOR) is null too:
+// `overLimit` tells that case apart, for the form to say so.
 export function toMinor(text, currency) {
+  const minor = readMinor(text, currency);
+  return minor !== null && Number.isSafeInteger(minor) && minor > 0 && minor <= MAX_MINOR ? minor : null;
+}
+
+// Whether `text` reads as an amount, only too large for one expense.
+export function overLimit(text, currency) {
+  const minor = readMinor(text, currency);
+  return minor !== null && minor > MAX_MINOR;
+}
+
+export function maxAmount(currency) {
+  return formatMoney(MAX_MINOR, currency);
+}
+
+function readMinor(text, currency) {
   const digits = currencyExponent(currency);
   let typed = String(text ?? "").trim();
   if (/\s/.test(typed)) {
@@ -79,6 +95,5 @@ export function toMinor(text, currency) {
   if (groups.length > 1 && (new Set(whole.replace(/\d/g, "")).size > 1 || !/^\d{1,3}$/.test(groups[0])
       || groups.slice(1).some((g) => !/^\d{3}$/.test(g)))) return null;
   if (fraction.length > digits) return null;
-  const minor = Number(groups.join("") + fraction.padEnd(digits, "0"));
-  return Number.isSafeInteger(minor) && minor > 0 && minor <= MAX_MINOR ? minor : null;
+  return Number(groups.join("") + fraction.padEnd(digits, "0"));
 }

@@ -2,7 +2,7 @@
 // balances per currency with who owes whom.
 
 import { h, field, select, openDialog, dialogForm, confirmDialog, showError } from "./ui.js";
-import { formatAmount, formatMoney, toMinor, fromMinor, exampleAmount } from "../money.js";
+import { formatAmount, formatMoney, toMinor, fromMinor, exampleAmount, overLimit, maxAmount } from "../money.js";
 import { patch, sig } from "./keyed.js";
 import { CURRENCIES } from "./trips.js";
 import { icon } from "./icons.js";
@@ -162,6 +162,7 @@ function openExpense(store, existing = null) {
   function readExpense() {
     const amountMinor = toMinor(amount.value, currency.value);
     if (!title.value.trim()) throw new Error("Say what the expense was for.");
+    if (overLimit(amount.value, currency.value)) throw new Error(`One expense can be at most ${maxAmount(currency.value)}.`);
     if (!amountMinor) throw new Error(`Enter an amount greater than zero in ${currency.value}, like ${exampleAmount(currency.value)}.`);
     let split;
     if (splitKind.value === "shares") {

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { formatAmount, formatMoney, fromMinor, toMinor, useCurrencyExponents } from "../../public/money.js";
+import { formatAmount, formatMoney, fromMinor, maxAmount, overLimit, toMinor, useCurrencyExponents } from "../../public/money.js";
 
 const vectors = JSON.parse(readFileSync(new URL("../fixtures/money_vectors.json", import.meta.url), "utf8"));
 useCurrencyExponents(vectors.exponents); // as the app does with /api/config's table
@@ -33,4 +33,14 @@ test("the vectors cover KWD, JPY, EUR, DKK, negatives, zero, large amounts and a
   assert.ok(vectors.format.some((v) => !(v.currency in vectors.exponents)));
   assert.equal(new Set([...vectors.format, ...vectors.parse].map((v) => v.name)).size,
     vectors.format.length + vectors.parse.length, "names are unique");
+});
+
+test("an amount past the most one expense can be is told apart from one that is not an amount", () => {
+  assert.equal(toMinor("99999999999", "EUR"), null);
+  assert.equal(overLimit("99999999999", "EUR"), true);
+  assert.equal(overLimit("10,000,000,000.00", "EUR"), false);   // exactly the most: taken
+  assert.equal(toMinor("10,000,000,000.00", "EUR"), 10 ** 12);
+  assert.equal(overLimit("1000000000001", "JPY"), true);
+  for (const notLarge of ["12.50", "0", "abc", "", "1.2.3"]) assert.equal(overLimit(notLarge, "EUR"), false, notLarge);
+  assert.equal(maxAmount("EUR"), formatMoney(10 ** 12, "EUR"));
 });
