@@ -88,13 +88,13 @@ function tripPreferencesForm(store) {
       h("input", { type: "checkbox", name: "avoidModes", value: v, checked: (p.avoidModes || []).includes(v) }), ` ${label}`));
     const walk = h("input", { name: "longestWalkM", type: "number", min: 0, max: 50000, step: 100, value: p.longestWalkM ?? 1500 });
     const fewer = h("input", { type: "checkbox", name: "fewerTransfers", checked: Boolean(p.fewerTransfers) });
-    const pace = select("pace", [["relaxed", "Relaxed (about 4 stops a day)"], ["normal", "Normal (about 6)"], ["packed", "Packed (about 8)"]], p.pace || "normal");
+    const pace = select("pace", [["relaxed", "Relaxed"], ["normal", "Normal"], ["packed", "Packed"]], p.pace || "normal");
     const interests = h("input", { name: "interests", value: (p.interests || []).join(", "), placeholder: "museums, viewpoints, markets" });
     const budget = select("budget", [["", "No budget set"], ["low", "Low"], ["moderate", "Moderate"], ["high", "High"]], p.budget || "");
     const errorSlot = h("div", { "aria-live": "assertive" });
     const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save for everyone");
     const form = h("form", { class: "stack" },
-      h("div", { class: "grid-2" }, field("Main transport", transport), field("Pace", pace)),
+      h("div", { class: "grid-2" }, field("Main transport", transport), field("Pace", pace, "Relaxed, normal or packed: about 4, 6 or 8 stops a day.")),
       h("fieldset", { class: "checks" }, h("legend", null, "Modes to avoid"), avoid),
       h("div", { class: "grid-2" }, field("Longest walk (metres)", walk), field("Budget", budget)),
       h("label", { class: "check" }, fewer, " Prefer fewer transfers"),
