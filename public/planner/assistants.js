@@ -34,9 +34,9 @@ export function openAssistants() {
         }
         try {
           const made = await post("/api/users/me/assistants", { name: name.value.trim(), tripId: trip.value || null, scope: scope.value });
-          showToken(made);
           name.value = "";
-          await load();
+          await load(); // the list grows first: the token shown below it stays in view
+          showToken(made);
         } catch (err) {
           shown.append(errorBox(err));
         }
@@ -52,6 +52,7 @@ export function openAssistants() {
           h("code", null, made.mcpUrl), " and the header ", h("code", null, "Authorization: Bearer <token>"), "."));
       input.focus();
       input.select();
+      shown.scrollIntoView({ block: "nearest" }); // the token and how to use it, on a phone too
     }
 
     async function load() {
