@@ -420,3 +420,28 @@ def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(
         assert sorted((e["title"], e["amountMinor"]) for e in now) == [("Dinner", 4250), ("Taxi", 2500)]
         assert page.locator(".expense").count() == 2 and page.locator(".expense .pending-badge").count() == 0
         page.errors.check()
+
+
+def test_a_sign_out_made_offline_reaches_the_server_when_the_connection_is_back(settings):
+    """A shared device: signed out offline, the page left open at sign-in. When
+    the connection comes back the server hears of it at once (it used to wait
+    for the next start of the page, the session still valid meanwhile)."""
+    with live(settings) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob, title="Lisbon offline")
+        page = open_page(browser, server, session=alice.token, viewport=WIDE)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".day-view").wait_for()
+        page.context.set_offline(True)
+        page.wait_for_function("() => document.documentElement.dataset.connection === 'offline'")
+        page.get_by_role("button", name=re.compile("^Account")).click()
+        page.get_by_role("button", name="Sign out", exact=True).click()
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        assert page.evaluate("() => localStorage.getItem('wayline.signOutPending')") == "1"
+        assert api(alice, "GET", "/api/auth/me")["user"]["username"] == "alice"   # the server has not heard yet
+
+        page.context.set_offline(False)
+        page.wait_for_function("() => localStorage.getItem('wayline.signOutPending') === null")
+        assert api(alice, "GET", "/api/auth/me")["user"] is None
+        assert page.get_by_role("heading", name="Welcome back").is_visible()
+        page.errors.check()
