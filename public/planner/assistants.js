@@ -21,7 +21,7 @@ export function openAssistants() {
     const create = h("button", { type: "submit", class: "btn btn-primary", "data-testid": "token-create" }, "Connect an assistant");
     const form = h("form", { class: "stack token-form", novalidate: true },
       field("Name the group will see", name, "Suggestions it makes show as “Claude via you”."),
-      field("Trips it can see", trip), field("What it may do", scope, "A proposed change waits for a member to approve it."), h("div", { class: "row" }, create));
+      field("Trips it can see", trip), field("What it may do", scope, "Changes it proposes always wait for a member of the trip to approve them."), h("div", { class: "row" }, create));
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
