@@ -165,3 +165,22 @@ def test_too_many_sign_in_attempts_say_when_to_try_again(settings):
             shot(page, f"signin-rate-limited-{viewport['width']}")
             page.errors.check()
             page.context.close()
+
+
+def test_a_sign_in_that_could_not_reach_wayline_clears_its_error_when_the_connection_is_back(settings):
+    with live(offline(settings)) as server, chromium() as browser:
+        api_user(server, "alice", "Alice")
+        page = open_page(browser, server, viewport=PHONE, phone=True)
+        page.goto("/#/signin")
+        page.get_by_label("Username").fill("alice")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.context.set_offline(True)
+        page.get_by_role("button", name="Sign in").click()
+        error = page.locator(".form-error .error-box")
+        error.wait_for()
+        assert error.inner_text() == "Could not reach Wayline. Check your connection and try again."
+        page.context.set_offline(False)
+        error.wait_for(state="detached")
+        page.get_by_role("button", name="Sign in").click()   # what was typed is still there
+        page.get_by_role("heading", name="Your trips").wait_for()
+        page.errors.check()

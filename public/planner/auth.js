@@ -2,6 +2,7 @@
 // "Your account was deleted.") is shown once, above the form.
 
 import { post } from "../api.js";
+import { onConnection } from "../offline/connection.js";
 import { h, field, handleSubmit, plainLimit } from "./ui.js";
 
 export const NOTICE = "wayline.notice";
@@ -31,6 +32,14 @@ export function mountAuth(main, app, mode, notice) {
     errorSlot,
     submit,
   );
+  // "Could not reach Wayline" is stale once the connection is back: it goes.
+  let unreachable = false;
+  const stopListening = onConnection((online) => {
+    if (online && unreachable) {
+      unreachable = false;
+      errorSlot.replaceChildren();
+    }
+  });
   handleSubmit(form, {
     button: submit,
     errorSlot,
@@ -43,6 +52,7 @@ export function mountAuth(main, app, mode, notice) {
     onSubmit: (body) => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body).catch((err) => { throw plainLimit(err); }),
     after: () => app.afterSignIn(),
     onError: (err) => {
+      unreachable = err.code === "network";
       const target = err.details && err.details.field === "password" ? password : username;
       target.focus();
     },
@@ -81,5 +91,5 @@ export function mountAuth(main, app, mode, notice) {
       ),
     ),
   );
-  return {};
+  return { destroy: stopListening };
 }
