@@ -333,7 +333,10 @@ export function mountAgent(el, store, panel) {
       store.dropMessage(msg.id);
       return refused;
     }
-    if (!msg.parts.length && startedWith === msg.id && !continuing) store.dropMessage(msg.id);
+    // A new turn that brought nothing (it failed before the AI said a word,
+    // e.g. the day's AI limit): no empty reply is left to show, or to follow.
+    const said = msg.parts.some((p) => p.type !== "step-start");
+    if (!continuing && ((failed && !said) || (!msg.parts.length && startedWith === msg.id))) store.dropMessage(msg.id);
     else shown();
     turn = [...turn.filter((m) => m.id !== msg.id && m.id !== startedWith), msg];
     store.emit("agent");
