@@ -15,7 +15,7 @@ import { post, onUnauthorized } from "./api.js";
 import { useCurrencyExponents } from "./money.js";
 import { keptGet, claimFor, forget } from "./offline/kept.js";
 import { allWrites, flush, forgetWrites, ready as outboxReady } from "./offline/outbox.js";
-import { isOnline } from "./offline/connection.js";
+import { isOnline, onConnection } from "./offline/connection.js";
 import { h, append, clear, showError, errorBox, setMeals } from "./planner/ui.js";
 import { mountAuth, NOTICE } from "./planner/auth.js";
 import { accountMenu } from "./planner/account.js";
@@ -96,7 +96,8 @@ async function signOut() {
   signedOut();
 }
 
-// A sign-out made offline reaches the server first thing when it can.
+// A sign-out made offline reaches the server first thing when it can: at
+// the next start, or when the connection comes back to the page left open.
 async function finishSignOut() {
   if (!localStorage.getItem(SIGN_OUT_PENDING)) return;
   forgetWrites();
@@ -235,6 +236,8 @@ async function boot() {
     }
   });
   registerServiceWorker();
+  // The page may stay open (at sign-in) until the connection is back: the server hears of it then.
+  onConnection((online) => { if (online) finishSignOut().catch(() => {}); });
   try {
     if (isOnline()) await finishSignOut().catch(() => {});
     // Signed out on this device while offline: nobody is signed in here (the server hears of it later).

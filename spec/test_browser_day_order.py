@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from browser.harness import (add_stops, api, api_user, chromium, live, names_on_screen, offline, open_ai_help,
+from browser.harness import (add_stops, api, api_trip, api_user, chromium, live, names_on_screen, offline, open_ai_help,
                              open_page, shot, stop_card)
 from standins.osm_standin import osm_settings
 
@@ -155,3 +155,24 @@ def test_times_after_midnight_read_plus_one_and_leave_no_false_gap(settings, osm
             shot(page, f"day-after-midnight-{width}")
             page.errors.check()
             page.context.close()
+
+
+def test_a_gap_after_a_leg_with_no_travel_time_reads_as_its_own_sentence(settings):
+    """Without locations there is no leg; the free time before a set time
+    follows the sentence that says so (a wrapped line never starts with a
+    stray "·"), and a screen reader hears both."""
+    with live(offline(settings)) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        add_stops(alice, trip, {"name": "Breakfast somewhere", "kind": "food", "durationMin": 45},
+                  {"name": "Fado at eight", "setTime": "20:00", "durationMin": 90})
+        page = open_page(browser, server, session=alice.token, viewport={"width": 360, "height": 740}, phone=True)
+        page.goto(f"/#/trips/{trip['id']}")
+        leg = page.locator(".timeline .leg").first
+        leg.locator(".leg-free").wait_for()
+        text = " ".join(leg.inner_text().split())   # on a phone the free time wraps to its own line
+        assert text.startswith("No travel time (add a location to both stops). ") and text.endswith(" free"), text
+        assert "·" not in text
+        label = leg.get_attribute("aria-label")
+        assert label.startswith("No travel time (add a location to both stops), ") and label.endswith(" free"), label
+        page.errors.check()

@@ -265,8 +265,8 @@ def test_the_add_stop_dialogs_positions_follow_the_day_while_it_is_open(settings
         belem = api_op(bob, trip["id"], "insert_stop", dayId=day, **BELEM)["trip"]["days"][0]["stops"][-1]["id"]
         position.locator("option", has_text=f"After {BELEM['name']}").wait_for(state="attached")
         api_op(bob, trip["id"], "delete_stop", stopId=market)
-        page.wait_for_function("(gone) => ![...document.querySelectorAll('dialog option')].some((o) => o.text === gone)",
-                               arg=f"After {MARKET['name']}")
+        page.wait_for_function("(gone) => ![...document.querySelectorAll('dialog option')]"
+                               ".some((o) => o.text === gone)", arg=f"After {MARKET['name']}")
         assert position.input_value() == castle
         assert dialog.get_by_label("Name").input_value() == "Miradouro da Graça"
 

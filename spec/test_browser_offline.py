@@ -25,8 +25,9 @@ import pytest
 from app.web.application import PUBLIC_DIR
 from app.web.service_worker import ShellWorker
 from browser.a11y import assert_accessible
-from browser.harness import (PAGE_DEADLINE_MS, add_stops, api, api_op, api_trip, api_user, live, names_on_screen,
-                             no_sideways_scroll, open_installed, playwright_driver, png, shot, stop_card)
+from browser.harness import (PAGE_DEADLINE_MS, add_stops, api, api_op, api_trip, api_user, chromium, live,
+                             names_on_screen, no_sideways_scroll, open_installed, open_page, playwright_driver, png,
+                             shot, stop_card)
 
 pytestmark = pytest.mark.browser
 VIEW = png(960, 640, (70, 130, 180))   # wider than a thumbnail (480 px)
@@ -370,3 +371,77 @@ def next_cache(public_dir) -> str:
     """The cache name a worker of this page version fills."""
     head = ShellWorker(public_dir).script().split(b";\n", 1)[0]
     return "wayline-shell-" + re.search(rb'"version": "([0-9a-f]+)"', head).group(1).decode()
+
+
+def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(settings):
+    """An expense added offline is in the list at once, marked "Waiting to
+    send" (it used to show only in the collapsed list of waiting changes,
+    under "No expenses yet.", so a traveller would add it again); one changed
+    offline shows its new amount. The balances stay the server's and say so.
+    Back online each arrives once."""
+    with live(settings) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob, title="Lisbon offline")
+        t = trip["id"]
+        taxi = api_op(alice, t, "add_expense", title="Taxi", amountMinor=2000, currency="EUR",
+                      paidBy=alice.user["id"])["trip"]["expenses"][0]["id"]
+        page = open_page(browser, server, session=bob.token, phone=True, viewport=NARROW)
+        page.goto(f"/#/trips/{t}?view=expenses")
+        page.locator(f".expense[data-expense-id='{taxi}']").wait_for()
+        page.context.set_offline(True)
+        page.wait_for_function("() => document.documentElement.dataset.connection === 'offline'")
+
+        page.get_by_role("button", name="Add expense").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("What for").fill("Dinner")
+        dialog.get_by_label("Amount").fill("42.50")
+        dialog.get_by_role("button", name="Add expense").click()
+        dialog.wait_for(state="detached")
+        page.get_by_role("button", name="Edit Taxi").click()
+        dialog.get_by_label("Amount").fill("25")
+        dialog.get_by_role("button", name=re.compile("^Save")).click()
+        dialog.wait_for(state="detached")
+        page.get_by_text("2 changes wait to be sent").wait_for()
+
+        dinner = page.locator(".expense", has_text="Dinner")
+        assert "Waiting to send" in dinner.inner_text() and "42.50 EUR" in dinner.inner_text()
+        assert dinner.get_by_role("button").count() == 0   # no edit or delete until the server has it
+        changed = page.locator(f".expense[data-expense-id='{taxi}']")
+        assert "Waiting to send" in changed.inner_text() and "25.00 EUR" in changed.inner_text()
+        assert page.get_by_text("No expenses yet.").count() == 0
+        page.get_by_test_id("expenses-waiting").wait_for()
+        assert no_sideways_scroll(page) == 0
+        shot(page, "offline-360-expenses")
+
+        page.context.set_offline(False)
+        page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
+        page.get_by_test_id("expenses-waiting").wait_for(state="detached")
+        now = api(alice, "GET", f"/api/trips/{t}")["expenses"]
+        assert sorted((e["title"], e["amountMinor"]) for e in now) == [("Dinner", 4250), ("Taxi", 2500)]
+        assert page.locator(".expense").count() == 2 and page.locator(".expense .pending-badge").count() == 0
+        page.errors.check()
+
+
+def test_a_sign_out_made_offline_reaches_the_server_when_the_connection_is_back(settings):
+    """A shared device: signed out offline, the page left open at sign-in. When
+    the connection comes back the server hears of it at once (it used to wait
+    for the next start of the page, the session still valid meanwhile)."""
+    with live(settings) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob, title="Lisbon offline")
+        page = open_page(browser, server, session=alice.token, viewport=WIDE)
+        page.goto(f"/#/trips/{trip['id']}")
+        page.locator(".day-view").wait_for()
+        page.context.set_offline(True)
+        page.wait_for_function("() => document.documentElement.dataset.connection === 'offline'")
+        page.get_by_role("button", name=re.compile("^Account")).click()
+        page.get_by_role("button", name="Sign out", exact=True).click()
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        assert page.evaluate("() => localStorage.getItem('wayline.signOutPending')") == "1"
+        assert api(alice, "GET", "/api/auth/me")["user"]["username"] == "alice"   # the server has not heard yet
+
+        page.context.set_offline(False)
+        page.wait_for_function("() => localStorage.getItem('wayline.signOutPending') === null")
+        assert api(alice, "GET", "/api/auth/me")["user"] is None
+        assert page.get_by_role("heading", name="Welcome back").is_visible()
+        page.errors.check()

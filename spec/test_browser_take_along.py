@@ -133,3 +133,37 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
         assert no_sideways_scroll(bobs) == 0
         assert urlsplit(url).path.startswith("/api/calendar/")
         bobs.errors.check()
+
+
+# The part of the dialog shown: the element's box lies wholly inside the open dialog's box.
+IN_VIEW = """(el) => { const r = el.getBoundingClientRect(), d = el.closest('dialog').getBoundingClientRect();
+  return r.top >= d.top && r.bottom <= d.bottom && r.height > 0; }"""
+
+
+def test_a_new_assistant_token_is_shown_in_view_on_a_phone(settings):
+    """The token is shown only once: on a phone, with an assistant already
+    connected, the new token and its Copy button are in view when it appears
+    (the list above it, read again with the new entry, used to push them
+    below the dialog's fold)."""
+    with live(offline(settings)) as server, chromium() as browser:
+        bob = api_user(server, "bob", "Bob")
+        api(bob, "POST", "/api/users/me/assistants", {"name": "ChatGPT on my phone", "tripId": None, "scope": "read"})
+        page = open_page(browser, server, session=bob.token, phone=True, viewport={"width": 375, "height": 812})
+        page.goto("/#/")
+        page.get_by_role("heading", name="Your trips").wait_for()
+        page.locator(".account-btn").click()
+        page.locator(".account-menu").get_by_role("button", name="Connected assistants").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_test_id("token-list").get_by_text("ChatGPT on my phone").wait_for()
+        dialog.get_by_label("Name the group will see").fill("Claude")
+        create = dialog.get_by_test_id("token-create")
+        create.click()
+        dialog.get_by_test_id("token-value").wait_for()
+        page.wait_for_function("() => !document.querySelector('[data-testid=token-create]').hasAttribute('aria-busy')")
+        assert dialog.get_by_test_id("token-list").locator(".token").count() == 2
+        token = dialog.get_by_test_id("token-value")
+        assert token.evaluate(IN_VIEW), "the new token is below the dialog's fold"
+        assert dialog.locator(".copy-row").get_by_role("button", name="Copy").evaluate(IN_VIEW)
+        assert token.evaluate("(el) => document.activeElement === el")
+        shot(page, "take-along-new-token-375")
+        page.errors.check()

@@ -89,7 +89,9 @@ def test_the_feed_has_each_stop_at_its_time_in_the_trip_zone_past_midnight_on_th
     assert (ev["GEO"].latitude, ev["GEO"].longitude) == (55.6678, 12.5597)
     assert str(ev["URL"]) == f"http://testserver/#/trips/{t}?day={day1['id']}&stop={dinner['id']}"
     assert int(ev["SEQUENCE"]) == trip["version"] and "LAST-MODIFIED" in ev
-    assert "GEO" not in found[bar["id"]]
+    assert "GEO" not in found[bar["id"]] and "LOCATION" not in found[bar["id"]]
+    # Coordinates without an address: calendar apps map LOCATION, most ignore GEO.
+    assert str(found[castle["id"]]["LOCATION"]) == f"{castle['lat']:.6f}, {castle['lng']:.6f}"
     # The day's title as an all-day event on its date.
     assert found[day1["id"]].decoded("DTSTART") == date(2027, 5, 3)
     assert str(found[day1["id"]]["SUMMARY"]).startswith("Old town")

@@ -79,8 +79,18 @@ def _stop_event(trip: Trip, day: Day, stop: Stop, start: datetime, end: datetime
                 page_url: str) -> Event:
     event = Event.new(uid=stop.id, summary=stop.name, start=start, end=end, stamp=stamp, last_modified=stamp,
                       sequence=trip.version, url=stop_url(page_url, trip.id, day.id, stop.id),
-                      location=stop.address or None, description=stop.note or None,
+                      location=_location(stop), description=stop.note or None,
                       categories=[KIND_WORDS.get(stop.kind, "Other")])
     if stop.lat is not None and stop.lng is not None:
         event.add("geo", (stop.lat, stop.lng))
     return event
+
+
+def _location(stop: Stop) -> str | None:
+    """The address, else the coordinates as text: calendar apps map LOCATION
+    (most ignore GEO), and "55.685800, 12.577300" finds the place."""
+    if stop.address:
+        return stop.address
+    if stop.lat is not None and stop.lng is not None:
+        return f"{stop.lat:.6f}, {stop.lng:.6f}"
+    return None

@@ -6,8 +6,9 @@
 // until the server has it. This is a picture, never sent anywhere: the
 // server applies the writes with its own rules, and its answer replaces the
 // picture. Times are left as the server computed them (a note says they are
-// worked out again once the changes are sent); expenses show in the list of
-// waiting changes only, since balances are the server's sums.
+// worked out again once the changes are sent); an expense added or changed
+// offline shows in the list of expenses, marked `pending` (a new one with the
+// id "pending:<key>"), but not in the balances, which are the server's sums.
 
 export function projectTrip(trip, writes) {
   const waiting = (writes || []).filter((w) => w.state === "waiting" && w.kept);
@@ -55,7 +56,15 @@ function given(args, fields) {
   return Object.fromEntries(fields.filter((f) => f in args).map((f) => [f, args[f]]));
 }
 
+const EXPENSE_FIELDS = ["title", "amountMinor", "currency", "paidBy", "split", "dayId", "stopId"];
+
 const OPS = {
+  add_expense(trip, args, write) {
+    trip.expenses = [...(trip.expenses || []), { ...given(args, EXPENSE_FIELDS), id: `pending:${write.key}`, pending: true }];
+  },
+  update_expense(trip, args) {
+    trip.expenses = (trip.expenses || []).map((e) => (e.id === args.expenseId ? { ...e, ...given(args, EXPENSE_FIELDS), pending: true } : e));
+  },
   move_stop(trip, args) {
     const at = find(trip, args.stopId);
     const target = trip.days.find((d) => d.id === args.toDayId);

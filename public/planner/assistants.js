@@ -21,7 +21,7 @@ export function openAssistants() {
     const create = h("button", { type: "submit", class: "btn btn-primary", "data-testid": "token-create" }, "Connect an assistant");
     const form = h("form", { class: "stack token-form", novalidate: true },
       field("Name the group will see", name, "Suggestions it makes show as “Claude via you”."),
-      field("Trips it can see", trip), field("What it may do", scope, "A proposed change waits for a member to approve it."), h("div", { class: "row" }, create));
+      field("Trips it can see", trip), field("What it may do", scope, "Changes it proposes always wait for a member of the trip to approve them."), h("div", { class: "row" }, create));
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -34,9 +34,9 @@ export function openAssistants() {
         }
         try {
           const made = await post("/api/users/me/assistants", { name: name.value.trim(), tripId: trip.value || null, scope: scope.value });
-          showToken(made);
           name.value = "";
-          await load();
+          await load(); // the list grows first: the token shown below it stays in view
+          showToken(made);
         } catch (err) {
           shown.append(errorBox(err));
         }
@@ -52,6 +52,7 @@ export function openAssistants() {
           h("code", null, made.mcpUrl), " and the header ", h("code", null, "Authorization: Bearer <token>"), "."));
       input.focus();
       input.select();
+      shown.scrollIntoView({ block: "nearest" }); // the token and how to use it, on a phone too
     }
 
     async function load() {

@@ -31,6 +31,9 @@ function expensesPage(store) {
   );
 
   page.push(balances(store));
+  if (trip.expenses.some((e) => e.pending)) {
+    page.push(h("p", { class: "muted", "data-testid": "expenses-waiting" }, "The balances count the expenses waiting to be sent once they are sent."));
+  }
 
   if (!trip.expenses.length) {
     page.push(h("div", { class: "empty card" }, h("p", null, "No expenses yet."), h("p", { class: "muted" }, "Record who paid for what; Wayline works out who owes whom.")));
@@ -43,9 +46,10 @@ function expensesPage(store) {
     list.append(h("li", { class: "expense", "data-expense-id": e.id },
       h("div", { class: "expense-main" },
         h("strong", null, e.title),
+        e.pending ? h("span", { class: "pending-badge" }, "Waiting to send") : null,
         h("span", { class: "muted" }, [`Paid by ${store.memberName(e.paidBy)}`, splitText(store, e.split), day ? `Day ${day.position + 1}` : null, stop ? stop.name : null].filter(Boolean).join(" · "))),
       h("span", { class: "expense-amount" }, formatMoney(e.amountMinor, e.currency)),
-      store.canEdit ? h("span", { class: "row" },
+      store.canEdit && !e.id.startsWith("pending:") ? h("span", { class: "row" },
         h("button", { type: "button", class: "icon-btn", "data-fkey": `edit:${e.id}`, "aria-label": `Edit ${e.title}`, onclick: () => openExpense(store, e) }, icon("edit", { size: 16 })),
         h("button", { type: "button", class: "icon-btn", "data-fkey": `delete:${e.id}`, "aria-label": `Delete ${e.title}`, "data-needs-server": true, onclick: () => removeExpense(store, e) }, icon("trash", { size: 16 }))) : null));
   }

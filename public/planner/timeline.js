@@ -78,20 +78,29 @@ function updateLeg(el, { leg, prev, next }) {
       leg.distanceM ? h("span", { class: "muted" }, ` · ${fmtDistance(leg.distanceM)}`) : null,
       leg.source === "estimate" ? h("span", { class: "badge badge-estimate", title: "Straight-line estimate, not a real route" }, "estimate") : null,
     );
-  } else if (prev.pending || next.pending) {
-    parts.push(h("span", { class: "muted" }, "Travel time follows once your changes are sent"));
-  } else {
-    parts.push(h("span", { class: "muted" }, "No travel time (add a location to both stops)"));
   }
+  const noLeg = leg ? null : prev.pending || next.pending
+    ? "Travel time follows once your changes are sent" : "No travel time (add a location to both stops)";
+  if (noLeg) parts.push(h("span", { class: "muted" }, `${noLeg}.`));
   // In minutes from the day's midnight (past 1440 after it), so a stop at
   // 00:05 (+1) comes after one ending at 23:50, not a day before it.
   const arrive = prev.endMinutes + (leg ? Math.round(leg.durationS / 60) : 0);
   const gap = next.startMinutes - arrive;
-  if (next.setTime && gap > 0) parts.push(h("span", { class: "leg-free" }, ` · ${fmtMinutes(gap)} free`));
-  if (gap < 0) parts.push(h("span", { class: "leg-late" }, ` · ${fmtMinutes(-gap)} short`));
-  const label = leg
+  const said = [leg
     ? `Travel: ${MODE_WORDS[leg.mode] || leg.mode}, ${fmtMinutes(Math.round(leg.durationS / 60))}${leg.source === "estimate" ? ", estimate" : ""}`
-    : "No travel time";
+    : noLeg];
+  // After a sentence (no leg) the gap goes on as a new one, so a line that
+  // wraps there does not start with a stray "·".
+  const sep = leg ? " · " : " ";
+  if (next.setTime && gap > 0) {
+    parts.push(h("span", { class: "leg-free" }, `${sep}${fmtMinutes(gap)} free`));
+    said.push(`${fmtMinutes(gap)} free`);
+  }
+  if (gap < 0) {
+    parts.push(h("span", { class: "leg-late" }, `${sep}${fmtMinutes(-gap)} short`));
+    said.push(`${fmtMinutes(-gap)} short`);
+  }
+  const label = said.join(", ");
   el.dataset.from = prev.id;
   el.dataset.to = next.id;
   el.setAttribute("aria-label", label);

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections import deque
 
 CONSOLE_LINES = 8   # the last console lines kept per page, any level
+READ_TIMEOUT_MS = 10_000
 
-_SUMMARY = """() => {
+_SUMMARY = """(root) => {
   const text = (el) => (el.innerText || el.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 160);
   const shown = (el) => Boolean(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
   const pick = (selector) =>
@@ -30,7 +31,7 @@ _SUMMARY = """() => {
   const named = (el) => `${el.tagName.toLowerCase()} ${label(el).slice(0, 80)}`;
   return {
     screen: (document.body && document.body.dataset.screen) || "",
-    state: Object.entries(document.documentElement.dataset).map(([k, v]) => `${k}=${v}`).join(" "),
+    state: Object.entries(root.dataset).map(([k, v]) => `${k}=${v}`).join(" "),
     headings: pick("h1, h2, h3, [role=heading]"),
     announced: pick("[role=alert], [role=status], [role=dialog], dialog[open], .toast"),
     focus: focused && focused !== document.body ? named(focused).trim() : "",
@@ -49,9 +50,9 @@ def describe(page) -> str:
     if page.is_closed():
         return f"{page.url}: closed"
     lines = [f"{page.url}"]
-    try:
-        seen = page.evaluate(_SUMMARY)
-    except Error as exc:    # crashed, or navigating away
+    try:   # bounded: a page stuck in a script must not turn a failure into a hang
+        seen = page.locator(":root").evaluate(_SUMMARY, timeout=READ_TIMEOUT_MS)
+    except Error as exc:    # crashed, stuck, or navigating away
         lines.append(f"  (could not read the page: {str(exc).splitlines()[0]})")
     else:
         lines.append(f"  screen {seen['screen'] or '-'}; {seen['state'] or 'no sync state'}")
