@@ -196,3 +196,27 @@ def test_a_review_recommends_a_fix_that_applies_once(settings, openai_standin):
         page.locator(".stop[data-pinned=false]", has_text="Oceanário de Lisboa").wait_for()
         shot(page, "18b-review-fix-applied")
         page.errors.check()
+
+
+def test_a_refused_first_question_leaves_no_invitation_to_ask_above_it(settings, openai_standin):
+    """The member's AI share is spent: the first question about the day is
+    refused. The log shows the question and why, not the empty log's "ask
+    anything about this day" above them."""
+    from browser.harness import api, api_trip, api_user
+
+    openai_standin.responder = quiet_responder
+    one_call = settings.with_(ai_daily_limit=4, ai_user_daily_share=0.25)
+    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        api(alice, "POST", f"/api/trips/{trip['id']}/days/{trip['days'][0]['id']}/copilot",
+            {"question": "Is the day realistic?", "history": []})   # her one call today
+        page = open_page(browser, server, viewport={"width": 375, "height": 812}, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        panel = open_ai_help(page)
+        assert "ask anything about this day" in panel.locator(".copilot-log").inner_text()
+        panel.get_by_role("button", name="Review this day").click()
+        panel.locator(".copilot-log .error-box", has_text="You have used your share").wait_for()
+        shot(page, "review-share-spent-375")
+        assert "ask anything about this day" not in panel.locator(".copilot-log").inner_text()
+        page.errors.check()

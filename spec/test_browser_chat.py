@@ -236,3 +236,58 @@ def test_without_ai_the_group_chats_live_with_an_unread_count(settings):
         for page in (phone, laptop):
             assert not [f for f in page.failed_requests if "/agent/" in f or "/chat/" in f], page.failed_requests
             page.errors.check()
+
+
+def test_a_message_to_the_ai_refused_for_a_spent_share_goes_back_in_the_composer(settings, openai_standin):
+    """Alice's share of today's AI is spent: her "@agent" message is refused
+    before anything is stored (429 ai_user_limit). The page says why, and the
+    message is not left in the chat as if sent (it would vanish on the next
+    read, and no one else ever sees it): it is back in the composer, to send
+    to the group or tomorrow."""
+    openai_standin.responder = quiet_responder
+    one_call = settings.with_(ai_daily_limit=4, ai_user_daily_share=0.25)
+    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice)
+        t = trip["id"]
+        api(alice, "POST", f"/api/trips/{t}/days/{trip['days'][0]['id']}/copilot",
+            {"question": "Is the day realistic?", "history": []})   # her one call today
+        page = open_page(browser, server, viewport={"width": 375, "height": 812}, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{t}")
+        panel = open_chat(page)
+        composer = panel.get_by_label("Message", exact=True)
+        composer.fill("@agent where should we eat tonight?")
+        panel.get_by_role("button", name="Send").click()
+        panel.locator(".error-box", has_text="You have used your share of today's AI help").wait_for()
+        shot(page, "chat-share-spent-375")
+        assert composer.input_value() == "@agent where should we eat tonight?"
+        assert panel.locator(".msg", has_text="where should we eat tonight").count() == 0
+        assert [m for m in api(alice, "GET", f"/api/trips/{t}/agent/messages")["messages"] if m["role"] == "user"] == []
+        page.errors.check()
+
+
+def test_a_turn_the_days_ai_limit_stops_leaves_no_empty_reply(settings, openai_standin):
+    """Everyone's AI for today is spent (503 ai_limit, said inside the turn's
+    stream, after the message is stored): the message stays, the page says
+    why, and no empty "Wayline AI" reply is left under it, which would also
+    have sent the next plain message to the AI as a follow-up."""
+    openai_standin.responder = quiet_responder
+    one_call = settings.with_(ai_daily_limit=1, ai_user_daily_share=1.0)
+    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob)
+        t = trip["id"]
+        api(bob, "POST", f"/api/trips/{t}/days/{trip['days'][0]['id']}/copilot",
+            {"question": "Is the day realistic?", "history": []})   # the day's one call
+        page = open_page(browser, server, viewport={"width": 375, "height": 812}, phone=True, session=alice.token)
+        page.goto(f"/#/trips/{t}")
+        panel = open_chat(page)
+        panel.get_by_label("Message", exact=True).fill("@agent where should we eat tonight?")
+        panel.get_by_role("button", name="Send").click()
+        panel.locator(".error-box", has_text="the usage limit has been reached").wait_for()
+        shot(page, "chat-day-limit-375")
+        assert panel.locator(".msg.mine", has_text="where should we eat tonight").count() == 1
+        assert panel.locator(".msg.from-agent").count() == 0
+        panel.get_by_label("Message", exact=True).fill("Shall we meet at nine?")
+        assert hint(panel).startswith("Goes to the group"), hint(panel)
+        page.errors.check()

@@ -344,7 +344,9 @@ async def repaired(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candida
     the day (preview.added): the model's picks in the exact shortest order
     that fits every set time, hours and meal; else without the additions
     the new findings name, one at a time; else the picks in the day's own
-    order; else no change. The summary says what was left out and why."""
+    order (again without those that bring a finding); else no change. The
+    summary says what was left out and why, and a place is only left out
+    for a finding that leaving it out clears."""
     if not draft["preview"]["added"]:
         return draft
     reason = draft["preview"]["added"][0]["message"]
@@ -353,24 +355,19 @@ async def repaired(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candida
         alternative["preview"]["summary"] = (f"{plan.summary} Wayline put the stops in another order, because in "
                                              f"the suggested one: {reason}")
         return alternative
-    notes = []
-    while draft["preview"]["added"] and plan.additions:
-        culprit = _culprit(draft, plan)
-        notes.append(f"Left out “{candidates[culprit]['name']}”: {draft['preview']['added'][0]['message']}")
-        plan = plan.model_copy(update={"additions": [a for a in plan.additions if a.placeId != culprit]})
-        try:
-            draft = await build_draft(svc, ctx, plan, candidates)
-        except PlanRejected:
-            continue   # a restaurant that no longer fits its hours goes next
+    notes: list[str] = []
+    plan, draft = await _leave_out(svc, ctx, plan, candidates, draft, notes)
     kept: dict | None = draft
     if draft["preview"]["added"]:
         added = draft["preview"]["added"][0]["message"]
         notes.append(f"Kept the day's order: the suggested one would bring this: {added}")
-        current = [s.id for s in ctx.day.stops if not s.set_time]
+        plan = plan.model_copy(update={"order": [s.id for s in ctx.day.stops if not s.set_time]})
         try:
-            kept = await build_draft(svc, ctx, plan.model_copy(update={"order": current}), candidates)
+            kept = await build_draft(svc, ctx, plan, candidates)
         except PlanRejected:
             kept = None
+        if kept is not None:
+            plan, kept = await _leave_out(svc, ctx, plan, candidates, kept, notes)
     if kept is None or kept["preview"]["added"]:
         return await preview_draft(svc, ctx, [], "No part of this plan fits the day without a new problem, so "
                                                  "nothing changes.")
@@ -378,9 +375,38 @@ async def repaired(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candida
     return kept
 
 
+async def _leave_out(svc: PlannerDeps, ctx: DayContext, plan: CheckedPlan, candidates: dict, draft: dict,
+                     notes: list[str]) -> tuple[CheckedPlan, dict]:
+    """Leaves the plan's added places out one at a time while the draft has a
+    new finding, each noted with why: the place the first finding names, else
+    the last one added, and only when leaving it out clears that finding
+    (else the order brings it, not the place: the place stays)."""
+    while draft["preview"]["added"] and plan.additions:
+        first = draft["preview"]["added"][0]
+        culprit = _culprit(draft, plan)
+        fewer = plan.model_copy(update={"additions": [a for a in plan.additions if a.placeId != culprit]})
+        try:
+            smaller = await build_draft(svc, ctx, fewer, candidates)
+        except PlanRejected:
+            notes.append(f"Left out “{candidates[culprit]['name']}”: {first['message']}")
+            plan = fewer
+            continue   # a restaurant that no longer fits its hours goes next
+        if _finding_key(first) in {_finding_key(f) for f in smaller["preview"]["added"]}:
+            break
+        notes.append(f"Left out “{candidates[culprit]['name']}”: {first['message']}")
+        plan, draft = fewer, smaller
+    return plan, draft
+
+
+def _finding_key(finding: dict) -> tuple:
+    return finding["kind"], tuple(finding["stopIds"])
+
+
 def _culprit(draft: dict, plan: CheckedPlan) -> str:
-    """The added place the first new finding names (else the last one added)."""
-    places = {s["ref"]: s["placeId"] for s in draft["preview"]["stops"] if s["added"]}
+    """The added place the first new finding names (else the last one added),
+    among those the plan still adds."""
+    adding = {a.placeId for a in plan.additions}
+    places = {s["ref"]: s["placeId"] for s in draft["preview"]["stops"] if s["added"] and s["placeId"] in adding}
     for finding in draft["preview"]["added"]:
         named = [places[ref] for ref in finding["stopIds"] if ref in places]
         if named:

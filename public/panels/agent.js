@@ -232,6 +232,10 @@ export function mountAgent(el, store, panel) {
         text.value = value;
         store.setDraft("message", null, value);
       }
+      if (!files.length) {
+        files.push(...sending);
+        renderAttached();
+      }
     }
     updateHint();
   });
@@ -271,11 +275,22 @@ export function mountAgent(el, store, panel) {
     store.putMessage({ ...user, actorUserId: me.id, actorName: me.displayName || me.username, source: /@agent/i.test(value) ? "mention" : "chat", createdAt: new Date().toISOString(), local: true });
     turn = [...history, user];
     store.emit("agent");
-    await runStream({ messages: turn.map(forServer), trigger: "submit-message" }, null);
+    const refused = await runStream({ messages: turn.map(forServer), trigger: "submit-message" }, null);
+    if (refused) {
+      // Refused before its stream began (the member's AI share is spent, a
+      // message too long): the server kept nothing, so it was never sent.
+      // It leaves the chat and goes back in the composer (the caller).
+      store.dropMessage(user.id);
+      turn = history;
+      store.emit("agent");
+      throw refused;
+    }
   }
 
   // One streamed request. `continuing` is the assistant message to keep
-  // appending to (an approval continuation), or null for a new one.
+  // appending to (an approval continuation), or null for a new one. Returns
+  // the error when the server refused a new turn before its stream began
+  // (nothing was stored; the caller says so), else null.
   async function runStream(body, continuing) {
     let msg = continuing || newAssistantMessage();
     const startedWith = msg.id;
@@ -286,10 +301,13 @@ export function mountAgent(el, store, panel) {
     send.disabled = true;
     abort = new AbortController();
     let failed = null;
+    let refused = null;
+    let received = false;
     try {
       await streamChunks(`${store.base}/agent/chat`, { id: store.tripId, ...body, ...(continuing ? { messageId: continuing.id } : {}) }, {
         signal: abort.signal,
         onChunk(chunk) {
+          received = true;
           const before = msg.id;
           const result = applyChunk(msg, chunk);
           if (msg.id !== before) {
@@ -304,13 +322,21 @@ export function mountAgent(el, store, panel) {
         },
       });
     } catch (err) {
-      if (err.name !== "AbortError") failed = err.message;
+      if (!received && !continuing && err.status >= 400) refused = err;
+      else if (err.name !== "AbortError") failed = err.message;
     } finally {
       streamingId = null;
       abort = null;
       send.disabled = false;
     }
-    if (!msg.parts.length && startedWith === msg.id && !continuing) store.dropMessage(msg.id);
+    if (refused) {
+      store.dropMessage(msg.id);
+      return refused;
+    }
+    // A new turn that brought nothing (it failed before the AI said a word,
+    // e.g. the day's AI limit): no empty reply is left to show, or to follow.
+    const said = msg.parts.some((p) => p.type !== "step-start");
+    if (!continuing && ((failed && !said) || (!msg.parts.length && startedWith === msg.id))) store.dropMessage(msg.id);
     else shown();
     turn = [...turn.filter((m) => m.id !== msg.id && m.id !== startedWith), msg];
     store.emit("agent");

@@ -42,6 +42,8 @@ export function mountReview(el, store) {
     const turns = turnsByDay.get(day.id) || [];
     const history = turns.flatMap((t) => [{ role: "user", text: t.question }, { role: "assistant", text: t.answer }]).slice(-MAX_TURNS);
     const waiting = progressLine("Reading the day…");
+    const empty = log.querySelector(":scope > .copilot-empty");
+    if (empty) empty.remove(); // the invitation to ask goes with the first question, answered or not
     log.append(bubble("you", text), waiting);
     waiting.scrollIntoView({ block: "nearest" });
     question.value = "";
@@ -74,7 +76,7 @@ export function mountReview(el, store) {
     const review = turns.some((t) => t.fixIds.length) ? await store.review(day.id) : null;
     if (shownDay !== day.id) return; // another day was chosen meanwhile: its render draws the log
     clear(log);
-    if (!turns.length) log.append(h("p", { class: "muted" }, "Timing, order, travel, meals: ask anything about this day."));
+    if (!turns.length) log.append(h("p", { class: "muted copilot-empty" }, "Timing, order, travel, meals: ask anything about this day."));
     const fixes = new Map();
     for (const f of (review && review.data && review.data.findings) || []) for (const fix of f.fixes || []) fixes.set(fix.id, fix);
     for (const t of turns) {
