@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import date, timedelta
 
+from browser.scripts import user_facts
 from helpers import make_client, op, signup
 from standins.openai_standin import Reply, ai_settings, message_item
 from standins.osm_standin import osm_settings
@@ -22,17 +23,6 @@ def next_tuesday() -> date:
     return d
 
 
-def facts_of(body: dict) -> dict:
-    for item in body.get("input") or []:
-        content = item.get("content")
-        if isinstance(content, str):
-            try:
-                return json.loads(content)
-            except ValueError:
-                continue
-    return {}
-
-
 def test_a_place_is_not_left_out_for_a_finding_the_new_order_brings(settings, osm_standin, openai_standin):
     """The model reverses the free stops, which puts lunch at Aamanns 1921
     past its kitchen's last hour, and adds Rundetaarn after Amalienborg.
@@ -44,7 +34,7 @@ def test_a_place_is_not_left_out_for_a_finding_the_new_order_brings(settings, os
         body = request.body or {}
         name = ((body.get("text") or {}).get("format") or {}).get("name")
         if name == "plan_day":
-            facts = facts_of(body)
+            facts = user_facts(body)
             tower = next(c for c in facts["candidates"] if c["name"] == "Rundetaarn")
             order = list(reversed(facts["freeStopIds"]))   # Amalienborg, the day's last stop, comes first
             return Reply(output=[message_item(json.dumps({

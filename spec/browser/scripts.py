@@ -13,7 +13,7 @@ def _json(obj) -> Reply:
     return Reply(output=[message_item(json.dumps(obj))])
 
 
-def _user_facts(body: dict) -> dict:
+def user_facts(body: dict) -> dict:
     """The JSON facts the planner sends as the user message."""
     for item in body.get("input") or []:
         content = item.get("content")
@@ -36,7 +36,7 @@ def _user_facts(body: dict) -> dict:
 def plan_day_answer(body: dict) -> dict:
     """A valid plan: the free stops reversed, plus the first candidate after
     the last stop of that new order (the end of the day, when places are open)."""
-    facts = _user_facts(body)
+    facts = user_facts(body)
     free = facts.get("freeStopIds", [])
     stops = facts.get("stops", [])
     candidates = facts.get("candidates", [])
@@ -75,7 +75,7 @@ def proposing_responder(request) -> Reply:
     name = ((body.get("text") or {}).get("format") or {}).get("name")
     if name == "intervention_decision":
         raw = body.get("input")
-        payload = json.loads(raw) if isinstance(raw, str) else _user_facts(body)
+        payload = json.loads(raw) if isinstance(raw, str) else user_facts(body)
         fixes = [f for r in payload.get("newRisks", []) for f in r.get("fixes", [])]
         risk = (payload.get("newRisks") or [{}])[0]
         return _json({"shouldNotify": bool(fixes), "severity": "high", "confidence": 0.92,
