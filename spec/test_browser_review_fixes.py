@@ -41,6 +41,11 @@ def test_a_two_edit_fix_is_one_button_and_one_change(settings, osm_standin):
         finding.wait_for(timeout=REVIEW_MS)
         button = finding.locator(".btn-fix")
         assert button.all_inner_texts() == ["Move “Nationalmuseet” to Day 2 (Tue 2 Jun) at 10:00"]
+        # The weather that could not be read is not one of the things to check, and says so.
+        lead = page.locator("[data-testid=not-checked-lead]")
+        lead.wait_for()
+        assert lead.inner_text() == "Also, not everything could be checked:"
+        assert "1 thing to check" in page.locator("[data-testid=review-status]").inner_text()
         shot(page, "review-fix-two-edits-1280")
         page.set_viewport_size({"width": 390, "height": 844})
         assert no_sideways_scroll(page) == 0

@@ -123,6 +123,8 @@ function reviewLine(store, day, entry) {
   return [
     h("div", { class: `review-status ${ok ? (unchecked.length ? "partial" : "ok") : "warn"}`, "data-testid": "review-status" },
       icon(ok && !unchecked.length ? "check" : ok ? "info" : "alert", { size: 15 }), text),
+    // Under "N things to check" the list needs its own words, or it reads as those things.
+    unchecked.length && !ok ? h("p", { class: "hint not-checked-lead", "data-testid": "not-checked-lead" }, "Also, not everything could be checked:") : null,
     unchecked.length ? h("ul", { class: "not-checked hint", "data-testid": "not-checked" }, unchecked.map((c) => h("li", null, c.message))) : null,
     general.map((f) => findingBox(store, f)),
   ];
