@@ -22,6 +22,13 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1280, "height": 860}
 
 
+def open_assistants(page):
+    """The account menu's Connected assistants dialog."""
+    page.locator(".account-btn").click()
+    page.locator(".account-menu").get_by_role("button", name="Connected assistants").click()
+    return page.get_by_role("dialog")
+
+
 def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(settings):
     with live(offline(settings)) as server, chromium() as browser:
         alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
@@ -64,9 +71,7 @@ def test_calendar_link_assistant_token_and_an_approved_assistant_suggestion(sett
         gpx.get_by_role("button", name="Close").click()
 
         # Connected assistants: create one for this trip that may propose; the token is shown once.
-        page.locator(".account-btn").click()
-        page.locator(".account-menu").get_by_role("button", name="Connected assistants").click()
-        dialog = page.get_by_role("dialog")
+        dialog = open_assistants(page)
         dialog.get_by_test_id("token-list").get_by_text("No assistant is connected.").wait_for()
         dialog.get_by_label("Name the group will see").fill("Claude")
         dialog.get_by_label("Trips it can see").select_option(label="Lisbon with friends")
@@ -151,9 +156,7 @@ def test_a_new_assistant_token_is_shown_in_view_on_a_phone(settings):
         page = open_page(browser, server, session=bob.token, phone=True, viewport={"width": 375, "height": 812})
         page.goto("/#/")
         page.get_by_role("heading", name="Your trips").wait_for()
-        page.locator(".account-btn").click()
-        page.locator(".account-menu").get_by_role("button", name="Connected assistants").click()
-        dialog = page.get_by_role("dialog")
+        dialog = open_assistants(page)
         dialog.get_by_test_id("token-list").get_by_text("ChatGPT on my phone").wait_for()
         dialog.get_by_label("Name the group will see").fill("Claude")
         create = dialog.get_by_test_id("token-create")
