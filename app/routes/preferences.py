@@ -22,8 +22,7 @@ async def get_mine(request: Request):
 @describe(body=preferences.SaveUserPreferences, summary="Save your private defaults")
 async def put_mine(request: Request):
     user = await signed_in(request)
-    prefs = preferences.UserPreferences.model_validate(
-        (await body(request, preferences.SaveUserPreferences)).model_dump())
+    prefs = await body(request, preferences.SaveUserPreferences)   # its dumps leave `saved` out
     await preferences.save_user(services(request).db, user["id"], prefs)
     return ok({**prefs.model_dump(), "saved": True})
 

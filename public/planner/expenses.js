@@ -32,7 +32,7 @@ function expensesPage(store) {
 
   page.push(balances(store));
   if (trip.expenses.some((e) => e.pending)) {
-    page.push(h("p", { class: "muted", "data-testid": "expenses-waiting" }, "The balances count the expenses waiting to be sent once they are sent."));
+    page.push(h("p", { class: "muted", "data-testid": "expenses-waiting" }, "Expenses waiting to be sent join the balances once they are sent."));
   }
 
   if (!trip.expenses.length) {
