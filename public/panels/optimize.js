@@ -1,8 +1,9 @@
 // Ways to order the selected day, each a draft shown before/after and applied
 // with Apply Plan (once; `draftpreview.js`):
-// - Optimize my day: the AI reorders the free stops and may add a place;
-//   when the server's exact shortest order of that plan saves time, it is
-//   offered beside it with its own preview.
+// - Optimize my day: the AI reorders the free stops and may add a place, or
+//   keeps the day as it is (said so, with nothing to apply); when the
+//   server's exact shortest order of that plan saves time, it is offered
+//   beside it with its own preview.
 // - Shortest order: the order of the free stops with the least travel,
 //   computed by the server (no AI, so it works without an AI key).
 
@@ -12,6 +13,7 @@ import { icon } from "../planner/icons.js";
 import { draftPreview } from "./draftpreview.js";
 
 const STALE_OPTIMIZE = "The day changed since this preview, so it cannot be applied. Optimize again for a fresh plan.";
+const KEPT_HEADLINE = "The AI would keep this day as it is";
 const STALE_SHORTEST = "The day changed since this preview, so it cannot be applied. Ask for the shortest order again.";
 
 export function mountOptimize(el, store, panel) {
@@ -40,8 +42,11 @@ export function mountOptimize(el, store, panel) {
     clear(results).append(progressLine("Optimizing the day: gathering places and asking the AI (this can take up to a minute)…"));
     try {
       const res = await withBusy(optimize, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/optimize`, {}), "Optimizing…");
+      // A plan with no edits is the day as it is (Before and After alike, nothing to apply): the
+      // headline says so, so it does not read as a preview that failed to change anything.
+      const kept = !(res.draft.edits || []).length;
       clear(results).append(draftPreview(store, res.draft, {
-        label: "Optimized plan preview", headline: "Preview", notes: [res.draft.preview && res.draft.preview.summary],
+        label: "Optimized plan preview", headline: kept ? KEPT_HEADLINE : "Preview", notes: [res.draft.preview && res.draft.preview.summary],
         staleText: STALE_OPTIMIZE, appliedText: "Applied the optimized plan", onDone: done,
       }));
       if (res.shortestDraft) results.append(shortestOffer(res.draft, res.shortestDraft));

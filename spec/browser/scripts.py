@@ -48,6 +48,18 @@ def plan_day_answer(body: dict) -> dict:
             "summary": "Reversed the visits to save walking and added a well-rated place at the end."}
 
 
+KEEP_SUMMARY = "Your day already flows well, so I kept every stop where it is."
+
+
+def keeping_responder(request) -> Reply:
+    """quiet_responder, but the plan keeps the day as it is: the free stops in
+    their own order, nothing added."""
+    body = request.body or {}
+    if ((body.get("text") or {}).get("format") or {}).get("name") == "plan_day":
+        return _json({"order": user_facts(body).get("freeStopIds", []), "additions": [], "summary": KEEP_SUMMARY})
+    return quiet_responder(request)
+
+
 def quiet_responder(request) -> Reply:
     """Answers every background/structured call calmly; chat turns get plain text."""
     body = request.body or {}
