@@ -4,8 +4,14 @@ another member changed it after that version (409 changed_meanwhile)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from app.trips.ops import TRIP_OPS
 from helpers import join, new_trip, op, signup, use
+from nodetest import node_test
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def scene(client):
@@ -31,7 +37,17 @@ def test_the_page_learns_which_ops_it_may_keep_offline_from_the_registry(client)
     offline = client.get("/api/config").json()["data"]["offlineOps"]
     assert offline == [name for name, spec in TRIP_OPS.items() if spec.replay]
     assert {"insert_stop", "move_stop", "update_stop", "update_day", "add_expense"} <= set(offline)
-    assert not {"delete_stop", "delete_day", "reorder_days", "swap_stops", "update_trip"} & set(offline)
+    # Deletes need a connection (their buttons carry data-needs-server): a member never has one waiting.
+    need_server = {"delete_stop", "delete_expense", "delete_day", "reorder_days", "swap_stops", "update_trip"}
+    assert not need_server & set(offline)
+
+
+def test_every_op_the_page_keeps_offline_shows_in_its_picture_of_the_trip(client):
+    """public/offline/project.js lays each of them over the trip (spec/js/project.test.mjs, given the
+    list in spec/fixtures/offline_ops.json, which is what the page gets): one left out would look lost."""
+    fixture = json.loads((ROOT / "spec" / "fixtures" / "offline_ops.json").read_text(encoding="utf-8"))
+    assert fixture["offlineOps"] == client.get("/api/config").json()["data"]["offlineOps"]
+    node_test(ROOT / "spec" / "js" / "project.test.mjs")
 
 
 def test_an_offline_move_lands_on_a_newer_version_when_others_changed_other_things(client):

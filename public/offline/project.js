@@ -9,6 +9,10 @@
 // worked out again once the changes are sent); an expense added or changed
 // offline shows in the list of expenses, marked `pending` (a new one with the
 // id "pending:<key>"), but not in the balances, which are the server's sums.
+// Nothing leaves the picture: deletes need a connection (the registry does
+// not mark them `replay`; their buttons carry data-needs-server), so none is
+// ever waiting. spec/js/project.test.mjs checks that every op the page keeps
+// offline shows here, so one added to `offlineOps` cannot go unseen.
 
 export function projectTrip(trip, writes) {
   const waiting = (writes || []).filter((w) => w.state === "waiting" && w.kept);
