@@ -377,8 +377,9 @@ def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(
     """An expense added offline is in the list at once, marked "Waiting to
     send" (it used to show only in the collapsed list of waiting changes,
     under "No expenses yet.", so a traveller would add it again); one changed
-    offline shows its new amount. The balances stay the server's and say so.
-    Back online each arrives once."""
+    offline shows its new amount. Deleting waits for the connection and says
+    so. The balances stay the server's and say so. Back online each arrives
+    once."""
     with live(settings) as server, chromium() as browser:
         alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
         trip = api_trip(alice, bob, title="Lisbon offline")
@@ -408,6 +409,11 @@ def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(
         assert dinner.get_by_role("button").count() == 0   # no edit or delete until the server has it
         changed = page.locator(f".expense[data-expense-id='{taxi}']")
         assert "Waiting to send" in changed.inner_text() and "25.00 EUR" in changed.inner_text()
+        # A delete is not kept for later: its button says it needs a connection, so nobody believes an
+        # expense gone that is still on everyone's list.
+        delete = changed.get_by_role("button", name="Delete Taxi")
+        assert delete.is_disabled()
+        assert "Needs a connection" in page.evaluate(DESCRIPTION, delete.element_handle())
         assert page.get_by_text("No expenses yet.").count() == 0
         page.get_by_test_id("expenses-waiting").wait_for()
         assert no_sideways_scroll(page) == 0
@@ -419,6 +425,7 @@ def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(
         now = api(alice, "GET", f"/api/trips/{t}")["expenses"]
         assert sorted((e["title"], e["amountMinor"]) for e in now) == [("Dinner", 4250), ("Taxi", 2500)]
         assert page.locator(".expense").count() == 2 and page.locator(".expense .pending-badge").count() == 0
+        assert page.get_by_role("button", name="Delete Taxi").is_enabled()
         page.errors.check()
 
 
