@@ -181,3 +181,34 @@ def test_webcal_is_offered_where_the_public_url_is_https(settings):
         data = link.json()["data"]
         assert data["url"].startswith("https://plan.example/api/calendar/")
         assert data["webcalUrl"] == "webcal://" + data["url"].removeprefix("https://")
+
+
+def test_names_with_commas_semicolons_and_line_breaks_are_escaped_and_folded(client):
+    """A title typed with a line break (pasted from a message, say) once made
+    the whole feed a 500: icalendar writes the calendar's NAME / X-WR-CALNAME
+    unescaped and refuses a line break there. Events escape theirs."""
+    signup(client, "alice")
+    title = "Lisbon, Porto; and\nthe coast " + "é" * 40
+    trip = new_trip(client, days=1, startDate="2027-05-03", timezone="Europe/Lisbon", title=title)
+    t, day = trip["id"], trip["days"][0]["id"]
+    name = "Café A Brasileira, Chiado; then\nthe tram " + "ü" * 50
+    assert op(client, t, "update_day", dayId=day, title="Old town;\nnew town").status_code == 200
+    assert op(client, t, "insert_stop", dayId=day, name=name, note="Order a bica, a pastel;\nsit outside",
+              address="Rua Garrett 120, Lisboa; Portugal").status_code == 200
+    assert op(client, t, "insert_stop", dayId=day, name="Somewhere we have not picked").status_code == 200
+    link = client.post(f"/api/trips/{t}/calendar", json={}).json()["data"]
+    r = anonymous_get(client, link["url"])
+    assert r.status_code == 200, r.text
+    assert client.get(f"/api/trips/{t}/calendar.ics").status_code == 200   # the download too
+    lines = r.content.split(b"\r\n")
+    assert all(len(line) <= 75 for line in lines)   # folded at 75 octets (RFC 5545 3.1)
+    assert b"\n" not in r.content.replace(b"\r\n", b"")
+    cal = Calendar.from_ical(r.content)
+    assert str(cal["X-WR-CALNAME"]) == " ".join(title.split())   # one line: a calendar's name
+    by_name = {str(e["SUMMARY"]): e for e in cal.walk("VEVENT")}
+    cafe = by_name[name]   # the event keeps every character, line break included
+    assert str(cafe["DESCRIPTION"]) == "Order a bica, a pastel;\nsit outside"
+    assert str(cafe["LOCATION"]) == "Rua Garrett 120, Lisboa; Portugal"
+    assert f"Old town;\nnew town · {title}" in by_name
+    unplaced = by_name["Somewhere we have not picked"]   # no place: no LOCATION, no GEO, still its time
+    assert "LOCATION" not in unplaced and "GEO" not in unplaced and unplaced.decoded("DTSTART")

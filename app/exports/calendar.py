@@ -40,8 +40,12 @@ def trip_calendar(trip: Trip, legs: dict[str, list[Leg]], *, page_url: str, upda
     `updated_at`: the trip's last change (UTC)."""
     zone = ZoneInfo(trip.timezone)
     stamp = updated_at.astimezone(UTC)
-    cal = Calendar.new(name=trip.title, prodid=PRODID, uid=f"trip-{trip.id}",
-                       description=f"The plan of {trip.title} in Wayline", url=f"{page_url.rstrip('/')}/#/trips/"
+    # The calendar's own name is one line: icalendar writes NAME and
+    # X-WR-CALNAME without escaping a line break (it raises), while an
+    # event's SUMMARY escapes it.
+    title = " ".join(trip.title.split())
+    cal = Calendar.new(name=title, prodid=PRODID, uid=f"trip-{trip.id}",
+                       description=f"The plan of {title} in Wayline", url=f"{page_url.rstrip('/')}/#/trips/"
                        f"{quote(trip.id)}")
     first: date | None = None
     last: date | None = None
