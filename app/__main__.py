@@ -7,9 +7,12 @@ python -m app boot: what the image runs (app/replica.py): with WAYLINE_REPLICA_U
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sqlite3
 import sys
+import tempfile
+from pathlib import Path
 
 from .settings import Settings
 from .web.application import create_app
@@ -27,8 +30,11 @@ def run_backup(settings: Settings, dest: str) -> int:
 
     try:
         done = backup(settings.db_path, dest)
-    except (BackupFailed, sqlite3.Error, OSError) as exc:
+    except (BackupFailed, sqlite3.Error) as exc:
         print(f"backup failed: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except OSError as exc:
+        print(f"backup failed: {os_words(exc)}", file=sys.stderr, flush=True)
         return 1
     print(f"backup: {done.path} ({done.size} bytes, {done.trips} trips, {done.users} accounts), integrity ok",
           flush=True)
@@ -56,8 +62,11 @@ def run_restore(settings: Settings, args: list[str]) -> int:
                 raise restore.RestoreFailed("the replica holds no database yet")
         else:
             done = restore.from_backup(settings, options.path)
-    except (restore.RestoreFailed, OSError) as exc:
+    except restore.RestoreFailed as exc:
         print(f"restore failed: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except OSError as exc:
+        print(f"restore failed: {os_words(exc)}", file=sys.stderr, flush=True)
         return 1
     print(f"restore: {done.line()}", flush=True)
     return 0
@@ -79,7 +88,42 @@ def boot(settings: Settings) -> int:
     return 0
 
 
+def os_words(exc: OSError) -> str:
+    """An OSError as words ("/data/x is a file, not a directory"), not "[Errno 17] File exists: '/data'"."""
+    where = Path(exc.filename) if exc.filename else None
+    # mkdir(parents=True) names the first path that is in the way; say what is wrong with it.
+    if where is not None and where.exists() and not where.is_dir() and exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        return f"{where} is a file, not a directory"
+    if where is not None and exc.errno == errno.ENOTDIR:
+        blocker = next((p for p in where.parents if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            return f"{blocker} is a file, not a directory"
+    return f"{exc.strerror or exc}" + (f": {where}" if where is not None else "")
+
+
+def data_dir_problem(settings: Settings) -> str | None:
+    """Why the server could not keep its files where the environment says, in
+    one line; None when it can. Checked before uvicorn starts: the lifespan's
+    own failure is a traceback and "Application startup failed"."""
+    folders = [("WAYLINE_DB", Path(settings.db_path).parent)]
+    if settings.replica is None:   # with a replica, uploads live in the bucket
+        folders.append(("WAYLINE_UPLOADS", Path(settings.uploads_dir)))
+    for name, folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=folder).close()
+        except OSError as exc:
+            why = os_words(exc)
+            return (f"{name}: cannot write in {folder} ({why}): point {name} at a directory this user can write, "
+                    "or fix its permissions")
+    return None
+
+
 def serve(settings: Settings) -> int:
+    problem = data_dir_problem(settings)
+    if problem is not None:
+        print(problem, file=sys.stderr, flush=True)
+        return 1
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for line in settings.key_report():
         print(line, flush=True)

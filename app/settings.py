@@ -261,12 +261,17 @@ class Settings:
             raise SystemExit("WAYLINE_TRIP_MACHINES must list this machine's FLY_MACHINE_ID "
                              f"({machine_id or 'unset'}), got {', '.join(trip_machines)}")
 
+        port = number("PORT", int, cls.port)
+        if not 1 <= port <= 65535:
+            # uvicorn would only fail at bind with a traceback ("port must be 0-65535").
+            raise SystemExit(f"PORT must be a port number from 1 to 65535, got {port}")
+
         d = cls()
         return cls(
             db_path=text("WAYLINE_DB") or d.db_path,
             uploads_dir=text("WAYLINE_UPLOADS") or d.uploads_dir,
             host=text("HOST") or d.host,
-            port=number("PORT", int, d.port),
+            port=port,
             public_url=text("WAYLINE_PUBLIC_URL"),
             secret=text("WAYLINE_SECRET"),
             trip_cache_mb=trip_cache_mb,

@@ -248,7 +248,9 @@ def _app_cli_child(args: list[str], env: dict[str, str], cwd: str, out: str, err
 
     try:
         code = main(args)
-    except SystemExit as exit_:   # argparse's usage errors
+    except SystemExit as exit_:   # argparse's usage errors; a settings error's line, as the interpreter prints it
+        if isinstance(exit_.code, str):
+            print(exit_.code, file=sys.stderr)
         code = exit_.code if isinstance(exit_.code, int) else 1
     sys.stdout.flush()
     sys.stderr.flush()

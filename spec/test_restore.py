@@ -118,3 +118,28 @@ def test_boot_without_a_replica_is_the_plain_server(tmp_path):
     output = log_path.read_text(errors="replace")
     assert db.is_file()
     assert "replica" not in output and "litestream" not in output.lower()
+
+
+def test_the_server_refuses_a_bad_environment_in_one_line_before_it_starts(tmp_path):
+    """`python -m app` with a port out of range or a data directory it cannot
+    write used to die in uvicorn with a traceback ("bind(): port must be
+    0-65535", "Application startup failed"). Each is one line saying what to
+    set, exit 1, and nothing is served or created."""
+    a_file = tmp_path / "data"
+    a_file.write_text("a file where the data directory should be")
+    db = tmp_path / "ok" / "wayline.db"
+    cases = [
+        ({"PORT": "99999"}, db, "PORT must be a port number from 1 to 65535, got 99999"),
+        ({"PORT": "http"}, db, "PORT must be a number, got 'http'"),
+        ({"WAYLINE_REPLICA_URL": "tigris/wayline"}, db, "WAYLINE_REPLICA_URL: must look like s3://bucket/path"),
+        ({}, a_file / "wayline.db", f"WAYLINE_DB: cannot write in {a_file} ({a_file} is a file, not a directory): "
+                                    "point WAYLINE_DB at a directory this user can write"),
+        ({"WAYLINE_UPLOADS": str(a_file / "uploads")}, db,
+         f"WAYLINE_UPLOADS: cannot write in {a_file / 'uploads'} ({a_file} is a file, not a directory)"),
+    ]
+    for env, where, line in cases:
+        done = run_app(db=where, cwd=tmp_path, **env)
+        assert done.returncode == 1, (env, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, (env, done.stderr)
+        assert done.stderr.startswith(line), (env, done.stderr)
+        assert not db.exists()
