@@ -55,6 +55,9 @@ def backup(db_path: str, dest: str | Path) -> Backup:
     target = Path(dest).resolve()
     if target == source_file:
         raise BackupFailed("the backup must not overwrite the live database")
+    if target.is_dir():
+        # Else the copy is made beside it and the last rename fails ("Is a directory").
+        raise BackupFailed(f"{target} is a directory: name the backup file, e.g. {target / 'wayline.db'}")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
@@ -80,7 +83,11 @@ def backup(db_path: str, dest: str | Path) -> Backup:
         raise
     finally:
         source.close()
-    with open(partial, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(partial, target)
+    try:
+        with open(partial, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)   # a copy of every password hash must not stay behind
+        raise
     return Backup(target, target.stat().st_size, trips, users)

@@ -102,3 +102,23 @@ def test_backup_files_are_readable_by_their_owner_only(settings, tmp_path):
     assert stat.S_IMODE(dest.stat().st_mode) == 0o600
     assert sqlite3.connect(dest).execute("SELECT COUNT(*) FROM users").fetchone()[0] == 1
     assert not list(tmp_path.glob("b.db?*"))   # no partial or journal left
+
+
+def test_a_backup_into_a_folder_or_under_a_file_fails_in_words_and_leaves_no_copy(settings, tmp_path):
+    """`backup /data/backups` (a folder, not a file name) used to copy the
+    database to /data/backups.partial, fail its rename with "[Errno 21] Is a
+    directory" and leave that copy of every password hash behind."""
+    with make_client(settings) as client:
+        signup(client, "alice")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    into_folder = run_backup(settings, folder, tmp_path)
+    assert into_folder.returncode == 1 and "Traceback" not in into_folder.stderr
+    assert into_folder.stderr.strip() == f"backup failed: {folder} is a directory: name the backup file, " \
+                                         f"e.g. {folder / 'wayline.db'}"
+    assert not list(tmp_path.glob("*.partial")) and list(folder.iterdir()) == []
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    under_file = run_backup(settings, a_file / "wayline.db", tmp_path)
+    assert under_file.returncode == 1
+    assert under_file.stderr.strip() == f"backup failed: {a_file} is a file, not a directory"
