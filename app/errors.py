@@ -83,9 +83,49 @@ def validation_error(exc: ValidationError) -> Invalid:
 BLANK_PATTERN = r"\S"
 
 
+# pydantic's own sentences ("Input should be a valid number", "Value error,
+# must be ...") read as a library talking; API clients and outside assistants
+# (MCP) get these words instead. Types not listed keep pydantic's message.
+PLAIN_WORDS = {
+    "missing": "is required",
+    "extra_forbidden": "is not expected here",
+    "string_type": "must be text",
+    "int_type": "must be a whole number", "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number", "float_parsing": "must be a number",
+    "bool_type": "must be true or false", "bool_parsing": "must be true or false",
+    "list_type": "must be a list", "dict_type": "must be an object", "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
+LIMIT_WORDS = {
+    "string_too_long": "must be at most {max_length} characters",
+    "string_too_short": "must be at least {min_length} characters",
+    "too_long": "must have at most {max_length} items",
+    "too_short": "must have at least {min_length} items",
+    "less_than_equal": "must be at most {le}", "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be below {lt}", "greater_than": "must be above {gt}",
+}
+
+
 def _plain(error: Any) -> str:
-    if error.get("type") == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == BLANK_PATTERN:
+    kind, ctx = error.get("type"), error.get("ctx") or {}
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == BLANK_PATTERN:
         return "must not be blank"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "must not be empty"
+    if kind in PLAIN_WORDS:
+        return PLAIN_WORDS[kind]
+    if kind in LIMIT_WORDS:
+        # "at most 90", not "at most 90.0": a float field's bound is a float.
+        bounds = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in ctx.items()}
+        try:
+            return LIMIT_WORDS[kind].format(**bounds)
+        except (KeyError, IndexError):
+            pass
+    if kind == "value_error" and "error" in ctx:
+        return str(ctx["error"])   # our validator's own sentence, without "Value error, "
+    if kind == "literal_error" and "expected" in ctx:
+        return f"must be {ctx['expected']}"
     return str(error.get("msg", "invalid value"))
 
 

@@ -267,3 +267,59 @@ def test_an_assistant_uses_no_ai_budget_even_where_ai_is_on(settings, openai_sta
     assert openai_standin.requests == []
     with sqlite3.connect(on.db_path) as db:
         assert db.execute("SELECT COUNT(*) FROM ai_usage").fetchone()[0] == 0
+
+
+def test_malformed_arguments_and_unknown_ids_are_refused_in_words_and_change_nothing(settings):
+    """What a model gets wrong (a number as text, an argument it made up, a
+    name too long, an id it invented) comes back as a tool error a person can
+    read, naming the argument: not pydantic's sentences ("Input should be a
+    valid number", "Extra inputs are not permitted", "Value error, ...") nor
+    the agent's own name for a read tool ("Invalid arguments for getTrip")."""
+    with world(settings) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2027-05-03", "days": 1,
+                                                   "timezone": "Europe/Lisbon"}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        data(alice.post(f"/api/trips/{t}/ops/insert_stop", json={"dayId": day, "name": "Belém Tower", **PLACE}))
+        version = data(alice.get(f"/api/trips/{t}"))["version"]
+        token = connect(alice, "Claude", "propose", t)["token"]
+        calls = {
+            ("get_trip", "extra"): ({"tripId": t, "verbose": True}, "verbose: is not expected here"),
+            ("get_trip", "number id"): ({"tripId": 5}, "tripId: must be a trip's id as list_trips gives it"),
+            ("get_trip", "no id"): ({}, "tripId: must be a trip's id as list_trips gives it"),
+            ("get_trip", "unknown"): ({"tripId": "0123456789abcdef"},
+                                      "Trip not found: this assistant's access is for another trip"),
+            ("review_day", "no day"): ({"tripId": t}, "dayId: is required"),
+            ("review_day", "unknown day"): ({"tripId": t, "dayId": "nope"}, "No day nope in this trip"),
+            ("recent_timeline", "text"): ({"tripId": t, "limit": "lots"}, "limit: must be a whole number"),
+            ("recent_timeline", "big"): ({"tripId": t, "limit": 10_000}, "limit: must be at most 50"),
+            ("place_search", "long"): ({"tripId": t, "query": "x" * 5000}, "query: must be at most 200 characters"),
+            ("list_trips", "extra"): ({"all": True}, "all: is not expected here"),
+            ("get_suggestion", "unknown"): ({"tripId": t, "suggestionId": "nope"}, "No such suggestion in this trip"),
+            ("insert_stop", "long"): ({"tripId": t, "dayId": day, "name": "x" * 5000},
+                                      "name: must be at most 120 characters"),
+            ("insert_stop", "text lat"): ({"tripId": t, "dayId": day, "name": "A", "lat": "north"},
+                                          "lat: must be a number"),
+            ("insert_stop", "far lat"): ({"tripId": t, "dayId": day, "name": "A", "lat": 500},
+                                         "lat: must be at most 90"),
+            ("insert_stop", "made up"): ({"tripId": t, "dayId": day, "name": "A", "rating": 5},
+                                         "rating: is not expected here"),
+            ("insert_stop", "no name"): ({"tripId": t, "dayId": day}, "name: is required"),
+            ("insert_stop", "bad time"): ({"tripId": t, "dayId": day, "name": "A", "setTime": "30:00"},
+                                          "setTime: must be a time as HH:MM, 00:00-29:59 (24:45 is 00:45 the next "
+                                          "morning)"),
+            ("update_trip", "zone"): ({"tripId": t, "timezone": "Mars/Olympus"},
+                                      "timezone: must be an IANA time zone such as Europe/Lisbon"),
+            ("delete_stop", "unknown"): ({"tripId": t, "stopId": "nope"}, "No stop nope in this trip"),
+            ("propose_fix", "no fix"): ({"tripId": t, "dayId": day}, "fixId: is required"),
+        }
+
+        async def work(session):
+            return {key: await session.call_tool(key[0], args) for key, (args, _) in calls.items()}
+
+        answers = mcp(server, token, work)
+        for key, (_, expected) in calls.items():
+            assert answers[key].is_error and text(answers[key]) == expected, (key, text(answers[key]))
+        after = data(alice.get(f"/api/trips/{t}"))
+        assert after["version"] == version
+        assert data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"] == []

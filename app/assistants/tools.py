@@ -89,7 +89,7 @@ def _trip_id(arguments: dict) -> tuple[str, dict]:
     args = dict(arguments)
     trip_id = args.pop("tripId", None)
     if not isinstance(trip_id, str) or not trip_id:
-        raise Invalid("tripId: required", field="tripId")
+        raise Invalid("tripId: must be a trip's id as list_trips gives it", field="tripId")
     return trip_id, args
 
 
@@ -119,6 +119,12 @@ def _read_tool(tool: ReadTool) -> Tool:
 
     async def run(svc: AssistantDeps, caller: Caller, arguments: dict) -> Any:
         trip_id, args = _trip_id(arguments)
+        try:
+            # Checked here with the API's words ("limit: must be at most 50"): the shared
+            # runner's detail is for the agent, under the agent's name for the tool (getTrip).
+            tool.args.model_validate(args)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
         await role_for(svc, caller, trip_id)
         trip = (await svc.trips.get(trip_id)).trip
         result = await run_read_tool(ToolContext(svc, trip), tool.name, json.dumps(args))
@@ -133,8 +139,9 @@ def _read_tool(tool: ReadTool) -> Tool:
 # Reading what this assistant may see: the trips of its token, the suggestions it filed.
 LIST_TRIPS = _own("list_trips", NoArgs, _list_trips,
                   "The trips you can see, with your role and whether you may propose.")
-GET_SUGGESTION = _own("get_suggestion", SuggestionRef, _get_suggestion, "A suggestion you filed: pending, "
-                      "applied, stale or expired, who denied it, and the review's verdict.")
+GET_SUGGESTION = _own("get_suggestion", SuggestionRef, _get_suggestion, "A suggestion you filed: its status "
+                      "(pending, applied, stale, expired or resolved), what it changes, who denied or applied it, "
+                      "and the review's verdict.")
 READ_ONLY = [LIST_TRIPS, *(_read_tool(tool) for tool in SHARED_READ_TOOLS.values() if tool.mcp), GET_SUGGESTION]
 
 
