@@ -323,3 +323,25 @@ def test_malformed_arguments_and_unknown_ids_are_refused_in_words_and_change_not
         after = data(alice.get(f"/api/trips/{t}"))
         assert after["version"] == version
         assert data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"] == []
+
+
+def test_a_body_that_is_not_a_json_rpc_message_is_an_invalid_request_in_words(settings):
+    """The SDK answered a JSON body that is no JSON-RPC message with pydantic's
+    whole report as the error's message (its model names, the input, a link to
+    pydantic's site). It is JSON-RPC's Invalid Request (-32600), in words."""
+    with world(settings) as server:
+        alice = member(server, "alice")
+        token = connect(alice, "Claude", "read")["token"]
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        for body in (b"[1, 2]", b'"tools/list"', b'{"jsonrpc": "2.0", "id": 1}'):
+            r = httpx.post(f"{server.url}/mcp", content=body, headers=headers, verify=tls_context())
+            assert r.status_code == 400, (body, r.text)
+            error = r.json()["error"]
+            assert error["code"] == -32600 and "pydantic" not in r.text and "JSONRPCRequest" not in r.text, r.text
+            assert error["message"].startswith("Invalid Request: the body must be one JSON-RPC 2.0 message")
+        broken = httpx.post(f"{server.url}/mcp", content=b"{not json", headers=headers, verify=tls_context())
+        assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700   # Parse error, as it was
+        listed = httpx.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                            headers=headers, verify=tls_context())
+        assert listed.status_code == 200 and "get_trip" in {t["name"] for t in listed.json()["result"]["tools"]}

@@ -71,7 +71,7 @@ class AssistantServer:
         self.asgi = StreamableHTTPASGIApp(self.manager)
 
     async def handle(self, scope, receive, send, caller: Caller) -> None:
-        await self.asgi({**scope, CALLER: caller}, receive, send)
+        await self.asgi({**scope, CALLER: caller}, receive, _plain_invalid_request(send))
 
     @staticmethod
     def _caller(ctx: Any) -> Caller:
@@ -107,3 +107,41 @@ class AssistantServer:
 
 def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+INVALID_REQUEST = ("Invalid Request: the body must be one JSON-RPC 2.0 message, an object with \"jsonrpc\": \"2.0\", "
+                   "\"method\" and, for a request, \"id\".")
+
+
+def _plain_invalid_request(send):
+    """The SDK answers a body that is JSON but not a JSON-RPC message (a list,
+    a string, an object without "method") with pydantic's whole report as the
+    error's message (model names, input values, a link to pydantic's site).
+    That one answer is rewritten to JSON-RPC's Invalid Request in words; every
+    other message passes through as it is."""
+    held: dict[str, Any] = {}
+
+    async def wrapped(message):
+        if message["type"] == "http.response.start" and message["status"] == 400:
+            held["start"], held["body"] = message, b""
+            return
+        if "start" not in held:
+            await send(message)
+            return
+        held["body"] += message.get("body", b"")
+        if message.get("more_body"):
+            return
+        body = held["body"]
+        try:
+            answer = json.loads(body)
+            if str(answer["error"]["message"]).startswith("Validation error"):
+                answer["error"] = {"code": types.INVALID_REQUEST, "message": INVALID_REQUEST}
+                body = json.dumps(answer).encode()
+        except (ValueError, TypeError, KeyError):
+            pass   # not the SDK's JSON-RPC error: as it was
+        start = held["start"]
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    return wrapped
