@@ -16,6 +16,7 @@ import pytest
 from app.trips import store
 from app.aiusage import BUSY_MESSAGE, BUSY_RETRY_S, LIMIT_MESSAGE
 from helpers import new_trip, op, signup, use
+from nodetest import ROOT, node_test
 from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
                                 user_message)
 
@@ -236,3 +237,10 @@ def test_the_day_limit_says_when_ai_is_back_and_it_is(settings, openai_standin):
         assert not of_type(chunks, "error") and "".join(c["delta"] for c in of_type(chunks, "text-delta")) == "Noted."
         eventually(lambda: len(client.app.state.services.background) == 0)
 
+
+
+def test_the_page_says_when_ai_is_back_in_the_members_own_zone():
+    """public/planner/aiback.js words `resetsAt` in the browser's zone: later
+    today, at midnight, tomorrow at 01:00 (spec/js/aiback.test.mjs, in Tokyo,
+    Lisbon, UTC and New York)."""
+    node_test(ROOT / "spec" / "js" / "aiback.test.mjs")
