@@ -16,8 +16,10 @@ caused it (background work included: app/agent/ passes that member's id):
   processes sharing the file) can never both take the last slot, and the
   counts survive restarts;
 - over the daily call or token limit: 503 `ai_limit`; over the member's
-  share: 429 `ai_user_limit` with `resetsAt` (the next 00:00 UTC) and
-  `retryAfterS`; too many running: 429 `busy`. The provider is never called
+  share: 429 `ai_user_limit`; both with `resetsAt` (the next 00:00 UTC,
+  `next_reset`) and `retryAfterS`; too many running: 429 `busy` with a short
+  `retryAfterS` (BUSY_RETRY_S). Every `retryAfterS` is also sent as the
+  `Retry-After` header (app/errors.py). The provider is never called
   for a refused request, and background work skips it silently;
 - `finish()` replaces the reservation with the provider's real counts (or keeps
   it when they are unknown, e.g. after a timeout), with duration and cost;
@@ -44,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import secrets
 import sys
 import time
@@ -61,6 +64,10 @@ FEATURES = ("copilot", "plan_day", "agent_chat", "agent_eval", "agent_ambient")
 LIMIT_MESSAGE = "AI planning is temporarily unavailable because the usage limit has been reached"
 SHARE_MESSAGE = "You have used your share of today's AI help. It renews at midnight UTC, in {wait}."
 BUSY_MESSAGE = "AI is busy with other requests right now. Please try again in a moment."
+# "A moment", for `busy`: slots free as running calls end, which nothing can
+# predict (seconds for most, the timeout at worst), so a short fixed hint
+# rather than a promise; a client that retries then and is refused waits again.
+BUSY_RETRY_S = 5
 LEASE_GRACE_S = 30
 HISTORY_DAYS = 30
 
@@ -107,6 +114,14 @@ def _moment(clock_value: Any) -> datetime:
     if isinstance(clock_value, datetime):
         return clock_value.astimezone(UTC)
     return datetime.fromtimestamp(float(clock_value), UTC)
+
+
+def next_reset(now: datetime) -> tuple[datetime, int]:
+    """When today's counts end (a day is the UTC date of `now`, the `day`
+    column), and the whole seconds until then, rounded up so a client that
+    waits that long is never early. The one rule every "when does it renew" uses."""
+    resets = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return resets, max(1, math.ceil((resets - now).total_seconds()))
 
 
 # -- cost ---------------------------------------------------------------------
@@ -227,11 +242,18 @@ class AIUsage:
 
     def share_refusal(self, now: datetime) -> Busy:
         """429 `ai_user_limit`: the member's share is spent until the next 00:00 UTC."""
-        resets = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-        wait_s = max(1, int((resets - now).total_seconds()))
+        resets, wait_s = next_reset(now)
         hours, minutes = divmod(-(-wait_s // 60), 60)
         wait = f"{hours} h {minutes} min" if hours else f"{minutes} min"
         return Busy(SHARE_MESSAGE.format(wait=wait), code="ai_user_limit", resetsAt=iso(resets), retryAfterS=wait_s)
+
+    def limit_refusal(self, now: datetime) -> Unavailable:
+        """503 `ai_limit`: everyone's budget is spent until the next 00:00 UTC.
+        The message is the spec's, word for word; when AI comes back is data
+        (`resetsAt`, `retryAfterS`, and the Retry-After header from it), which
+        the page words in the member's own time zone."""
+        resets, wait_s = next_reset(now)
+        return Unavailable(LIMIT_MESSAGE, code="ai_limit", resetsAt=iso(resets), retryAfterS=wait_s)
 
     async def check_share(self, user_id: str, trip_id: str | None, feature: str) -> None:
         """429 when the member's share of today is already spent: an explicit ask
@@ -320,10 +342,10 @@ class AIUsage:
                       feature=feature, model=model, callsToday=calls, tokensToday=tokens, running=running,
                       userCallsToday=user_calls, userTokensToday=user_tokens, limits=self.limits())
             if refused == "concurrent":
-                raise Busy(BUSY_MESSAGE, code="busy")
+                raise Busy(BUSY_MESSAGE, code="busy", retryAfterS=BUSY_RETRY_S)
             if refused in ("user_calls", "user_tokens"):
                 raise self.share_refusal(now)
-            raise Unavailable(LIMIT_MESSAGE, code="ai_limit")
+            raise self.limit_refusal(now)
         return reservation
 
     async def abandon_earlier_boots(self) -> int:

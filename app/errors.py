@@ -26,6 +26,13 @@ class AppError(Exception):
         error.update(self.extra)
         return {"error": error}
 
+    def headers(self) -> dict[str, str]:
+        """The refusal's HTTP headers: a body that says `retryAfterS` also sends
+        the standard `Retry-After` (seconds), so clients and proxies that read
+        only the header wait as long as the body says."""
+        wait = self.extra.get("retryAfterS")
+        return {"Retry-After": str(wait)} if isinstance(wait, int) else {}
+
 
 class BadRequest(AppError):
     status, code = 400, "bad_request"

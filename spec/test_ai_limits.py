@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 
 import pytest
 
 from app.trips import store
-from app.aiusage import BUSY_MESSAGE, LIMIT_MESSAGE
+from app.aiusage import BUSY_MESSAGE, BUSY_RETRY_S, LIMIT_MESSAGE
 from helpers import new_trip, op, signup, use
+from nodetest import ROOT, node_test
 from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, sse_chunks,
                                 user_message)
 
@@ -45,11 +47,19 @@ def refused_over_http(response, refusal: str) -> None:
     _, status, code, message = REFUSALS[refusal]
     assert response.status_code == status, response.text
     error = response.json()["error"]
+    # Every refusal says when to try again, in the body and as the standard header.
+    assert response.headers["retry-after"] == str(error["retryAfterS"])
     if refusal == "user_calls":   # when it renews, in words and as data
         assert error["code"] == code and error["message"].startswith("You have used your share of today's AI help")
         assert error["resetsAt"].endswith("T00:00:00.000Z") and error["retryAfterS"] > 0
         return
-    assert error == {"code": code, "message": message}
+    if refusal == "concurrent":   # a moment: slots free as running calls end
+        assert error == {"code": code, "message": message, "retryAfterS": BUSY_RETRY_S}
+        return
+    # The spec's message word for word; when AI is back (the next 00:00 UTC) as data.
+    assert error == {"code": code, "message": message, "resetsAt": error["resetsAt"],
+                     "retryAfterS": error["retryAfterS"]}
+    assert error["resetsAt"].endswith("T00:00:00.000Z") and 0 < error["retryAfterS"] <= 24 * 3600
 
 
 def skipped_in_background(client, trip: dict, caplog, what: str, refusal: str) -> None:
@@ -81,6 +91,10 @@ def agent_chat(client, trip, refusal, caplog):
         return
     chunks = sse_chunks(r)
     assert [c["errorText"] for c in of_type(chunks, "error")] == [REFUSALS[refusal][3]]
+    # The error chunk is text only (the AI SDK's schema): the refusal's data comes just before it.
+    [refused] = of_type(chunks, "data-refusal")
+    assert refused["transient"] is True and refused["data"]["code"] == REFUSALS[refusal][2]
+    assert chunks.index(refused) + 1 == chunks.index(of_type(chunks, "error")[0])
     assert of_type(chunks, "finish")[0]["finishReason"] == "error"
 
 
@@ -188,3 +202,45 @@ def test_one_account_cannot_switch_ai_off_for_everyone(settings, openai_standin)
         by_name = {m["name"]: m for m in usage["members"]}
         assert by_name["mallory"]["calls"] == 6 and by_name["alice"]["calls"] == 1
         assert usage["today"]["calls"] == 7
+
+
+# -- when AI is back ------------------------------------------------------------------------------
+
+
+def test_the_day_limit_says_when_ai_is_back_and_it_is(settings, openai_standin):
+    """Everyone's AI for the day is spent 29.6 s before midnight UTC (the
+    end of the `day` the counts are kept by). The copilot's 503 says when AI
+    is back, as `resetsAt` and `retryAfterS` (rounded up: a client that waits
+    that long is never early) and as the Retry-After header; a chat turn's
+    stream says the same in its data-refusal chunk. Waiting exactly that long
+    brings AI back."""
+    from standins.openai_standin import Reply, message_item
+
+    openai_standin.responder = lambda request: Reply(output=[message_item("Noted.")])
+    now = [datetime(2026, 12, 10, 23, 59, 30, 400_000, tzinfo=UTC).timestamp()]
+    with agent_client(settings.with_(ai_daily_limit=1), openai_standin, clock=lambda: now[0]) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        use_up(client, "daily_calls", {})
+        r = client.post(f"/api/trips/{trip['id']}/days/{trip['days'][0]['id']}/copilot",
+                        json={"question": "Is this day OK?"})
+        assert r.status_code == 503 and r.headers["retry-after"] == "30"
+        assert r.json()["error"] == {"code": "ai_limit", "message": LIMIT_MESSAGE,
+                                     "resetsAt": "2026-12-11T00:00:00.000Z", "retryAfterS": 30}
+        chat = {"id": "chat1", "trigger": "submit-message", "messages": [user_message("Plan day one", "m1")]}
+        chunks = sse_chunks(client.post(f"/api/trips/{trip['id']}/agent/chat", json=chat))
+        assert [c["data"] for c in of_type(chunks, "data-refusal")] == [r.json()["error"]]
+
+        now[0] += 30
+        chat["messages"] = [user_message("Plan day one", "m2")]
+        chunks = sse_chunks(client.post(f"/api/trips/{trip['id']}/agent/chat", json=chat))
+        assert not of_type(chunks, "error") and "".join(c["delta"] for c in of_type(chunks, "text-delta")) == "Noted."
+        eventually(lambda: len(client.app.state.services.background) == 0)
+
+
+
+def test_the_page_says_when_ai_is_back_in_the_members_own_zone():
+    """public/planner/aiback.js words `resetsAt` in the browser's zone: later
+    today, at midnight, tomorrow at 01:00 (spec/js/aiback.test.mjs, in Tokyo,
+    Lisbon, UTC and New York)."""
+    node_test(ROOT / "spec" / "js" / "aiback.test.mjs")

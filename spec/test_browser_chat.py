@@ -11,6 +11,7 @@ group's alone, live, with its unread count."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 
@@ -269,22 +270,30 @@ def test_a_message_to_the_ai_refused_for_a_spent_share_goes_back_in_the_composer
 def test_a_turn_the_days_ai_limit_stops_leaves_no_empty_reply(settings, openai_standin):
     """Everyone's AI for today is spent (503 ai_limit, said inside the turn's
     stream, after the message is stored): the message stays, the page says
-    why, and no empty "Wayline AI" reply is left under it, which would also
-    have sent the next plain message to the AI as a follow-up."""
+    why and when AI help is back, in the member's time (15:30 in Lisbon in
+    July, UTC+1: the day's counts end at 00:00 UTC, 01:00 there), and no
+    empty "Wayline AI" reply is left under it, which would also have sent
+    the next plain message to the AI as a follow-up."""
     openai_standin.responder = quiet_responder
     one_call = settings.with_(ai_daily_limit=1, ai_user_daily_share=1.0)
-    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+    now = datetime(2026, 7, 15, 14, 30, tzinfo=UTC)   # the server's clock and the page's
+    with live(offline(ai_settings(one_call, openai_standin)), clock=now.timestamp) as server, \
+            chromium() as browser:
         alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
         trip = api_trip(alice, bob)
         t = trip["id"]
         api(bob, "POST", f"/api/trips/{t}/days/{trip['days'][0]['id']}/copilot",
             {"question": "Is the day realistic?", "history": []})   # the day's one call
         page = open_page(browser, server, viewport={"width": 375, "height": 812}, phone=True, session=alice.token)
+        page.clock.set_fixed_time(now)   # Date only: the page's timers keep running
         page.goto(f"/#/trips/{t}")
         panel = open_chat(page)
         panel.get_by_label("Message", exact=True).fill("@agent where should we eat tonight?")
         panel.get_by_role("button", name="Send").click()
-        panel.locator(".error-box", has_text="the usage limit has been reached").wait_for()
+        said = panel.locator(".error-box", has_text="the usage limit has been reached")
+        said.wait_for()
+        assert said.inner_text() == ("AI planning is temporarily unavailable because the usage limit has been "
+                                     "reached. AI help is back tomorrow at 01:00.")
         shot(page, "chat-day-limit-375")
         assert panel.locator(".msg.mine", has_text="where should we eat tonight").count() == 1
         assert panel.locator(".msg.from-agent").count() == 0

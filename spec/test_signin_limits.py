@@ -56,6 +56,7 @@ def test_one_address_is_refused_for_a_username_after_5_failures_and_for_all_afte
         r = client.post("/api/auth/signin", json=RIGHT)
         assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
         assert r.json()["error"]["retryAfterS"] > 0
+        assert r.headers["retry-after"] == str(r.json()["error"]["retryAfterS"])   # the standard header says the same
         # Other usernames from this address are still answered, until 20 failures in all.
         for i in range(15):
             assert client.post("/api/auth/signin", json={"username": f"user{i}", "password": "x"}).status_code == 401

@@ -460,6 +460,10 @@ async def _model_round(svc: AgentDeps, turn: Turn, emit: _Emitter, instructions:
                     emit("error", errorText=event.message)
                     reason = "error"
     except AppError as exc:  # usage limit or busy: refused before the provider was called
+        # The protocol's error chunk carries text only (the AI SDK's schema is
+        # strict), so the refusal's data (when AI is back: `resetsAt`) goes just
+        # before it as a transient data chunk, kept in no message.
+        emit("data-refusal", data=exc.to_json()["error"], transient=True)
         emit("error", errorText=exc.message)
         reason = "error"
     reasoning.close_open()

@@ -41,7 +41,7 @@ def error_response(status: int, code: str, message: str, **extra) -> JSONRespons
 
 
 async def app_error(request: Request, exc: AppError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status)
+    return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers())
 
 
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "too_large"}

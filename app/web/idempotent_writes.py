@@ -23,7 +23,7 @@ HEADER = b"idempotency-key"
 
 
 def _error(exc: AppError) -> JSONResponse:
-    return JSONResponse(exc.to_json(), status_code=exc.status)
+    return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers())
 
 
 class IdempotencyMiddleware:

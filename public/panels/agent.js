@@ -301,6 +301,7 @@ export function mountAgent(el, store, panel) {
     send.disabled = true;
     abort = new AbortController();
     let failed = null;
+    let refusalData = null;
     let refused = null;
     let received = false;
     try {
@@ -316,6 +317,8 @@ export function mountAgent(el, store, panel) {
             streamingId = msg.id;
           }
           if (result.error) failed = result.error;
+          // A refused turn's data (when AI is back) comes just before its error, which carries text only.
+          if (result.data && result.data.type === "data-refusal") refusalData = result.data.data;
           if (result.trip) store.applyWriteAnswer(result);
           shown();
           store.emit("agent");
@@ -340,7 +343,10 @@ export function mountAgent(el, store, panel) {
     else shown();
     turn = [...turn.filter((m) => m.id !== msg.id && m.id !== startedWith), msg];
     store.emit("agent");
-    if (failed) status.append(errorBox(new Error(failed)));
+    if (failed) {
+      const refusal = refusalData ? { code: refusalData.code, details: refusalData } : {};
+      status.append(errorBox(Object.assign(new Error(failed), refusal)));
+    }
     // Other members' views learn of the turn through polling; ours polls now
     // so the server's copies (with seq numbers) replace the local ones.
     if (store.sync) store.sync.now();
