@@ -345,3 +345,18 @@ def test_a_body_that_is_not_a_json_rpc_message_is_an_invalid_request_in_words(se
         listed = httpx.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                             headers=headers, verify=tls_context())
         assert listed.status_code == 200 and "get_trip" in {t["name"] for t in listed.json()["result"]["tools"]}
+
+
+def test_get_and_delete_are_405_with_allow_post_and_open_no_stream(settings):
+    """Stateless: no session to end (DELETE) and nothing to push on a stream
+    (GET), so both are 405 naming POST, answered at once in the API's error
+    shape, for anyone (the method is wrong whoever asks)."""
+    with world(settings) as server:
+        alice = member(server, "alice")
+        token = connect(alice, "Claude", "read")["token"]
+        for method in ("GET", "DELETE"):
+            for headers in ({"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}, {}):
+                r = httpx.request(method, f"{server.url}/mcp", headers=headers, timeout=30, verify=tls_context())
+                assert r.status_code == 405, (method, r.status_code, r.text)
+                assert r.headers["allow"] == "POST"
+                assert r.json()["error"]["code"] == "method_not_allowed"

@@ -88,6 +88,7 @@ def test_nothing_outside_the_folder_and_only_reads(settings, tmp_path):
         assert r.status_code == 404, (r.url, r.text)
         assert r.json() == {"error": {"code": "not_found", "message": "Not found"}}
     assert post.status_code == 405 and post.json()["error"]["code"] == "method_not_allowed"
+    assert post.headers["allow"] == "GET, HEAD"   # a 405 says what is allowed (RFC 9110)
 
 
 def _folder_app(folder: Path) -> TestClient:

@@ -10,6 +10,7 @@ browser page cannot know the token).
 
 from __future__ import annotations
 
+from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -29,6 +30,13 @@ class MCPEndpoint:
     """An ASGI app (not a request handler): the transport answers in its own way."""
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["method"] != "POST":
+            # The transport is stateless (each request stands alone): no session
+            # to end with DELETE, and nothing the server would ever send on the
+            # stream a GET opens (the SDK held one open, empty, for as long as
+            # the client kept it). MCP lets such a server answer 405, which the
+            # SDK's clients expect; they never GET without a session id.
+            raise HTTPException(405, "This address takes MCP messages sent with POST only.", headers={"Allow": "POST"})
         svc = scope["state"]["services"]
         caller = await authenticate(svc, bearer(scope), svc.last_use)
         if caller is None:
@@ -41,4 +49,4 @@ class MCPEndpoint:
         await svc.assistants.handle(scope, receive, send, caller, svc)
 
 
-routes = [Route("/mcp", endpoint=MCPEndpoint(), methods=["GET", "POST", "DELETE"])]
+routes = [Route("/mcp", endpoint=MCPEndpoint())]   # every method: the endpoint answers the ones it refuses

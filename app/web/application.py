@@ -50,7 +50,9 @@ HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 4
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
     code = HTTP_CODES.get(exc.status_code, "error")
     message = "Not found" if exc.status_code == 404 else str(exc.detail)
-    return error_response(exc.status_code, code, message)
+    response = error_response(exc.status_code, code, message)
+    response.headers.update(exc.headers or {})   # a 405's Allow (RFC 9110 requires it)
+    return response
 
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
