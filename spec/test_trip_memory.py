@@ -238,7 +238,7 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
         task = asyncio.ensure_future(apply_op(svc.trips, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
         await waiting.wait()                       # bob's op passed validation as a member
         svc.db.write = real
-        await members.remove_member(svc.db, trip["id"], owner["id"], "owner", bob["id"])
+        await members.remove_member(svc.db, trip["id"], owner["id"], bob["id"])
         gate.set()
         with pytest.raises(NotFound):
             await task
@@ -309,8 +309,7 @@ def test_a_trip_let_go_while_its_op_ran_is_read_again(tmp_path):
         async def chain():
             release = threading.Event()
             blocker = svc.db.write(lambda tx: release.wait(10))   # the writer is busy: the writes queue up
-            removal = asyncio.ensure_future(members.remove_member(svc.db, trip["id"], owner["id"], "owner",
-                                                                  bob["id"]))
+            removal = asyncio.ensure_future(members.remove_member(svc.db, trip["id"], owner["id"], bob["id"]))
             await asyncio.sleep(0.01)
             edit = asyncio.ensure_future(apply_op(svc.trips, trip["id"], owner["id"], "update_trip", {"title": "New"}))
             await asyncio.sleep(0.01)

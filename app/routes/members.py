@@ -54,8 +54,8 @@ async def list_invites(request: Request):
 @describe(summary="Revoke an invite link (owner only)")
 async def revoke_invite(request: Request):
     trip_id = request.path_params["tripId"]
-    await member(request, trip_id, needs="owner")
-    await members.revoke_invite(services(request).db, trip_id, request.path_params["inviteId"])
+    user, _ = await member(request, trip_id, needs="owner")
+    await members.revoke_invite(services(request).db, trip_id, user["id"], request.path_params["inviteId"])
     return ok({"revoked": True})
 
 
@@ -76,17 +76,17 @@ async def accept_invite(request: Request):
 @describe(body=RoleChange, summary="Change a member's role (owner only)")
 async def change_role(request: Request):
     trip_id, target = request.path_params["tripId"], request.path_params["userId"]
-    await member(request, trip_id, needs="owner")
+    user, _ = await member(request, trip_id, needs="owner")
     args = await body(request, RoleChange)
-    await members.change_role(services(request).db, trip_id, target, args.role)
+    await members.change_role(services(request).db, trip_id, user["id"], target, args.role)
     return ok({"userId": target, "role": args.role})
 
 
 @describe(summary="Remove a member (owner), or leave the trip yourself")
 async def remove_member(request: Request):
     trip_id, target = request.path_params["tripId"], request.path_params["userId"]
-    user, role = await member(request, trip_id)
-    await members.remove_member(services(request).db, trip_id, user["id"], role, target)
+    user, _ = await member(request, trip_id)
+    await members.remove_member(services(request).db, trip_id, user["id"], target)
     return ok({"removed": True})
 
 

@@ -140,9 +140,9 @@ async def patch_trip(request: Request):
 @describe(summary="Delete the trip (owner only)")
 async def delete_trip(request: Request):
     trip_id = request.path_params["tripId"]
-    await member(request, trip_id, needs="owner")
+    user, _ = await member(request, trip_id, needs="owner")
     svc = services(request)
-    await catalog.delete_trip(svc.db, svc.files, trip_id)
+    await catalog.delete_trip(svc.db, svc.files, trip_id, user["id"])
     return ok({"deleted": True})
 
 
