@@ -108,6 +108,15 @@ class RemovedFromTrip(AppError):
     status, code = 403, "removed_from_trip"
 
 
+def _check_open(row: sqlite3.Row | None) -> sqlite3.Row:
+    """The link's row; 404 when it is unknown (its trip deleted too), revoked or expired."""
+    if row is None or row["revoked_at"] is not None:
+        raise NotFound("This invite link is not valid (it may have been revoked)", code="invite_invalid")
+    if row["expires_at"] <= utcnow():
+        raise NotFound("This invite link has expired. Ask the trip owner for a new one.", code="invite_expired")
+    return row
+
+
 async def open_invite(db: Database, token: str) -> dict:
     """What an invite link is for: the trip, the role, who invited; 404 when
     revoked, expired or unknown."""
@@ -116,10 +125,7 @@ async def open_invite(db: Database, token: str) -> dict:
         "t.dest_name, "
         "u.display_name AS inviter FROM invites i JOIN trips t ON t.id = i.trip_id "
         "LEFT JOIN users u ON u.id = i.created_by WHERE i.token_hash = ?", (token_hash(token),))
-    if row is None or row["revoked_at"] is not None:
-        raise NotFound("This invite link is not valid (it may have been revoked)", code="invite_invalid")
-    if row["expires_at"] <= utcnow():
-        raise NotFound("This invite link has expired. Ask the trip owner for a new one.", code="invite_expired")
+    row = _check_open(row)
     return {"id": row["id"], "createdAt": row["created_at"], "tripId": row["trip_id"], "tripTitle": row["title"],
             "role": row["role"], "expiresAt": row["expires_at"], "startDate": row["start_date"],
             "destination": row["dest_name"], "inviterName": row["inviter"]}
@@ -131,6 +137,10 @@ async def accept_invite(db: Database, token: str, user_id: str) -> dict:
     trip_id = invite["tripId"]
 
     def work(tx: Tx) -> dict[str, Any]:
+        # Again in the write: the link may have been revoked, or its trip
+        # deleted, since it was read above (the join would then go through
+        # a closed link, or fail on the trip's foreign key).
+        _check_open(tx.fetchone("SELECT revoked_at, expires_at FROM invites WHERE id = ?", (invite["id"],)))
         existing = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
         if existing:
             return {"tripId": trip_id, "role": existing, "joined": False}

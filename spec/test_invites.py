@@ -3,6 +3,11 @@ link is never built from the request's Host (issue 22, failure 4 and item 11).""
 
 from __future__ import annotations
 
+import asyncio
+
+from app import members
+from app.errors import NotFound
+from app.trips import catalog
 from helpers import join, make_client, new_trip, op, signup, use
 
 
@@ -97,3 +102,60 @@ def test_invite_links_never_come_from_the_host_header(settings):
         link = client.post(f"/api/trips/{trip['id']}/invites", json={"role": "viewer"},
                            headers={"Host": "evil.example"}).json()["data"]
         assert link["url"] == f"https://wayline.example/#/invite/{link['token']}"
+
+
+def services(client):
+    return client.app.state.services
+
+
+def _accept_racing(client, settings, end_link):
+    """Accept a link whose check passed, while `end_link(svc, trip, owner,
+    link)` ends it before the join is written; returns what accepting raised."""
+    owner, eve = signup(client, "owner"), signup(client, "eve")
+    use(client, owner)
+    trip = new_trip(client)
+    link = invite(client, trip["id"])
+    svc = services(client)
+
+    async def race():
+        gate, waiting = asyncio.Event(), asyncio.Event()
+        real = svc.db.write
+
+        def held(work):
+            async def later():
+                await gate.wait()
+                return await real(work)
+
+            waiting.set()
+            return asyncio.ensure_future(later())
+
+        svc.db.write = held
+        accepting = asyncio.ensure_future(members.accept_invite(svc.db, link["token"], eve["id"]))
+        await waiting.wait()                       # the link was open when accepting looked
+        svc.db.write = real
+        await end_link(svc, trip, owner, link)
+        gate.set()
+        return (await asyncio.gather(accepting, return_exceptions=True))[0]
+
+    raised = client.portal.call(race)
+    use(client, eve)
+    assert client.get(f"/api/trips/{trip['id']}").status_code == 404
+    return raised
+
+
+def test_a_link_revoked_while_it_is_being_accepted_lets_no_one_in(client, settings):
+    """It joined eve through a link the owner had revoked a moment before."""
+    async def revoke(svc, trip, owner, link):
+        await members.revoke_invite(svc.db, trip["id"], owner["id"], link["id"])
+
+    raised = _accept_racing(client, settings, revoke)
+    assert isinstance(raised, NotFound) and raised.code == "invite_invalid", raised
+
+
+def test_a_trip_deleted_while_its_link_is_being_accepted_is_plainly_gone(client, settings):
+    """It failed on the database's foreign key (a 500) instead of saying the link is gone."""
+    async def delete(svc, trip, owner, link):
+        await catalog.delete_trip(svc.db, svc.files, trip["id"], owner["id"])
+
+    raised = _accept_racing(client, settings, delete)
+    assert isinstance(raised, NotFound) and raised.code == "invite_invalid", raised
