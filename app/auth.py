@@ -9,6 +9,7 @@ import math
 import re
 import secrets
 import time
+import unicodedata
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -209,12 +210,23 @@ def _too_many(wait: int) -> Busy:
                 retryAfterS=wait)
 
 
+def clean_display_name(name: str | None) -> str:
+    """A display name as others will see it: other members' lists, comments,
+    the agent's prompt. Control and format characters go (a right-to-left
+    override shows "evil" as "live", zero-width ones make two names look
+    alike, a NUL or newline breaks the lines it is shown in); runs of
+    spaces become one; composed the usual way (NFC); at most 64 characters."""
+    text = unicodedata.normalize("NFC", name or "")
+    text = "".join(" " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch)[0] != "C")
+    return " ".join(text.split())[:64].strip()
+
+
 async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int) -> dict:
     if not USERNAME_RE.match(username):
         raise Invalid("Username must be 3-32 characters of a-z, 0-9, _ . -", field="username")
     require_new_password(password, "password")
     password_hash = await asyncio.to_thread(hash_password, password, hash_n)
-    user = {"id": new_id(), "username": username, "displayName": (display_name or username).strip()[:64] or username}
+    user = {"id": new_id(), "username": username, "displayName": clean_display_name(display_name) or username}
 
     def work(tx: Tx) -> None:
         if tx.fetchone("SELECT 1 FROM users WHERE username = ?", (username,)):

@@ -162,3 +162,17 @@ def test_deleting_needs_a_signed_in_caller(client):
     assert client.post("/api/auth/password",
                        json={"currentPassword": "a", "newPassword": "bbbbbbbb"}).status_code == 401
     assert client.post("/api/auth/signout", json={"everywhere": True}).status_code == 200
+
+
+def test_a_display_name_keeps_no_control_or_direction_characters(client):
+    """It stored 'a\\u202eevil\\x00' as given: a right-to-left override made other
+    members read a name backwards, and NUL, newlines and zero-width spaces
+    went into their lists and the agent's prompt."""
+    r = client.post("/api/auth/signup", json={"username": "mallory", "password": PASSWORD,
+                                              "displayName": "Ann\u202eeve\x00\u200b  the\nowner "})
+    assert r.status_code == 201, r.text
+    assert r.json()["data"]["user"]["displayName"] == "Anneve the owner"
+    assert client.get("/api/auth/me").json()["data"]["user"]["displayName"] == "Anneve the owner"
+    r = client.post("/api/auth/signup",
+                    json={"username": "nobody", "password": PASSWORD, "displayName": "\u202e\u200b "})
+    assert r.json()["data"]["user"]["displayName"] == "nobody"     # nothing left: the username stands in
