@@ -9,6 +9,7 @@ held whole in memory."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import logging
 import re
@@ -30,6 +31,9 @@ MAX_BYTES = 2 * 1024 * 1024
 STORED_NAME = re.compile(r"^[0-9a-f]{16}\.(png|jpg|webp|pdf|txt|md|csv)$")
 EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "application/pdf": "pdf",
               "text/plain": "txt", "text/markdown": "md", "text/csv": "csv"}
+# Names that promise an image or a PDF: text under such a name is refused, not kept as text.
+NOT_TEXT = {"png", "jpg", "jpeg", "jpe", "webp", "gif", "svg", "svgz", "bmp", "ico", "tif", "tiff", "heic", "heif",
+            "avif", "pdf"}
 TEXT_TYPES = {"md": "text/markdown", "markdown": "text/markdown", "csv": "text/csv"}
 
 
@@ -78,6 +82,10 @@ class TypeCheck:
             return None
         # Plain text proven by the bytes; the name only picks among text flavours.
         ext = self.filename.rsplit(".", 1)[-1].lower() if "." in self.filename else ""
+        if ext in NOT_TEXT:
+            # Text named as an image or PDF (an HTML page or SVG called photo.png):
+            # the person meant a picture, and the bytes are not one.
+            return None
         return TEXT_TYPES.get(ext, "text/plain")
 
 
@@ -91,6 +99,86 @@ def _check_type(source: BinaryIO, filename: str) -> tuple[str | None, int]:
         size += len(chunk)
     source.seek(0)
     return checker.result(), size
+
+
+def _read_at(source: BinaryIO, offset: int, count: int) -> bytes:
+    source.seek(offset)
+    return source.read(count)
+
+
+PNG_IEND = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+
+
+def _whole_png(source: BinaryIO, size: int) -> bool:
+    """Chunk by chunk from IHDR to an IEND that ends the file: a cut-off file
+    runs past its end, and nothing may follow IEND (a page or script glued on)."""
+    if _read_at(source, 8, 8) != b"\x00\x00\x00\x0dIHDR":
+        return False
+    pos = 8
+    while pos + 12 <= size:
+        head = _read_at(source, pos, 8)
+        length = int.from_bytes(head[:4], "big")
+        if head[4:8] == b"IEND":
+            return length == 0 and pos + 12 == size and _read_at(source, pos, 12) == PNG_IEND
+        pos += 12 + length
+    return False
+
+
+def _whole_jpeg(source: BinaryIO, size: int) -> bool:
+    """Segment by segment to the first scan, then an end-of-image marker after
+    it. (Data after that marker is allowed: phones append their own there.)"""
+    pos, segments = 2, 0
+    while True:
+        marker = _read_at(source, pos, 4)
+        segments += 1
+        if len(marker) < 4 or marker[0] != 0xFF or segments > 10_000:
+            return False
+        if marker[1] == 0xFF:   # fill byte before a marker
+            pos += 1
+            continue
+        if marker[1] == 0xD9 or marker[1] == 0xD8:
+            return False        # an image that ends (or starts again) before any scan
+        if 0xD0 <= marker[1] <= 0xD7 or marker[1] == 0x01:
+            pos += 2
+            continue
+        pos += 2 + int.from_bytes(marker[2:4], "big")
+        if pos > size:
+            return False
+        if marker[1] == 0xDA:   # start of scan: the entropy-coded data follows
+            break
+    last = b""
+    source.seek(pos)
+    while chunk := source.read(CHUNK):
+        if b"\xff\xd9" in last + chunk:
+            return True
+        last = chunk[-1:]
+    return False
+
+
+def _whole_webp(source: BinaryIO, size: int) -> bool:
+    """The RIFF header's length is the file's (padded to an even size)."""
+    riff = int.from_bytes(_read_at(source, 4, 4), "little")
+    return size in (riff + 8, riff + 9) and riff >= 4 + 8
+
+
+def _whole_pdf(source: BinaryIO, size: int) -> bool:
+    """A PDF ends with %%EOF (readers look in the last 1024 bytes)."""
+    return b"%%EOF" in _read_at(source, max(0, size - 1024), 1024)
+
+
+WHOLE = {"image/png": _whole_png, "image/jpeg": _whole_jpeg, "image/webp": _whole_webp,
+         "application/pdf": _whole_pdf}
+
+
+def _is_whole(source: BinaryIO, media_type: str, size: int) -> bool:
+    """Whether an image or PDF is all there: its first bytes name the type, but a
+    cut-off download or a file with something glued on would be stored and
+    shown as a broken image. Reads the spooled file by offset, never whole."""
+    check = WHOLE.get(media_type)
+    try:
+        return check is None or check(source, size)
+    finally:
+        source.seek(0)
 
 
 def display_name(filename: str | None) -> str:
@@ -134,7 +222,14 @@ async def save_upload(db: Database, files: FileStore, trip_id: str, user_id: str
     filename = display_name(client_name)
     media_type, size = _check_type(source, filename)
     if media_type is None:
+        if filename.rsplit(".", 1)[-1].lower() in NOT_TEXT:
+            raise UnsupportedType(f"{filename} is not a PNG, JPEG or WebP image or a PDF, whatever its name says. "
+                                  "Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
         raise UnsupportedType("Only PNG, JPEG, WebP, PDF, plain text, Markdown and CSV files can be uploaded")
+    if not await asyncio.to_thread(_is_whole, source, media_type, size):
+        kind = "PDF" if media_type == "application/pdf" else "image"
+        raise UnsupportedType(f"{filename} is not a whole {kind}: it looks cut off or damaged. "
+                              "Save or export it again and upload that.", code="damaged_file")
     check_upload(size, *await db.read(_stored_bytes, trip_id, user_id), trip_mb=trip_mb, user_mb=user_mb)
     media_id = new_id()
     name = f"{media_id}.{EXTENSIONS[media_type]}"

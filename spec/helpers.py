@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -45,6 +46,19 @@ async def provider_client(settings: Settings, **options) -> AsyncIterator[Outbou
         yield http
     finally:
         await http.aclose()
+
+
+def png_bytes(size: int | None = None) -> bytes:
+    """A whole 1x1 PNG (uploads check that an image is all there, app/media.py);
+    `size`: padded to exactly that many bytes with a private ancillary chunk."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+    head = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", (1).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0]))
+    head += chunk(b"IDAT", zlib.compress(b"\x00\xff\x80\x00"))
+    if size is not None:
+        head += chunk(b"waDd", os.urandom(size - len(head) - 24))
+    return head + chunk(b"IEND", b"")
 
 
 def make_client(settings: Settings, **overrides) -> TestClient:

@@ -8,11 +8,11 @@ import json
 import httpx
 
 from app.web.application import create_app
-from helpers import LiveServer, join, new_trip, op, signup, use
+from helpers import LiveServer, join, new_trip, op, png_bytes, signup, use
 from standins.openai_standin import ai_settings
 from test_agent_support import agent_client, eventually, events, user_message
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+PNG = png_bytes()
 MESSAGE_KEYS = {"id", "seq", "role", "parts", "actorUserId", "actorName", "source", "stopId", "createdAt"}
 
 

@@ -13,10 +13,11 @@ import sqlite3
 
 import pytest
 from browser.harness import add_stops, api_trip, api_user, chromium, live, open_page, stop_card
+from helpers import png_bytes
 
 pytestmark = pytest.mark.browser
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+PNG = png_bytes()
 
 
 def test_a_note_that_climbs_out_of_the_uploads_is_shown_as_words_and_fetches_nothing(settings):

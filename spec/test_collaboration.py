@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from helpers import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, png_bytes, signup, use
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+PNG = png_bytes()
 
 
 def test_invite_lifecycle_expired_and_revoked_are_refused(client, settings):
@@ -121,7 +121,7 @@ def test_uploads_are_typed_from_bytes_and_capped(client, settings):
     assert served.headers["x-content-type-options"] == "nosniff"
 
     assert upload(client, t, "notes.md", b"# Day 1\n").json()["data"]["mediaType"] == "text/markdown"
-    assert upload(client, t, "a.pdf", b"%PDF-1.7\n...").json()["data"]["mediaType"] == "application/pdf"
+    assert upload(client, t, "a.pdf", b"%PDF-1.7\n...\n%%EOF\n").json()["data"]["mediaType"] == "application/pdf"
     exe = upload(client, t, "photo.png", b"MZ\x90\x00\x03\x00\x00\x00")
     assert exe.status_code == 415 and exe.json()["error"]["code"] == "unsupported_type"
 
@@ -142,6 +142,58 @@ def test_uploads_are_typed_from_bytes_and_capped(client, settings):
     for evil in ("..%2F..%2Fwayline.db", "..%2Fx.png", "0123456789abcdef.exe"):
         assert client.get(f"/api/uploads/trips/{t}/{evil}").status_code == 404
     assert client.post(f"/api/trips/{t}/media", json={"file": "x"}).status_code == 400
+
+
+JPEG = (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"   # SOI, APP0
+        b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00" + b"\x12\xff\x00\x34" + b"\xff\xd9")   # scan, EOI
+WEBP = b"RIFF" + (4 + 8 + 10).to_bytes(4, "little") + b"WEBPVP8L" + (10).to_bytes(4, "little") + b"\x2f" + b"\0" * 9
+
+
+def test_an_image_or_pdf_must_be_whole(client):
+    """A file was accepted as an image from its first bytes alone: a PNG cut
+    off after 20 bytes, three bytes of 'JPEG', a PNG with a web page glued on
+    after its end were stored and shown to every member as broken images."""
+    signup(client)
+    t = new_trip(client)["id"]
+    for name, data in (("ok.png", PNG), ("ok.jpg", JPEG), ("ok.webp", WEBP), ("ok.pdf", b"%PDF-1.4\n%%EOF")):
+        assert upload(client, t, name, data).status_code == 201, name
+    assert upload(client, t, "phone.jpg", JPEG + b"SEFT trailer a phone appends").status_code == 201
+    before = client.get(f"/api/trips/{t}/media").json()["data"]["media"]
+    for name, data in (("cut.png", PNG[:20]), ("cut.png", PNG[:-1]), ("glued.png", PNG + b"<html><script>"),
+                       ("magic.jpg", b"\xff\xd8\xff"), ("cut.jpg", JPEG[:-6]), ("cut.webp", WEBP[:-1]),
+                       ("cut.pdf", b"%PDF-1.4\n1 0 obj")):
+        r = upload(client, t, name, data)
+        assert r.status_code == 415 and r.json()["error"]["code"] == "damaged_file", (name, r.text)
+        assert r.json()["error"]["message"].startswith(f"{name} is not a whole ")
+    assert client.get(f"/api/trips/{t}/media").json()["data"]["media"] == before   # nothing kept
+
+
+def test_text_named_as_an_image_is_refused(client):
+    """An HTML page or an SVG named photo.png was kept as text under that name;
+    the bytes decide, and text under an image's or PDF's name is no picture."""
+    signup(client)
+    t = new_trip(client)["id"]
+    for name, data in (("photo.png", b"<html><script>alert(1)</script></html>"),
+                       ("photo.png", b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'),
+                       ("logo.svg", b'<svg xmlns="http://www.w3.org/2000/svg"/>'), ("doc.PDF", b"plain words")):
+        r = upload(client, t, name, data)
+        assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_type", r.text
+        assert f"{name} is not a PNG, JPEG or WebP image or a PDF" in r.json()["error"]["message"]
+    assert client.get(f"/api/trips/{t}/media").json()["data"]["media"] == []
+    # Text under a text name (or any other) is still text.
+    assert upload(client, t, "page.html", b"<p>hi</p>").json()["data"]["mediaType"] == "text/plain"
+
+
+def test_only_images_are_served_inline(client):
+    """A PDF was served inline (on our origin, opened in place); everything but an image is a download."""
+    signup(client)
+    t = new_trip(client)["id"]
+    for name, data, disposition in (("a.png", PNG, "inline"), ("a.pdf", b"%PDF-1.4\n%%EOF", "attachment"),
+                                    ("a.txt", b"words", "attachment")):
+        served = client.get(upload(client, t, name, data).json()["data"]["url"])
+        assert served.headers["content-disposition"] == f'{disposition}; filename="{name}"'
+        assert served.headers["x-content-type-options"] == "nosniff"
+        assert served.headers["cache-control"].startswith("private")
 
 
 def test_uploads_are_served_to_members_only(client):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from app.filestore import open_filestore
 from app.filestore.local import LocalFileStore
-from helpers import make_client, new_trip, signup, use
+from helpers import make_client, new_trip, png_bytes, signup, use
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+PNG = png_bytes()
 
 
 def upload(client, trip_id, name, data, ctype="application/octet-stream"):

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from app.markdown_links import link_target
-from helpers import new_trip, op, signup
+from helpers import new_trip, op, png_bytes, signup
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = json.loads((ROOT / "spec" / "fixtures" / "markdown_links.json").read_text())
 JS_TEST = ROOT / "spec" / "js" / "links.test.mjs"
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+PNG = png_bytes()
 
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])

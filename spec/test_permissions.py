@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, png_bytes, signup, use
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+PNG = png_bytes()
 
 # action: (owner, editor, viewer, outsider)
 MATRIX = {

@@ -5,7 +5,6 @@ everyone. Each refusal is 429 (too many) or 413 (too large), in plain words."""
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from starlette.testclient import TestClient
 from app.settings import Settings
 from app.tls import tls_context
 from app.web.application import create_app
-from helpers import LiveServer, new_trip, op, signup, use
+from helpers import LiveServer, new_trip, op, png_bytes, signup, use
 
 PASSWORD = "correct horse"
 
@@ -123,7 +122,7 @@ def test_days_per_trip(settings):
 
 
 def upload(client, trip_id: str, size: int, name: str = "photo.png"):
-    data = b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8)
+    data = png_bytes(size)
     return client.post(f"/api/trips/{trip_id}/media", files={"file": (name, data, "image/png")})
 
 
@@ -160,7 +159,7 @@ def test_parallel_uploads_cannot_pass_the_quota_together(settings):
     with LiveServer(create_app(limited)) as server, httpx.Client(base_url=server.url, timeout=60) as http:
         http.post("/api/auth/signup", json={"username": "alice", "password": PASSWORD}).raise_for_status()
         trip = http.post("/api/trips", json={"title": "T", "startDate": "2026-12-10", "days": 1}).json()["data"]
-        photo = b"\x89PNG\r\n\x1a\n" + os.urandom(1536 * 1024)
+        photo = png_bytes(8 + 1536 * 1024)
 
         def send(i: int) -> int:
             return http.post(f"/api/trips/{trip['id']}/media",

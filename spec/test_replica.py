@@ -28,10 +28,10 @@ import httpx
 import pytest
 
 from app.tls import tls_context
-from helpers import run_app_cli, wait_until_serving
+from helpers import png_bytes, run_app_cli, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64
+PNG = png_bytes(8 + 256 * 64)
 DEADLINE_S = 60   # generous: the machine is shared; every wait ends as soon as its signal comes
 MUST_SURVIVE = 50         # acknowledged writes that the machine's loss must not take
 WRITES_DEADLINE_S = 120   # to acknowledge them: ends as soon as they are

@@ -12,11 +12,11 @@ import re
 import pytest
 from starlette.routing import Route
 
-from helpers import join, new_trip, op, signup, use
+from helpers import join, new_trip, op, png_bytes, signup, use
 from standins.google_standin import google_settings
 from test_agent_support import agent_client
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+PNG = png_bytes()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from app.tls import tls_context
-from helpers import make_client, new_trip, op, signup
+from helpers import make_client, new_trip, op, png_bytes, signup
 
 
 def on_writer(client, sql: str) -> None:
@@ -180,7 +180,7 @@ def test_an_upload_on_a_full_disk_is_503_and_leaves_no_partial_file(tmp_path):
             r = http.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"})
             assert r.status_code == 201, r.text
             trip = http.post("/api/trips", json={"title": "T", "startDate": "2026-12-10", "days": 1}).json()["data"]
-            photo = b"\x89PNG\r\n\x1a\n" + os.urandom(200 * 1024)
+            photo = png_bytes(8 + 200 * 1024)
             saved = []
             for i in range(5):
                 r = http.post(f"/api/trips/{trip['id']}/media", files={"file": (f"p{i}.png", photo, "image/png")})

@@ -64,7 +64,10 @@ async def serve(request: Request):
     await member(request, trip_id)
     svc = services(request)
     found = await media.find_upload(svc.db, svc.files, trip_id, name)
-    inline = found.media_type.startswith("image/") or found.media_type == "application/pdf"
+    # Only images are shown in place (the page draws them; they run nothing).
+    # Everything else is a download: a PDF can carry scripts and forms for the
+    # viewer that opens it, and it never opens on our origin.
+    inline = found.media_type.startswith("image/")
     return StreamingResponse(
         found.chunks, media_type=found.media_type,
         headers={"Content-Length": str(found.size),
