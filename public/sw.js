@@ -7,8 +7,9 @@
 //   (any address of the app opens index.html; the router reads the hash),
 //   so a cold start offline is the same start as online. The data the page
 //   shows offline is the page's business (IndexedDB, public/offline/kept.js).
-// - Uploaded images are fetched as usual; when that fails (no connection)
-//   the kept thumbnail answers (the page keeps them in IndexedDB's "media" store).
+// - Uploaded images are fetched as usual; when that fails (no connection, or a
+//   5xx) the kept thumbnail answers (the page keeps them in IndexedDB's "media"
+//   store). A 4xx refusal is passed on as it is.
 // - Updates: a new page version means a new /sw.js; the browser installs it
 //   beside the running one and it WAITS (no skipWaiting) until no page uses
 //   the old one, so it takes over at the next start and never swaps the
@@ -60,14 +61,16 @@ async function fromShell(path, request) {
   return hit || fetch(request);
 }
 
-// The network first; when it fails or cannot give the image, the thumbnail
-// the page kept (if any).
+// The network first; when there is none (or the server cannot answer: 5xx),
+// the thumbnail the page kept (if any). A refusal is the answer: 401/403/404
+// mean signed out, removed from the trip, or the file or trip deleted, and a
+// kept copy must not show what the server no longer shows this person.
 async function upload(request, path) {
   let response = null;
   let failure = null;
   try {
     response = await fetch(request);
-    if (response.ok) return response;
+    if (response.ok || response.status < 500) return response;
   } catch (err) {
     failure = err;
   }

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
+from app.filestore import StoreUnavailable
 from app.web.application import PUBLIC_DIR
 from app.web.service_worker import ShellWorker
 from browser.a11y import assert_accessible
@@ -105,11 +105,15 @@ def reopen_offline(p, profile, server, trip, *, viewport=WIDE, phone=False):
     gone, so what shows comes from what the page kept."""
     shutil.rmtree(profile / "Default" / "Cache", ignore_errors=True)
     page = open_installed(p, profile, server, offline=True, viewport=viewport, phone=phone)
-    # Playwright's offline mode does not always reach the service worker's own requests: cut the uploads too
-    # (the files are gone from the server as well, so the image can only be the kept thumbnail).
+    # Playwright's offline mode does not always reach the service worker's own requests: cut the uploads too,
+    # and should one reach the server, its file storage is out of reach (503), so the image can only be the
+    # kept thumbnail. (Not a 404: a refusal is passed on, never answered with a kept copy: public/sw.js.)
     page.context.route("**/api/uploads/**", lambda route: route.abort("internetdisconnected"))
-    for stored in Path(server.app.state.settings.uploads_dir).rglob("*.png"):
-        stored.unlink()
+
+    async def unreachable(key):
+        raise StoreUnavailable("the test's uploads are out of reach")
+
+    server.app.state.services.files.open = unreachable
     page.goto(f"/#/trips/{trip['id']}")
     page.get_by_test_id("offline-line").wait_for()
     return page

@@ -11,6 +11,7 @@ import struct
 
 from app.web.application import PUBLIC_DIR
 from app.web.service_worker import ShellWorker
+from nodetest import ROOT, node_test
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -71,3 +72,10 @@ def test_any_change_to_the_page_is_a_new_version(tmp_path):
     with (page / "styles.css").open("a") as css:
         css.write("/* a change */\n")
     assert shell_of(worker.script())["version"] != second["version"]
+
+
+def test_a_refused_upload_is_not_answered_with_a_kept_thumbnail():
+    """The worker answered any non-200 for an upload with the thumbnail the page
+    kept: a member removed from the trip, or a file or trip since deleted (404),
+    still saw the picture. Only no connection or a 5xx falls back to it."""
+    node_test(ROOT / "spec" / "js" / "sw.test.mjs")
