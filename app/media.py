@@ -20,10 +20,11 @@ from typing import BinaryIO
 from collections.abc import AsyncIterator
 
 from .db import Database, Tx
-from .errors import NotFound, Unavailable, UnsupportedType, storage_unavailable
+from .errors import Forbidden, NotFound, Unavailable, UnsupportedType, storage_unavailable
 from .filestore import CHUNK, FileStore, StoreFull, StoreUnavailable
 from .ids import new_id, utcnow
 from .quotas import check_upload
+from .roles import ROLE_RANK, require_role
 
 log = logging.getLogger("wayline")
 
@@ -291,6 +292,36 @@ async def find_upload(db: Database, files: FileStore, trip_id: str, name: str) -
     if stored is None:
         raise NotFound("No such file")
     return StoredUpload(row["name"], row["filename"], row["media_type"], stored.size, stored.chunks)
+
+
+async def delete_upload(db: Database, files: FileStore, trip_id: str, actor_id: str, media_id: str) -> None:
+    """Delete one of the trip's uploads: its uploader (while an editor or owner)
+    or an owner may. The record goes first, in one transaction that checks the
+    actor's role as it is then; the bytes after the commit. Text that linked
+    the file keeps its words (members' text is theirs to change); the file
+    then answers 404 to everyone, and the page's kept thumbnail is not shown
+    for it (public/sw.js). Its bytes no longer count toward the quotas."""
+    def work(tx: Tx) -> str:
+        role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, actor_id))
+        if role is None:
+            raise NotFound("Trip not found")
+        require_role(str(role), "editor")
+        row = tx.fetchone("SELECT name, uploaded_by FROM media WHERE id = ? AND trip_id = ?", (media_id, trip_id))
+        if row is None:
+            raise NotFound("No such file", code="upload_not_found")
+        if row["uploaded_by"] != actor_id and ROLE_RANK[str(role)] < ROLE_RANK["owner"]:
+            raise Forbidden("Only the member who uploaded this file, or an owner, can delete it.")
+        tx.execute("DELETE FROM media WHERE id = ?", (media_id,))
+        return str(row["name"])
+
+    name = await db.write(work)
+    key = stored_key(trip_id, name)
+    if key is None:
+        return
+    try:
+        await files.delete(key)
+    except StoreUnavailable:   # the record is gone: no one can reach the bytes; the log says what is left
+        log.warning("upload %s of trip %s could not be removed (file storage unreachable)", name, trip_id)
 
 
 async def read_upload(files: FileStore, trip_id: str, name: str, limit: int) -> bytes | None:

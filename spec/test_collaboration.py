@@ -196,6 +196,47 @@ def test_only_images_are_served_inline(client):
         assert served.headers["cache-control"].startswith("private")
 
 
+def test_an_upload_is_deleted_by_its_uploader_or_an_owner(client, settings):
+    """There was no way to take back a file (a passport scan uploaded by mistake)."""
+    owner, ed, eve = signup(client, "owner"), signup(client, "edd"), signup(client, "eve")
+    use(client, owner)
+    trip = new_trip(client)
+    t = trip["id"]
+    join(client, owner, t, ed, "editor")
+    join(client, owner, t, eve, "editor")
+    use(client, ed)
+    mine, spare = upload(client, t, "passport.png", PNG).json()["data"], upload(client, t, "b.png", PNG).json()["data"]
+    note = f"Scan: ![passport]({mine['url']})"
+    stop = op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Border", note=note)
+    assert stop.status_code == 200, stop.text
+    on_disk = Path(settings.uploads_dir) / t / mine["url"].rsplit("/", 1)[1]
+    assert on_disk.is_file()
+
+    use(client, eve)                       # another editor: not hers
+    r = client.delete(f"/api/trips/{t}/media/{mine['id']}")
+    assert r.status_code == 403 and r.json()["error"]["message"].startswith("Only the member who uploaded"), r.text
+    assert client.get(mine["url"]).status_code == 200 and on_disk.is_file()    # nothing changed
+
+    use(client, ed)
+    assert client.delete(f"/api/trips/{t}/media/{mine['id']}").json()["data"] == {"deleted": True}
+    assert client.get(mine["url"]).status_code == 404 and not on_disk.exists()
+    assert [m["id"] for m in client.get(f"/api/trips/{t}/media").json()["data"]["media"]] == [spare["id"]]
+    r = client.delete(f"/api/trips/{t}/media/{mine['id']}")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "upload_not_found"
+    # The stop that showed it keeps its words; the image is simply gone.
+    assert client.get(f"/api/trips/{t}").json()["data"]["days"][0]["stops"][0]["note"] == note
+
+    use(client, owner)                     # an owner may delete anyone's
+    assert client.delete(f"/api/trips/{t}/media/{spare['id']}").status_code == 200
+    use(client, ed)
+    ours = upload(client, t, "c.png", PNG).json()["data"]
+    use(client, owner)
+    client.patch(f"/api/trips/{t}/members/{ed['id']}", json={"role": "viewer"})
+    use(client, ed)                        # a viewer now: not even their own
+    assert client.delete(f"/api/trips/{t}/media/{ours['id']}").status_code == 403
+    assert client.get(ours["url"]).status_code == 200
+
+
 def test_uploads_are_served_to_members_only(client):
     alice, eve = signup(client, "alice"), signup(client, "eve")
     use(client, alice)

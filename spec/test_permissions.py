@@ -26,6 +26,7 @@ MATRIX = {
     "vote": (200, 200, 403, 404),
     "upload media": (201, 201, 403, 404),
     "read media": (200, 200, 200, 404),
+    "delete an owner's upload": (200, 403, 403, 404),
     "read trip preferences": (200, 200, 200, 404),
     "set trip preferences": (200, 200, 200, 404),
     "delete trip": (200, 403, 403, 404),
@@ -46,6 +47,7 @@ def world(client):
     stop = op(client, trip["id"], "insert_stop", dayId=day, name="Castle").json()["data"]["trip"]["days"][0]["stops"][0]
     upload = client.post(f"/api/trips/{trip['id']}/media", files={"file": ("a.png", PNG, "image/png")}).json()["data"]
     return {"client": client, "trip": trip["id"], "day": day, "stop": stop["id"], "upload": upload["url"],
+            "uploadId": upload["id"],
             "extra": extra["id"], "users": {"owner": owner, "editor": editor, "viewer": viewer, "outsider": outsider}}
 
 
@@ -64,6 +66,7 @@ def perform(w, action: str):
         "vote": lambda: c.put(f"/api/trips/{t}/stops/{s}/vote", json={"value": 1}),
         "upload media": lambda: c.post(f"/api/trips/{t}/media", files={"file": ("b.png", PNG, "image/png")}),
         "read media": lambda: c.get(w["upload"]),
+        "delete an owner's upload": lambda: c.delete(f"/api/trips/{t}/media/{w['uploadId']}"),
         "read trip preferences": lambda: c.get(f"/api/trips/{t}/preferences"),
         "set trip preferences": lambda: c.put(f"/api/trips/{t}/preferences", json={"pace": "relaxed"}),
         "delete trip": lambda: c.delete(f"/api/trips/{t}"),

@@ -32,7 +32,8 @@ def world(settings, openai_standin, google_standin):
         name = upload["url"].rsplit("/", 1)[1]
         params = {"tripId": t, "dayId": day, "stopId": stop_id, "name": name, "userId": owner["id"],
                   "op": "add_day", "draftId": "0" * 16, "suggestionId": "0" * 16, "inviteId": "0" * 16,
-                  "placeId": "ChIJ-castle", "token": "x", "messageId": "0" * 16, "tokenId": "0" * 16}
+                  "placeId": "ChIJ-castle", "token": "x", "messageId": "0" * 16, "tokenId": "0" * 16,
+                  "mediaId": upload["id"]}
         yield {"client": client, "owner": owner, "outsider": outsider, "params": params, "openai": openai_standin}
 
 

@@ -58,6 +58,15 @@ async def list_media(request: Request):
     return ok({"media": await media.list_uploads(services(request).db, trip_id)})
 
 
+@describe(summary="Delete an upload (its uploader, or an owner)")
+async def delete_media(request: Request):
+    trip_id = request.path_params["tripId"]
+    user, _ = await member(request, trip_id, needs="editor")
+    svc = services(request)
+    await media.delete_upload(svc.db, svc.files, trip_id, user["id"], request.path_params["mediaId"])
+    return ok({"deleted": True})
+
+
 @describe(summary="Serve an uploaded file to members of its trip")
 async def serve(request: Request):
     trip_id, name = request.path_params["tripId"], request.path_params["name"]
@@ -87,5 +96,6 @@ def content_disposition(kind: str, filename: str) -> str:
 routes = [
     Route("/api/trips/{tripId}/media", upload, methods=["POST"]),
     Route("/api/trips/{tripId}/media", list_media, methods=["GET"]),
+    Route("/api/trips/{tripId}/media/{mediaId}", delete_media, methods=["DELETE"]),
     Route("/api/uploads/trips/{tripId}/{name}", serve, methods=["GET"]),
 ]
