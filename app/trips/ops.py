@@ -14,11 +14,12 @@ from datetime import date
 from typing import Annotated, Any, ClassVar, Literal
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidatorFunctionWrapHandler, WrapValidator,
+                      field_validator)
 
 from ..ids import new_id
 from ..meals import MEALS, Meal
-from ..errors import Invalid, NotFound, validation_error
+from ..errors import Invalid, NotFound, plain_words, validation_error
 from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripDate, last_day_fits
 from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
@@ -147,11 +148,33 @@ class SharesSplit(Args):
     @classmethod
     def _positive(cls, shares: dict[str, int]) -> dict[str, int]:
         if any(n < 0 for n in shares.values()) or sum(shares.values()) <= 0:
-            raise ValueError("shares must be whole numbers >= 0 with a positive total")
+            raise ValueError("must be whole numbers, 0 or more, at least one above 0")
         return shares
 
 
-Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
+def _split_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A split without `kind` is what its fields say (`shares`: by shares,
+    else equal, EqualSplit's default): the tag alone refused both. A bad split
+    is refused as `split` in words; pydantic's path named the union's tag and
+    a member's id ("split.shares.shares.4229fdd6ba327b41: must be at least 0")."""
+    if isinstance(value, dict) and "kind" not in value:
+        value = {**value, "kind": "shares" if "shares" in value else "equal"}
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = list(error.get("loc", ()))
+        if loc[:1] in (["equal"], ["shares"]) and len(loc) > 1 and loc[1] != "[key]":
+            loc = loc[1:]   # the tag pydantic puts before the chosen kind's fields
+        field, rest = (str(loc[0]), loc[1:]) if loc else ("", [])
+        if field in ("shares", "members") and rest:   # one entry: "each share must be at least 0"
+            subject = "each member id" if field == "members" or "[key]" in rest else "each share"
+        else:
+            subject = field
+        raise ValueError(" ".join(filter(None, [subject, plain_words(error)]))) from None
+
+
+Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind"), WrapValidator(_split_in_words)]
 
 
 class AddExpense(Args):

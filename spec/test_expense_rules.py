@@ -1,0 +1,71 @@
+"""Expenses as careless users send them: splits in every shape, currencies in
+any case. A refusal is 422 in words
+(no union tags, member ids as paths or regular expressions) and changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import join, new_trip, op, signup, use
+
+
+@pytest.fixture
+def group(client):
+    alice, bob = signup(client, "alice"), signup(client, "bob")
+    use(client, alice)
+    trip = new_trip(client)
+    join(client, alice, trip["id"], bob)
+    use(client, alice)
+    return client, trip["id"], alice, bob
+
+
+def _version(client, trip_id: str) -> int:
+    return client.get(f"/api/trips/{trip_id}").json()["data"]["version"]
+
+
+def test_a_bad_split_is_refused_in_words_and_changes_nothing(group):
+    client, t, alice, bob = group
+    version = _version(client, t)
+    cases = {
+        # pydantic said "Input tag 'exact' found using 'kind' does not match any of the expected tags"
+        "kind must be 'equal' or 'shares'": {"kind": "exact", "amounts": {alice["id"]: 30}},
+        # the path was split.shares.shares.<alice's id>
+        "each share must be at least 0": {"kind": "shares", "shares": {alice["id"]: -1, bob["id"]: 2}},
+        "each member id must be at most 64 characters": {"kind": "shares", "shares": {"x" * 65: 1}},
+        "shares must be whole numbers, 0 or more, at least one above 0": {"kind": "shares", "shares": {alice["id"]: 0}},
+        "each member id must not be empty": {"kind": "equal", "members": [""]},
+    }
+    for words, split in cases.items():
+        r = op(client, t, "add_expense", title="Taxi", amountMinor=1000, currency="EUR", paidBy=alice["id"],
+               split=split)
+        assert r.status_code == 422, r.text
+        assert r.json()["error"] == {"code": "invalid", "message": f"split: {words}", "field": "split"}
+    assert _version(client, t) == version
+
+
+def test_a_split_without_its_kind_is_what_its_fields_say(group):
+    """EqualSplit's kind defaults to "equal", yet the tag alone refused a split without it."""
+    client, t, alice, bob = group
+    r = op(client, t, "add_expense", title="Taxi", amountMinor=1000, currency="EUR", paidBy=alice["id"],
+           split={"members": [alice["id"], bob["id"]]})
+    assert r.status_code == 200, r.text
+    r = op(client, t, "add_expense", title="Hotel", amountMinor=900, currency="EUR", paidBy=bob["id"],
+           split={"shares": {alice["id"]: 1, bob["id"]: 2}})
+    assert r.status_code == 200, r.text
+    splits = [e["split"] for e in r.json()["data"]["trip"]["expenses"]]
+    assert splits == [{"kind": "equal", "members": [alice["id"], bob["id"]]},
+                      {"kind": "shares", "shares": {alice["id"]: 1, bob["id"]: 2}}]
+
+
+def test_a_currency_code_in_the_wrong_form_is_refused_in_words(group):
+    """The refusal quoted a regular expression: "String should match pattern '^[A-Z]{3}$'"."""
+    client, t, alice, _ = group
+    version = _version(client, t)
+    for code in ("eur", "Eur", "EURO", ""):
+        r = op(client, t, "add_expense", title="Tea", amountMinor=5, currency=code, paidBy=alice["id"])
+        assert r.status_code == 422, r.text
+        assert r.json()["error"]["field"] == "currency"
+        assert "pattern" not in r.text and "^" not in r.text
+    r = op(client, t, "add_expense", title="Tea", amountMinor=5, currency="eur", paidBy=alice["id"])
+    assert r.json()["error"]["message"] == "currency: must be an ISO 4217 currency code such as EUR"
+    assert _version(client, t) == version
