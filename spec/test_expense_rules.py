@@ -1,11 +1,12 @@
 """Expenses as careless users send them: splits in every shape, currencies in
-any case. A refusal is 422 in words
+any case, more expenses than a trip holds. A refusal is 422/413 in words
 (no union tags, member ids as paths or regular expressions) and changes nothing."""
 
 from __future__ import annotations
 
 import pytest
 
+from app.trips import ops
 from helpers import join, new_trip, op, signup, use
 
 
@@ -69,3 +70,23 @@ def test_a_currency_code_in_the_wrong_form_is_refused_in_words(group):
     r = op(client, t, "add_expense", title="Tea", amountMinor=5, currency="eur", paidBy=alice["id"])
     assert r.json()["error"]["message"] == "currency: must be an ISO 4217 currency code such as EUR"
     assert _version(client, t) == version
+
+
+def test_a_trip_holds_a_bounded_number_of_expenses(group, monkeypatch):
+    """Every read carries every expense and its balances: without a bound one
+    member could grow a trip until reading it was slow for everyone."""
+    client, t, alice, _ = group
+    monkeypatch.setattr(ops, "MAX_EXPENSES", 3)
+    tea = {"title": "Tea", "amountMinor": 5, "currency": "JPY", "paidBy": alice["id"]}
+    expense = {"op": "add_expense", "args": tea}
+    version = _version(client, t)
+    r = client.post(f"/api/trips/{t}/ops", json={"edits": [expense] * 4})   # all or nothing
+    assert r.status_code == 413, r.text
+    assert r.json()["error"] == {"code": "quota_exceeded", "quota": "expenses_per_trip",
+                                 "message": "A trip can have at most 3 expenses; delete ones it no longer needs first."}
+    assert _version(client, t) == version
+    assert client.post(f"/api/trips/{t}/ops", json={"edits": [expense] * 3}).status_code == 200
+    assert op(client, t, "add_expense", **expense["args"]).status_code == 413
+    deleted = client.get(f"/api/trips/{t}").json()["data"]["expenses"][0]["id"]
+    assert op(client, t, "delete_expense", expenseId=deleted).status_code == 200
+    assert op(client, t, "add_expense", **expense["args"]).status_code == 200

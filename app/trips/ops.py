@@ -24,7 +24,7 @@ from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripD
 from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
 from ..markdown_links import check_links
-from ..quotas import check_days
+from ..quotas import check_days, quota_size
 from ..settings import MAX_DAYS_CEILING
 from .model import Day, Expense, Stop, Trip
 from .schedule import clock_label, to_minutes
@@ -38,6 +38,10 @@ MAX_DAYS = MAX_DAYS_CEILING   # the schema's bound; the quota (WAYLINE_DAYS_PER_
 MAX_STOPS_PER_DAY = 40
 MAX_SHARE = 1_000_000     # one member's weight in a shares split
 MAX_AMOUNT_MINOR = 10**12
+# Every read of the trip carries all its expenses and their balances: a bound
+# like the days' (413, as app/quotas.py refuses a trip's size), far above a
+# group's real count.
+MAX_EXPENSES = 1000
 MINOR_UNITS = "in the currency's minor units, as many as ISO 4217 gives it: 1250 is 12.50 EUR, 1250 JPY, 1.250 KWD"
 
 
@@ -440,6 +444,9 @@ def _check_links(trip: Trip, day_id: str | None, stop_id: str | None) -> None:
 
 
 def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
+    if len(trip.expenses) >= MAX_EXPENSES:
+        raise quota_size(f"A trip can have at most {MAX_EXPENSES} expenses; delete ones it no longer needs first.",
+                         "expenses_per_trip")
     trip.require_member(a.paidBy, "paidBy")
     _check_links(trip, a.dayId, a.stopId)
     expense = Expense(
