@@ -90,3 +90,34 @@ def test_a_trip_holds_a_bounded_number_of_expenses(group, monkeypatch):
     deleted = client.get(f"/api/trips/{t}").json()["data"]["expenses"][0]["id"]
     assert op(client, t, "delete_expense", expenseId=deleted).status_code == 200
     assert op(client, t, "add_expense", **expense["args"]).status_code == 200
+
+
+def test_members_who_left_keep_their_balances_and_their_names(client):
+    """Two people removed from a trip both read as "A former member" in
+    "who pays whom": the trip names them (formerMembers) so they read apart,
+    and their balances still add up to zero in every currency."""
+    alice, bob, carol = signup(client, "alice"), signup(client, "bob"), signup(client, "carol")
+    use(client, alice)
+    t = new_trip(client)["id"]
+    join(client, alice, t, bob)
+    join(client, alice, t, carol)
+    use(client, alice)
+    sushi = {"title": "Sushi", "amountMinor": 1000, "currency": "JPY", "paidBy": bob["id"]}
+    assert op(client, t, "add_expense", **sushi).status_code == 200
+    assert op(client, t, "add_expense", title="Tea", amountMinor=1001, currency="KWD", paidBy=carol["id"],
+              split={"kind": "shares", "shares": {alice["id"]: 1, bob["id"]: 1, carol["id"]: 1}}).status_code == 200
+    assert client.get(f"/api/trips/{t}").json()["data"]["formerMembers"] == []
+    for gone in (bob, carol):
+        assert client.delete(f"/api/trips/{t}/members/{gone['id']}").status_code == 200
+    trip = client.get(f"/api/trips/{t}").json()["data"]
+    assert [m["userId"] for m in trip["members"]] == [alice["id"]]
+    assert trip["formerMembers"] == [{"userId": bob["id"], "displayName": "bob"},
+                                     {"userId": carol["id"], "displayName": "carol"}]
+    for currency, sums in trip["expenseSummary"]["byCurrency"].items():
+        assert sum(m["netMinor"] for m in sums["members"]) == 0, currency
+    # JPY 1000 / 3 and KWD 1.001 / 3: each leftover unit goes to exactly one person
+    assert {m["owesMinor"] for m in trip["expenseSummary"]["byCurrency"]["JPY"]["members"]} == {333, 334}
+    assert sorted(m["owesMinor"] for m in trip["expenseSummary"]["byCurrency"]["KWD"]["members"]) == [333, 334, 334]
+    # A write's small answer carries them with the members when those change.
+    r = op(client, t, "update_trip", full=False, title="Lisbon again")
+    assert r.status_code == 200 and "formerMembers" not in r.json()["data"]["change"]
