@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.trips import ops
-from helpers import join, new_trip, op, signup, use
+from helpers import join, make_client, new_trip, op, signup, use
 
 
 @pytest.fixture
@@ -121,3 +121,35 @@ def test_members_who_left_keep_their_balances_and_their_names(client):
     # A write's small answer carries them with the members when those change.
     r = op(client, t, "update_trip", full=False, title="Lisbon again")
     assert r.status_code == 200 and "formerMembers" not in r.json()["data"]["change"]
+
+
+def test_an_expense_names_its_stop_on_its_own_day(group, settings):
+    """An expense "on Day 1, at the museum" with the museum on Day 2 was taken,
+    and moving its stop to another day left the expense on the old one."""
+    client, t, alice, _ = group
+    trip = client.get(f"/api/trips/{t}").json()["data"]
+    day1, day2 = (d["id"] for d in trip["days"])
+    r = op(client, t, "insert_stop", dayId=day2, name="Museum")
+    museum = r.json()["data"]["trip"]["days"][1]["stops"][0]["id"]
+    version = r.json()["data"]["trip"]["version"]
+    tickets = {"title": "Tickets", "amountMinor": 1500, "currency": "EUR", "paidBy": alice["id"]}
+    r = op(client, t, "add_expense", **tickets, dayId=day1, stopId=museum)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"] == {"code": "invalid", "field": "stopId",
+                                 "message": "stopId: that stop is on another day than the expense's day"}
+    assert _version(client, t) == version
+    r = op(client, t, "add_expense", **tickets, dayId=day2, stopId=museum)
+    expense = r.json()["data"]["trip"]["expenses"][0]["id"]
+    assert op(client, t, "update_expense", expenseId=expense, dayId=day1).status_code == 422
+    r = op(client, t, "move_stop", stopId=museum, toDayId=day1, position=0)
+    assert r.status_code == 200, r.text
+    [moved] = r.json()["data"]["trip"]["expenses"]
+    assert (moved["dayId"], moved["stopId"]) == (day1, museum)
+    r = op(client, t, "insert_stop", dayId=day2, name="Park")
+    park = r.json()["data"]["trip"]["days"][1]["stops"][0]["id"]
+    r = op(client, t, "swap_stops", stopId=museum, otherStopId=park)
+    [swapped] = r.json()["data"]["trip"]["expenses"]
+    assert (swapped["dayId"], swapped["stopId"]) == (day2, museum)
+    with make_client(settings) as fresh:   # what the database holds, read by a new process
+        use(fresh, alice)
+        assert fresh.get(f"/api/trips/{t}").json()["data"]["expenses"] == r.json()["data"]["trip"]["expenses"]

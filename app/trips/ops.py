@@ -394,6 +394,7 @@ def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
     index = min(a.position, len(to_day.stops))
     to_day.stops.insert(index, stop)
     trip.renumber()
+    trip.follow_stop(stop)
     label = day_label(trip, to_day)
     before = to_day.stops[index - 1] if index else None
     if to_day is from_day:
@@ -414,6 +415,8 @@ def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
     i, j = day_a.stops.index(stop_a), day_b.stops.index(stop_b)
     day_a.stops[i], day_b.stops[j] = stop_b, stop_a
     trip.renumber()
+    trip.follow_stop(stop_a)
+    trip.follow_stop(stop_b)
     return f"Swapped “{stop_a.name}” ({day_label(trip, day_b)}) and “{stop_b.name}” ({day_label(trip, day_a)})"
 
 
@@ -437,10 +440,11 @@ def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict[str,
 
 
 def _check_links(trip: Trip, day_id: str | None, stop_id: str | None) -> None:
-    if day_id is not None:
-        trip.day(day_id)
+    day = trip.day(day_id) if day_id is not None else None
     if stop_id is not None:
-        trip.stop(stop_id)
+        stop_day, _ = trip.stop(stop_id)
+        if day is not None and stop_day is not day:
+            raise Invalid("stopId: that stop is on another day than the expense's day", field="stopId")
 
 
 def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
