@@ -40,7 +40,9 @@ def test_a_bad_split_is_refused_in_words_and_changes_nothing(group):
         r = op(client, t, "add_expense", title="Taxi", amountMinor=1000, currency="EUR", paidBy=alice["id"],
                split=split)
         assert r.status_code == 422, r.text
-        assert r.json()["error"] == {"code": "invalid", "message": f"split: {words}", "field": "split"}
+        error = r.json()["error"]
+        assert (error["code"], error["message"]) == ("invalid", f"split: {words}")
+        assert error["field"].split(".")[0] == "split" and ".shares.shares" not in error["field"]
     assert _version(client, t) == version
 
 

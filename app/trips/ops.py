@@ -159,8 +159,11 @@ class SharesSplit(Args):
 def _split_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     """A split without `kind` is what its fields say (`shares`: by shares,
     else equal, EqualSplit's default): the tag alone refused both. A bad split
-    is refused as `split` in words; pydantic's path named the union's tag and
-    a member's id ("split.shares.shares.4229fdd6ba327b41: must be at least 0")."""
+    is refused in words ("split: each share must be at least 0"); pydantic's
+    message was its path through the union's tag and a member's id
+    ("split.shares.shares.4229fdd6ba327b41: must be at least 0"). Raised as
+    our 422 (pydantic passes it through), since a ValueError's field would
+    be `split` alone."""
     if isinstance(value, dict) and "kind" not in value:
         value = {**value, "kind": "shares" if "shares" in value else "equal"}
     try:
@@ -175,7 +178,9 @@ def _split_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
             subject = "each member id" if field == "members" or "[key]" in rest else "each share"
         else:
             subject = field
-        raise ValueError(" ".join(filter(None, [subject, plain_words(error)]))) from None
+        # The message in words; `field` still points a client at the input (split.shares.<member id>).
+        path = ".".join(["split", *(str(p) for p in loc if p != "[key]")])
+        raise Invalid("split: " + " ".join(filter(None, [subject, plain_words(error)])), field=path) from None
 
 
 Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind"), WrapValidator(_split_in_words)]
