@@ -114,10 +114,26 @@ LIMIT_WORDS = {
 }
 
 
+def _unquoted(name: str) -> str:
+    return name.strip("'")
+
+
+def _choices(tags: str) -> str:
+    """"'equal', 'shares'" -> "'equal' or 'shares'"."""
+    parts = [t.strip() for t in tags.split(",")]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def plain_words(error: Any) -> str:
+    """One pydantic error (an item of `exc.errors()`) in the API's words, without its field."""
+    return _plain(error)
+
+
 def _plain(error: Any) -> str:
     kind, ctx = error.get("type"), error.get("ctx") or {}
-    if kind == "string_pattern_mismatch" and ctx.get("pattern") == BLANK_PATTERN:
-        return "must not be blank"
+    if kind == "string_pattern_mismatch":
+        # Never the regular expression itself: nobody reads "'^[A-Z]{3}$'".
+        return "must not be blank" if ctx.get("pattern") == BLANK_PATTERN else "is not in the expected form"
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         return "must not be empty"
     if kind in PLAIN_WORDS:
@@ -126,13 +142,20 @@ def _plain(error: Any) -> str:
         # "at most 90", not "at most 90.0": a float field's bound is a float.
         bounds = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in ctx.items()}
         try:
-            return LIMIT_WORDS[kind].format(**bounds)
+            words = LIMIT_WORDS[kind].format(**bounds)
+            return words.replace(" 1 items", " 1 item").replace(" 1 characters", " 1 character")
         except (KeyError, IndexError):
             pass
     if kind == "value_error" and "error" in ctx:
         return str(ctx["error"])   # our validator's own sentence, without "Value error, "
     if kind == "literal_error" and "expected" in ctx:
         return f"must be {ctx['expected']}"
+    # A tagged choice (an expense's split): pydantic's "Input tag 'x' found using
+    # 'kind' does not match any of the expected tags" says the same at length.
+    if kind == "union_tag_invalid" and "expected_tags" in ctx:
+        return f"{_unquoted(ctx.get('discriminator', 'kind'))} must be {_choices(ctx['expected_tags'])}"
+    if kind == "union_tag_not_found":
+        return f"must say its {_unquoted(ctx.get('discriminator', 'kind'))}"
     return str(error.get("msg", "invalid value"))
 
 

@@ -56,7 +56,11 @@ def _currency(value: str) -> str:
 
 
 # A currency amounts can be kept in: its ISO 4217 exponent says how many minor units (app/money.py).
-CurrencyCode = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. EUR"),
+# The pattern is for the schema only (clients and the agent read it): the table
+# lookup refuses "eur" as well, in words, where a pattern's refusal would not say
+# what a currency code is.
+CurrencyCode = Annotated[str, Field(max_length=3, description="ISO 4217 code, e.g. EUR",
+                                    json_schema_extra={"pattern": "^[A-Z]{3}$"}),
                          AfterValidator(_currency)]
 
 # The calendar a trip lives in: every day of every trip has a date well inside

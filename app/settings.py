@@ -148,7 +148,7 @@ class Settings:
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
     aws_region: str = "auto"                # Tigris takes "auto"; AWS wants the bucket's region
-    # Trips homed on several machines (app/trip_homes.py, docs/scaling.md): the
+    # Trips homed on several machines (app/web/trip_homes.py, docs/scaling.md): the
     # Fly machine ids that share the trips, and this machine's id. Empty: off.
     trip_machines: tuple[str, ...] = field(default_factory=tuple)
     machine_id: str | None = None

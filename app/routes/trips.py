@@ -51,7 +51,7 @@ class TripChange(BaseModel):
     showed (`fromVersion`; null when unknown: read the whole trip). A page on
     `fromVersion` replaces its trip's own fields (`trip`, with the caller's
     role), orders its days as `dayIds`, replaces the days in `days` and, when
-    present, the members, expenses (with `expenseSummary`) and preferences.
+    present, the members (with `formerMembers`), expenses (with `expenseSummary`) and preferences.
     A page on another version reads the whole trip instead."""
 
     fromVersion: int | None
@@ -60,6 +60,7 @@ class TripChange(BaseModel):
     dayIds: list[str]
     days: list[dict[str, Any]]
     members: list[dict[str, Any]] | None = None
+    formerMembers: list[dict[str, Any]] | None = None   # sent with `members`
     expenses: list[dict[str, Any]] | None = None
     expenseSummary: dict[str, Any] | None = None
     preferences: dict[str, Any] | None = None

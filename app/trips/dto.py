@@ -229,7 +229,10 @@ def build_view(routes: RouteProvider | None, state: TripState, trip: Trip, prev:
     head = header[1] + str(trip.version).encode() + b',"role":'
     shared = prev.shared if prev is not None else (None, b"", None, b"")
     if shared[0] is not state.members or shared[2] is not trip.prefs:
-        shared = (state.members, _dumps(state.members), trip.prefs, _dumps(trip.prefs.model_dump()))
+        # Former members travel with the members (both are read together, in
+        # one state): `"members":[...],"formerMembers":[...]`, one piece.
+        members = _dumps(state.members) + b',"formerMembers":' + _dumps(state.former)
+        shared = (state.members, members, trip.prefs, _dumps(trip.prefs.model_dump()))
     # rest: members, then each day's body (commas between), then expenses
     # and preferences; a patch replaces only the bodies of the days it changed.
     if prev is not None and len(prev_parts) == len(parts):

@@ -220,6 +220,15 @@ class Trip:
                 if e.stop_id in stop_ids:
                     e.stop_id = None
 
+    def follow_stop(self, stop: Stop) -> None:
+        """Expenses tied to `stop` and a day move to the stop's day with it: an
+        expense "on Day 1, at the museum" would otherwise name a day the museum
+        is no longer on."""
+        for i, e in enumerate(self.expenses):
+            if e.stop_id == stop.id and e.day_id is not None and e.day_id != stop.day_id:
+                self.expenses[i] = e = self._own(e)
+                e.day_id = stop.day_id
+
     def require_member(self, user_id: str, field_name: str) -> None:
         if user_id not in self.member_ids:
             raise Invalid(f"{field_name}: {user_id} is not a member of this trip", code="not_a_member",

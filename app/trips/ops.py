@@ -14,19 +14,21 @@ from datetime import date
 from typing import Annotated, Any, ClassVar, Literal
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidatorFunctionWrapHandler, WrapValidator,
+                      field_validator)
 
 from ..ids import new_id
 from ..meals import MEALS, Meal
-from ..errors import Invalid, NotFound, validation_error
+from ..errors import Invalid, NotFound, plain_words, validation_error
 from ..fields import HHMM, LAST_DATE, CurrencyCode, ServiceTime, TimeZone, TripDate, last_day_fits
 from ..money import format_money
 from ..preferences import Mode, Pace, TripPreferences
 from ..markdown_links import check_links
-from ..quotas import check_days
+from ..quotas import check_days, quota_size
 from ..settings import MAX_DAYS_CEILING
 from .model import Day, Expense, Stop, Trip
 from .schedule import clock_label, to_minutes
+from .words import KIND_WORDS, date_words, day_label, duration_words, plural, quote, sentence, stop_label
 
 Kind = Literal["stay", "sight", "food", "activity", "transit", "other"]
 Title = Annotated[str, Field(min_length=1, max_length=120, pattern=r"\S")]   # names say something: not blank
@@ -36,6 +38,10 @@ MAX_DAYS = MAX_DAYS_CEILING   # the schema's bound; the quota (WAYLINE_DAYS_PER_
 MAX_STOPS_PER_DAY = 40
 MAX_SHARE = 1_000_000     # one member's weight in a shares split
 MAX_AMOUNT_MINOR = 10**12
+# Every read of the trip carries all its expenses and their balances: a bound
+# like the days' (413, as app/quotas.py refuses a trip's size), far above a
+# group's real count.
+MAX_EXPENSES = 1000
 MINOR_UNITS = "in the currency's minor units, as many as ISO 4217 gives it: 1250 is 12.50 EUR, 1250 JPY, 1.250 KWD"
 
 
@@ -146,11 +152,38 @@ class SharesSplit(Args):
     @classmethod
     def _positive(cls, shares: dict[str, int]) -> dict[str, int]:
         if any(n < 0 for n in shares.values()) or sum(shares.values()) <= 0:
-            raise ValueError("shares must be whole numbers >= 0 with a positive total")
+            raise ValueError("must be whole numbers, 0 or more, at least one above 0")
         return shares
 
 
-Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind")]
+def _split_in_words(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A split without `kind` is what its fields say (`shares`: by shares,
+    else equal, EqualSplit's default): the tag alone refused both. A bad split
+    is refused in words ("split: each share must be at least 0"); pydantic's
+    message was its path through the union's tag and a member's id
+    ("split.shares.shares.4229fdd6ba327b41: must be at least 0"). Raised as
+    our 422 (pydantic passes it through), since a ValueError's field would
+    be `split` alone."""
+    if isinstance(value, dict) and "kind" not in value:
+        value = {**value, "kind": "shares" if "shares" in value else "equal"}
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = list(error.get("loc", ()))
+        if loc[:1] in (["equal"], ["shares"]) and len(loc) > 1 and loc[1] != "[key]":
+            loc = loc[1:]   # the tag pydantic puts before the chosen kind's fields
+        field, rest = (str(loc[0]), loc[1:]) if loc else ("", [])
+        if field in ("shares", "members") and rest:   # one entry: "each share must be at least 0"
+            subject = "each member id" if field == "members" or "[key]" in rest else "each share"
+        else:
+            subject = field
+        # The message in words; `field` still points a client at the input (split.shares.<member id>).
+        path = ".".join(["split", *(str(p) for p in loc if p != "[key]")])
+        raise Invalid("split: " + " ".join(filter(None, [subject, plain_words(error)])), field=path) from None
+
+
+Split = Annotated[EqualSplit | SharesSplit, Field(discriminator="kind"), WrapValidator(_split_in_words)]
 
 
 class AddExpense(Args):
@@ -209,50 +242,7 @@ class OpContext:
 
 
 # Summaries are sentences for people (toasts, the group's timeline): names and
-# times, never field names.
-
-def _day_label(trip: Trip, day: Day) -> str:
-    return f"Day {day.position + 1}" + (f" ({day.title})" if day.title else "")
-
-
-def _q(name: str) -> str:
-    return f"“{name}”"
-
-
-KIND_WORDS = {"stay": "a place to stay", "sight": "a sight", "food": "food", "activity": "an activity",
-              "transit": "transit", "other": "another kind of stop"}
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def _stop_label(stop: Stop) -> str:
-    """“Name”, or “lunch at “Name”” for a meal."""
-    meal = MEALS[stop.meal].word if stop.meal in MEALS else None
-    return f"{meal} at {_q(stop.name)}" if meal else _q(stop.name)
-
-
-def _minutes(n: int) -> str:
-    hours, rest = divmod(n, 60)
-    if not hours:
-        return f"{rest} min"
-    return f"{hours} h {rest} min" if rest else f"{hours} h"
-
-
-def _date(value: date) -> str:
-    return f"{WEEKDAYS[value.weekday()]} {value.day} {MONTHS[value.month - 1]}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _sentence(phrases: list[tuple[str, str]], nothing: str) -> str:
-    """Phrases as (naming the thing, with "it"): the first names it, the rest say "it"."""
-    if not phrases:
-        return nothing
-    words = [phrases[0][0], *(short for _, short in phrases[1:])]
-    text = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-    return text[0].upper() + text[1:]
+# times, never field names (their words: words.py).
 
 
 def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
@@ -268,9 +258,9 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         trip.dest_name, trip.dest_lat, trip.dest_lng = a.destination.name, a.destination.lat, a.destination.lng
     phrases = []
     if changes.get("title") is not None:
-        phrases.append((f"renamed the trip to {_q(trip.title)}", f"renamed it to {_q(trip.title)}"))
+        phrases.append((f"renamed the trip to {quote(trip.title)}", f"renamed it to {quote(trip.title)}"))
     if changes.get("startDate") is not None:
-        when = _date(changes["startDate"])
+        when = date_words(changes["startDate"])
         phrases.append((f"moved the trip to start on {when}", f"moved it to start on {when}"))
     if a.destination is not None:
         phrases.append((f"set the trip's destination to {a.destination.name}",
@@ -279,7 +269,7 @@ def update_trip(trip: Trip, a: UpdateTrip, ctx: OpContext) -> str:
         phrases.append((f"set the trip's time zone to {a.timezone}", f"set its time zone to {a.timezone}"))
     if changes.get("currency") is not None:
         phrases.append((f"set the trip's currency to {a.currency}", f"set its currency to {a.currency}"))
-    return _sentence(phrases, "No changes to the trip")
+    return sentence(phrases, "No changes to the trip")
 
 
 def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
@@ -289,17 +279,17 @@ def add_day(trip: Trip, a: AddDay, ctx: OpContext) -> str:
         raise Invalid(f"days: a new day would fall after {LAST_DATE.isoformat()}", field="days")
     day = Day(id=new_id(), position=len(trip.days), title=a.title, note=a.note)
     trip.days.append(day)
-    return f"Added {_day_label(trip, day)}"
+    return f"Added {day_label(trip, day)}"
 
 
 def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
     day = trip.day(a.dayId)
-    label = _day_label(trip, day)
+    label = day_label(trip, day)
     changes = a.given()
     phrases = []
     if "title" in changes:
         day.title = changes["title"] or ""
-        phrases.append((f"renamed {label} to {_q(day.title)}", f"renamed it to {_q(day.title)}") if day.title
+        phrases.append((f"renamed {label} to {quote(day.title)}", f"renamed it to {quote(day.title)}") if day.title
                        else (f"cleared the title of {label}", "cleared its title"))
     if "note" in changes:
         check_links(changes["note"], trip.id, "note", ctx.rules.origin)
@@ -309,7 +299,7 @@ def update_day(trip: Trip, a: UpdateDay, ctx: OpContext) -> str:
         day.start_time = changes["startTime"]
         phrases.append((f"set {label} to start at {day.start_time}", f"set it to start at {day.start_time}")
                        if day.start_time else (f"cleared the start time of {label}", "cleared its start time"))
-    return _sentence(phrases, f"No changes to {label}")
+    return sentence(phrases, f"No changes to {label}")
 
 
 def reorder_days(trip: Trip, a: ReorderDays, ctx: OpContext) -> str:
@@ -325,11 +315,11 @@ def delete_day(trip: Trip, a: DeleteDay, ctx: OpContext) -> str:
     day = trip.day(a.dayId)
     if len(trip.days) == 1:
         raise Invalid("A trip keeps at least one day", field="dayId")
-    label = _day_label(trip, day)
+    label = day_label(trip, day)
     trip.days.remove(day)
     trip.unlink_expenses(day_id=day.id, stop_ids={s.id for s in day.stops})
     trip.renumber()
-    return f"Deleted {label} and its {_plural(len(day.stops), 'stop')}" if day.stops else f"Deleted {label}"
+    return f"Deleted {label} and its {plural(len(day.stops), 'stop')}" if day.stops else f"Deleted {label}"
 
 
 def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
@@ -350,7 +340,7 @@ def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
     )
     day.stops.insert(index, stop)
     trip.renumber()
-    return f"Added “{stop.name}” to {_day_label(trip, day)}"
+    return f"Added “{stop.name}” to {day_label(trip, day)}"
 
 
 STOP_FIELDS = {"kind": "kind", "name": "name", "placeId": "place_id", "lat": "lat", "lng": "lng",
@@ -363,26 +353,26 @@ LOCATION_FIELDS = ("placeId", "lat", "lng", "address")
 
 def update_stop(trip: Trip, a: UpdateStop, ctx: OpContext) -> str:
     day, stop = trip.stop(a.stopId)
-    label = _stop_label(stop)  # as it was: "Renamed “A” to “B”"
+    label = stop_label(stop)  # as it was: "Renamed “A” to “B”"
     changes = {k: v for k, v in a.given().items() if k != "stopId"}
     check_links(changes.get("note"), trip.id, "note", ctx.rules.origin)
     for key, value in changes.items():
         if value is None and key not in UpdateStop.clearable:
             raise Invalid(f"{key} cannot be cleared", field=key)
         setattr(stop, STOP_FIELDS[key], value)
-    return _sentence(_stop_phrases(label, stop, changes), f"No changes to {label}")
+    return sentence(_stop_phrases(label, stop, changes), f"No changes to {label}")
 
 
 def _stop_phrases(label: str, stop: Stop, changes: dict[str, Any]) -> list[tuple[str, str]]:
     phrases = []
     if "name" in changes:
-        phrases.append((f"renamed {label} to {_q(stop.name)}", f"renamed it to {_q(stop.name)}"))
+        phrases.append((f"renamed {label} to {quote(stop.name)}", f"renamed it to {quote(stop.name)}"))
     if "setTime" in changes:
         when = clock_label(to_minutes(stop.set_time)) if stop.set_time else ""   # "00:45 (+1)" for "24:45"
         phrases.append((f"set {label} to {when}", f"set it to {when}") if stop.set_time
                        else (f"cleared the fixed time of {label}", "cleared its fixed time"))
     if "durationMin" in changes:
-        length = _minutes(stop.duration_min)
+        length = duration_words(stop.duration_min)
         phrases.append((f"made {label} {length} long", f"made it {length} long"))
     if "kind" in changes:
         phrases.append((f"marked {label} as {KIND_WORDS[stop.kind]}", f"marked it as {KIND_WORDS[stop.kind]}"))
@@ -409,15 +399,16 @@ def move_stop(trip: Trip, a: MoveStop, ctx: OpContext) -> str:
     index = min(a.position, len(to_day.stops))
     to_day.stops.insert(index, stop)
     trip.renumber()
-    label = _day_label(trip, to_day)
+    trip.follow_stop(stop)
+    label = day_label(trip, to_day)
     before = to_day.stops[index - 1] if index else None
     if to_day is from_day:
-        where = f"after {_q(before.name)} on {label}" if before else f"to the start of {label}"
+        where = f"after {quote(before.name)} on {label}" if before else f"to the start of {label}"
     elif len(to_day.stops) == 1:
         where = f"to {label}"
     else:
-        where = f"to {label}, after {_q(before.name)}" if before else f"to the start of {label}"
-    return f"Moved {_q(stop.name)} {where}"
+        where = f"to {label}, after {quote(before.name)}" if before else f"to the start of {label}"
+    return f"Moved {quote(stop.name)} {where}"
 
 
 def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
@@ -429,7 +420,9 @@ def swap_stops(trip: Trip, a: SwapStops, ctx: OpContext) -> str:
     i, j = day_a.stops.index(stop_a), day_b.stops.index(stop_b)
     day_a.stops[i], day_b.stops[j] = stop_b, stop_a
     trip.renumber()
-    return f"Swapped “{stop_a.name}” ({_day_label(trip, day_b)}) and “{stop_b.name}” ({_day_label(trip, day_a)})"
+    trip.follow_stop(stop_a)
+    trip.follow_stop(stop_b)
+    return f"Swapped “{stop_a.name}” ({day_label(trip, day_b)}) and “{stop_b.name}” ({day_label(trip, day_a)})"
 
 
 def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
@@ -437,7 +430,7 @@ def delete_stop(trip: Trip, a: DeleteStop, ctx: OpContext) -> str:
     day.stops.remove(stop)
     trip.unlink_expenses(stop_ids={stop.id})
     trip.renumber()
-    return f"Removed “{stop.name}” from {_day_label(trip, day)}"
+    return f"Removed “{stop.name}” from {day_label(trip, day)}"
 
 
 def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict[str, Any]:
@@ -452,13 +445,17 @@ def _split_json(trip: Trip, split: EqualSplit | SharesSplit | None) -> dict[str,
 
 
 def _check_links(trip: Trip, day_id: str | None, stop_id: str | None) -> None:
-    if day_id is not None:
-        trip.day(day_id)
+    day = trip.day(day_id) if day_id is not None else None
     if stop_id is not None:
-        trip.stop(stop_id)
+        stop_day, _ = trip.stop(stop_id)
+        if day is not None and stop_day is not day:
+            raise Invalid("stopId: that stop is on another day than the expense's day", field="stopId")
 
 
 def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
+    if len(trip.expenses) >= MAX_EXPENSES:
+        raise quota_size(f"A trip can have at most {MAX_EXPENSES} expenses; delete ones it no longer needs first.",
+                         "expenses_per_trip")
     trip.require_member(a.paidBy, "paidBy")
     _check_links(trip, a.dayId, a.stopId)
     expense = Expense(
@@ -467,7 +464,7 @@ def add_expense(trip: Trip, a: AddExpense, ctx: OpContext) -> str:
         created_at=ctx.now,
     )
     trip.expenses.append(expense)
-    return f"Added the expense {_q(expense.title)} ({format_money(expense.amount_minor, expense.currency)})"
+    return f"Added the expense {quote(expense.title)} ({format_money(expense.amount_minor, expense.currency)})"
 
 
 def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
@@ -493,14 +490,14 @@ def update_expense(trip: Trip, a: UpdateExpense, ctx: OpContext) -> str:
         _check_links(trip, day_id, stop_id)
         e.day_id, e.stop_id = day_id, stop_id
     if a.amountMinor is not None or a.currency is not None:
-        return f"Changed the expense {_q(e.title)} to {format_money(e.amount_minor, e.currency)}"
-    return f"Changed the expense {_q(e.title)}"
+        return f"Changed the expense {quote(e.title)} to {format_money(e.amount_minor, e.currency)}"
+    return f"Changed the expense {quote(e.title)}"
 
 
 def delete_expense(trip: Trip, a: DeleteExpense, ctx: OpContext) -> str:
     e = trip.expense(a.expenseId)
     trip.expenses.remove(e)
-    return f"Deleted the expense {_q(e.title)}"
+    return f"Deleted the expense {quote(e.title)}"
 
 
 def set_trip_preferences(trip: Trip, a: SetTripPreferences, ctx: OpContext) -> str:

@@ -81,6 +81,10 @@ class TripState:
     members: list[dict[str, str]]          # {userId, username, displayName, role}, in join order
     votes: dict[str, dict[str, int]]       # stop id -> {user id: value}
     comment_counts: dict[str, int]         # stop id -> count
+    # {userId, displayName} of people the expenses still name who are no longer
+    # members (they left or were removed): the balances keep their amounts, so the
+    # page can say who is owed instead of "a former member" for each of them.
+    former: list[dict[str, str]] = field(default_factory=list)
     roles: dict[str, str] = field(init=False)
     social_serial: int = 0                 # bumped when votes or comment counts are re-read
     social_stale: bool = False
@@ -122,6 +126,22 @@ def _social(conn: sqlite3.Connection, trip_id: str) -> tuple[dict[str, dict[str,
     return votes, counts
 
 
+def _former_members(conn: sqlite3.Connection, trip: Trip, member_ids: set[str]) -> list[dict[str, str]]:
+    """Who the expenses name (paid by, in a split) that is not a member now,
+    by display name; an account that is gone has no row and no name."""
+    named: set[str] = set()
+    for e in trip.expenses:
+        named.add(e.paid_by)
+        named.update(e.split.get("members") or ())
+        named.update(e.split.get("shares") or ())
+    gone = sorted(named - member_ids)
+    if not gone:
+        return []
+    rows = conn.execute(f"SELECT id, display_name FROM users WHERE id IN ({','.join('?' * len(gone))}) "
+                        "ORDER BY display_name, id", gone)
+    return [{"userId": r[0], "displayName": r[1]} for r in rows]
+
+
 def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
     """Everything a trip's state holds, in one read transaction (one snapshot)."""
     conn.execute("BEGIN")
@@ -131,10 +151,11 @@ def read_state(conn: sqlite3.Connection, trip_id: str) -> TripState:
             "SELECT u.id, u.username, u.display_name, m.role FROM members m JOIN users u ON u.id = m.user_id "
             "WHERE m.trip_id = ? ORDER BY m.joined_at, u.username", (trip_id,))]
         votes, counts = _social(conn, trip_id)
+        former = _former_members(conn, trip, {m["userId"] for m in members})
         stored = store.load_stored_days(conn, trip_id, trip.version)
     finally:
         conn.execute("COMMIT")
-    state = TripState(trip, members, votes, counts, stored=stored, stored_version=trip.version)
+    state = TripState(trip, members, votes, counts, former, stored=stored, stored_version=trip.version)
     if stored is not None:
         state.disk, state.disk_version = dict.fromkeys(stored, 0), trip.version
     return state
@@ -225,7 +246,7 @@ class TripStates:
             (votes, counts), clean = await self._fresh.read(trip_id, partial(self.db.read, _social, trip_id))
             if self._states.get(trip_id) is state:
                 if not clean:
-                    return TripState(state.trip, state.members, votes, counts)
+                    return TripState(state.trip, state.members, votes, counts, state.former)
                 state.votes, state.comment_counts = votes, counts
                 state.social_serial += 1
                 state.social_stale = False

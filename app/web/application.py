@@ -113,7 +113,7 @@ def create_app(settings: Settings, **overrides: Any) -> Starlette:
     app.add_middleware(BodyLimitMiddleware)   # nothing reads a body past its limit
     if settings.trip_machines and settings.machine_id:
         # Outermost: a trip homed on another machine is handed to Fly's proxy
-        # before anything here reads its body (app/trip_homes.py).
+        # before anything here reads its body (app/web/trip_homes.py).
         app.add_middleware(FlyReplayMiddleware, machine_id=settings.machine_id, machines=settings.trip_machines)
     app.state.settings = settings
     app.state.shell_worker = ShellWorker(PUBLIC_DIR)   # /sw.js and the shell it caches

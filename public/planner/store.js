@@ -169,7 +169,12 @@ export function createStore(app, tripId) {
 
     memberName(userId) {
       const m = store.member(userId);
-      if (!m) return "A former member";
+      if (!m) {
+        // Someone who left or was removed still has their expenses and balance:
+        // the server names them (formerMembers) so two of them read apart.
+        const gone = state.trip && (state.trip.formerMembers || []).find((f) => f.userId === userId);
+        return gone && gone.displayName ? `${gone.displayName} (former member)` : "A former member";
+      }
       return m.userId === app.session.me.id ? `${m.displayName || m.username} (you)` : m.displayName || m.username;
     },
 
