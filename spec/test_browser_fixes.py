@@ -15,13 +15,13 @@ import pytest
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
                              no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
                              stop_card)
+from helpers import png_bytes
 from standins.osm_standin import osm_settings
 from test_browser_findings import next_weekday, trip_on
 
 pytestmark = pytest.mark.browser
 
-TINY_PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                         "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+TINY_PNG = png_bytes()   # a whole PNG: uploads refuse a damaged one (app/media.py)
 PHONE = {"width": 360, "height": 740}
 LAPTOP = {"width": 1280, "height": 800}
 
