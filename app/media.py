@@ -24,7 +24,7 @@ from .errors import Forbidden, NotFound, Unavailable, UnsupportedType, storage_u
 from .filestore import CHUNK, FileStore, StoreFull, StoreUnavailable
 from .ids import new_id, utcnow
 from .quotas import check_upload
-from .roles import ROLE_RANK, require_role
+from .roles import ROLE_RANK, require_role_in
 
 log = logging.getLogger("wayline")
 
@@ -302,10 +302,7 @@ async def delete_upload(db: Database, files: FileStore, trip_id: str, actor_id: 
     then answers 404 to everyone, and the page's kept thumbnail is not shown
     for it (public/sw.js). Its bytes no longer count toward the quotas."""
     def work(tx: Tx) -> str:
-        role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, actor_id))
-        if role is None:
-            raise NotFound("Trip not found")
-        require_role(str(role), "editor")
+        role = require_role_in(tx, trip_id, actor_id, "editor")
         row = tx.fetchone("SELECT name, uploaded_by FROM media WHERE id = ? AND trip_id = ?", (media_id, trip_id))
         if row is None:
             raise NotFound("No such file", code="upload_not_found")

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta, UTC
 
 from .auth import token_hash
 from .db import Database, Tx
-from .errors import AppError, Conflict, Forbidden, NotFound
+from .errors import AppError, Conflict, NotFound
 from .ids import iso, new_id, utcnow
-from .roles import require_role
+from .roles import require_role_in
 
 INVITE_HOURS_DEFAULT = 72
 
@@ -67,17 +67,6 @@ async def list_invites(db: Database, trip_id: str) -> list[dict]:
              "joined": joined.get(r[0], [])} for r in rows]
 
 
-def require_owner(tx: Tx, trip_id: str, actor_id: str) -> None:
-    """The actor's role as the write sees it, not as the route saw it before
-    reading the body: an owner demoted or removed meanwhile (another owner's
-    request, committed first) no longer acts as one. 404 when no longer a
-    member, as for any trip of someone else's."""
-    role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, actor_id))
-    if role is None:
-        raise NotFound("Trip not found")
-    require_role(str(role), "owner")
-
-
 async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hours: int) -> dict:
     """A new invite link's token (shown once; only its hash is stored)."""
     token = secrets.token_urlsafe(24)
@@ -85,7 +74,7 @@ async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hou
     invite_id = new_id()
 
     def work(tx: Tx) -> None:
-        require_owner(tx, trip_id, user_id)
+        require_role_in(tx, trip_id, user_id, "owner")
         tx.execute("INSERT INTO invites (id, trip_id, token_hash, role, created_by, created_at, expires_at) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (invite_id, trip_id, token_hash(token), role, user_id, utcnow(), expires))
@@ -96,7 +85,7 @@ async def create_invite(db: Database, trip_id: str, user_id: str, role: str, hou
 
 async def revoke_invite(db: Database, trip_id: str, actor_id: str, invite_id: str) -> None:
     def work(tx: Tx) -> int:
-        require_owner(tx, trip_id, actor_id)
+        require_role_in(tx, trip_id, actor_id, "owner")
         return int(tx.execute("UPDATE invites SET revoked_at = ? WHERE id = ? AND trip_id = ? AND revoked_at IS NULL",
                               (utcnow(), invite_id, trip_id)).rowcount)
 
@@ -174,7 +163,7 @@ def _owner_count(tx: Tx, trip_id: str) -> int:
 
 async def change_role(db: Database, trip_id: str, actor_id: str, target: str, role: str) -> None:
     def work(tx: Tx) -> None:
-        require_owner(tx, trip_id, actor_id)
+        require_role_in(tx, trip_id, actor_id, "owner")
         current = _role_of(tx, trip_id, target)
         if current == "owner" and role != "owner" and _owner_count(tx, trip_id) == 1:
             raise Conflict("A trip needs at least one owner", code="last_owner")
@@ -187,12 +176,8 @@ async def change_role(db: Database, trip_id: str, actor_id: str, target: str, ro
 async def remove_member(db: Database, trip_id: str, actor_id: str, target: str) -> None:
     """An owner removes a member, or a member leaves; their votes go with them."""
     def work(tx: Tx) -> None:
-        if target != actor_id:   # checked here, not before: see require_owner
-            role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, actor_id))
-            if role is None:
-                raise NotFound("Trip not found")
-            if role != "owner":
-                raise Forbidden("Only an owner can remove other members")
+        if target != actor_id:   # checked in the write: see roles.require_role_in
+            require_role_in(tx, trip_id, actor_id, "owner")
         current = _role_of(tx, trip_id, target)
         if current == "owner" and _owner_count(tx, trip_id) == 1:
             raise Conflict("The last owner cannot leave; make someone else owner first", code="last_owner")

@@ -9,9 +9,8 @@ from typing import Any
 from .. import media, quotas
 from ..db import Database, Tx
 from ..filestore import FileStore
-from ..errors import NotFound
 from ..ids import new_id, utcnow
-from ..roles import require_role
+from ..roles import require_role_in
 
 
 async def create_trip(db: Database, owner_id: str, *, title: str, start_date: date, days: int,
@@ -47,10 +46,7 @@ async def delete_trip(db: Database, files: FileStore, trip_id: str, actor_id: st
     The actor must still be an owner when the write runs: one demoted or
     removed by another owner after the route checked them is refused."""
     def work(tx: Tx) -> None:
-        role = tx.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, actor_id))
-        if role is None:
-            raise NotFound("Trip not found")
-        require_role(str(role), "owner")
+        require_role_in(tx, trip_id, actor_id, "owner")
         tx.touch(trip_id, "deleted")
         tx.execute("DELETE FROM trips WHERE id = ?", (trip_id,))
 
