@@ -5,6 +5,7 @@ live in conftest.py."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import multiprocessing
 import os
@@ -15,9 +16,10 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import uvicorn
@@ -29,6 +31,8 @@ from app.web.application import create_app
 from app.web.access_log import AccessLog
 from app.web.uvicorn_server import Server
 from app.settings import Settings
+
+T = TypeVar("T")
 
 _names = itertools.count(1)
 
@@ -59,6 +63,32 @@ def png_bytes(size: int | None = None) -> bytes:
     if size is not None:
         head += chunk(b"waDd", os.urandom(size - len(head) - 24))
     return head + chunk(b"IEND", b"")
+
+
+async def held_at_its_write(db, start: Callable[[], Awaitable[T]]) -> tuple[asyncio.Future[T], Callable[[], None]]:
+    """Starts `start()` and holds it at its database write: its checks have
+    passed, the write has not run. Returns the running task and `release`,
+    which lets the write run. Meanwhile the test commits what the held write
+    has to see (a revoked link, a removed member). Only the held call's
+    write waits: the database's own `write` is back before this returns."""
+    gate, waiting = asyncio.Event(), asyncio.Event()
+    real = db.write
+
+    def held(work):
+        async def later():
+            await gate.wait()
+            return await real(work)
+
+        waiting.set()
+        return asyncio.ensure_future(later())
+
+    db.write = held
+    try:
+        task = asyncio.ensure_future(start())
+        await waiting.wait()
+    finally:
+        db.write = real
+    return task, gate.set
 
 
 def make_client(settings: Settings, **overrides) -> TestClient:

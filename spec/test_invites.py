@@ -8,7 +8,7 @@ import asyncio
 from app import members
 from app.errors import NotFound
 from app.trips import catalog
-from helpers import join, make_client, new_trip, op, signup, use
+from helpers import held_at_its_write, join, make_client, new_trip, op, signup, use
 
 
 def invite(client, trip_id: str, role: str = "editor") -> dict:
@@ -118,23 +118,10 @@ def _accept_racing(client, settings, end_link):
     svc = services(client)
 
     async def race():
-        gate, waiting = asyncio.Event(), asyncio.Event()
-        real = svc.db.write
-
-        def held(work):
-            async def later():
-                await gate.wait()
-                return await real(work)
-
-            waiting.set()
-            return asyncio.ensure_future(later())
-
-        svc.db.write = held
-        accepting = asyncio.ensure_future(members.accept_invite(svc.db, link["token"], eve["id"]))
-        await waiting.wait()                       # the link was open when accepting looked
-        svc.db.write = real
+        accepting, release = await held_at_its_write(
+            svc.db, lambda: members.accept_invite(svc.db, link["token"], eve["id"]))   # the link was open then
         await end_link(svc, trip, owner, link)
-        gate.set()
+        release()
         return (await asyncio.gather(accepting, return_exceptions=True))[0]
 
     raised = client.portal.call(race)

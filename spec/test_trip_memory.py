@@ -24,7 +24,7 @@ from app.trips.dto import build_view, member_bytes
 from app.trips.apply import apply_op, apply_ops
 from app.trips.state import read_state
 from app.tls import tls_context
-from helpers import LiveServer, join, make_client, new_trip, op, signup, use
+from helpers import LiveServer, held_at_its_write, join, make_client, new_trip, op, signup, use
 
 
 def services(client):
@@ -223,23 +223,10 @@ def test_an_op_that_races_its_actors_removal_is_refused(client, settings):
     svc = services(client)
 
     async def race():
-        gate, waiting = asyncio.Event(), asyncio.Event()
-        real = svc.db.write
-
-        def held(work):
-            async def later():
-                await gate.wait()
-                return await real(work)
-
-            waiting.set()
-            return asyncio.ensure_future(later())
-
-        svc.db.write = held
-        task = asyncio.ensure_future(apply_op(svc.trips, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
-        await waiting.wait()                       # bob's op passed validation as a member
-        svc.db.write = real
+        task, release = await held_at_its_write(   # bob's op passed validation as a member
+            svc.db, lambda: apply_op(svc.trips, trip["id"], bob["id"], "update_trip", {"title": "Bob's"}))
         await members.remove_member(svc.db, trip["id"], owner["id"], bob["id"])
-        gate.set()
+        release()
         with pytest.raises(NotFound):
             await task
 
