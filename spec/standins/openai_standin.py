@@ -40,7 +40,10 @@ nothing scripted gets a 500 "nothing scripted" error, and is still recorded):
     reply_function_call(name, args)     one function_call item (args: dict or JSON string)
     reply_function_calls([(name, args), ...], text=None)
     reply_output(items)                 raw output items, for anything else
-    fail(status, message=None, code=None)   an HTTP error (401/429/500/...)
+    fail(status, message=None, code=None, headers=None)   an HTTP error (401/429/500/...);
+                                        headers: e.g. {"Retry-After": "7"}, as the real API sends on a 429
+    drop(text="")                       the connection closes mid-reply: a stream after some text
+                                        (no terminal event), or a JSON body cut short
     stream_error(message, code, text="")    200 SSE that emits some text, then an `error` event
     delay(seconds)                      the next request served waits first (timeouts, races)
     hold() / release()                  requests wait at a gate until released (concurrency)
@@ -58,6 +61,7 @@ response.reasoning_summary_text.done, response.reasoning_summary_part.done.
 from __future__ import annotations
 
 import itertools
+import socket
 import json
 import threading
 import time
@@ -80,7 +84,7 @@ def _id(prefix: str) -> str:
 
 @dataclass
 class Reply:
-    kind: str = "output"  # output | http_error | stream_error
+    kind: str = "output"  # output | http_error | stream_error | drop
     output: list[dict] = field(default_factory=list)
     status: str = "completed"
     incomplete_reason: str | None = None
@@ -90,6 +94,7 @@ class Reply:
     delay: float = 0.0
     chunk_delay: float = 0.0
     response_id: str = field(default_factory=lambda: _id("resp"))
+    headers: dict[str, str] = field(default_factory=dict)   # extra response headers (http_error)
 
 
 def message_item(text: str | None = None, refusal: str | None = None) -> dict:
@@ -181,11 +186,15 @@ class OpenAIStandIn(LoopbackServer):
         return self._reply(items, **kw)
 
     def fail(self, status: int, message: str | None = None, *, code: str | None = None,
-             type: str | None = None, delay: float = 0.0) -> Reply:
+             type: str | None = None, delay: float = 0.0, headers: dict[str, str] | None = None) -> Reply:
         default_type, default_code, default_message = ERRORS.get(status, ("server_error", None, "Error."))
         error = {"message": message or default_message, "type": type or default_type, "param": None,
                  "code": code or default_code}
-        return self._push(Reply(kind="http_error", http_status=status, error=error, delay=delay))
+        return self._push(Reply(kind="http_error", http_status=status, error=error, delay=delay,
+                                headers=dict(headers or {})))
+
+    def drop(self, text: str = "", **kw) -> Reply:
+        return self._reply([message_item(text)], kind="drop", **kw)
 
     def stream_error(self, message: str = "An error occurred while processing your request.",
                      code: str = "server_error", text: str = "", **kw) -> Reply:
@@ -268,7 +277,18 @@ class OpenAIStandIn(LoopbackServer):
                 key = recorded.headers.get("authorization", "").removeprefix("Bearer ").strip()
                 error["message"] = (f"Incorrect API key provided: {key}. You can find your API key at "
                                     "https://platform.openai.com/account/api-keys.")
-            handler.send_json(reply.http_status, {"error": error})
+            data = json.dumps({"error": error}).encode()
+            handler.send_response(reply.http_status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            handler._send_standin_headers()
+            handler.wfile.write(data)
+            handler.wfile.flush()
+            return
+        if reply.kind == "drop":
+            _drop(handler, request_body, reply)
             return
         if request_body.get("stream"):
             handler.start_event_stream()
@@ -280,6 +300,28 @@ class OpenAIStandIn(LoopbackServer):
             return
         handler.send_json(200, response_object(request_body, reply, status=reply.status, output=reply.output,
                                                 with_usage=True))
+
+
+def _drop(handler: LoopbackHandler, request_body: dict, reply: Reply) -> None:
+    """Start the answer, then close the socket: a stream stops after its text
+    deltas (no terminal event, no end chunk); a JSON body stops halfway."""
+    if request_body.get("stream"):
+        events = stream_events(request_body, reply)
+        deltas = [i for i, e in enumerate(events) if e["type"] == "response.output_text.delta"]
+        handler.start_event_stream()
+        for event in events[: (deltas[-1] + 1) if deltas else 2]:   # else just created + in_progress
+            handler.send_event(event["type"], event)
+    else:
+        data = json.dumps(response_object(request_body, reply, status="completed", output=reply.output,
+                                          with_usage=True)).encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler._send_standin_headers()
+        handler.wfile.write(data[: len(data) // 2])
+    handler.wfile.flush()
+    handler.close_connection = True
+    handler.connection.shutdown(socket.SHUT_RDWR)
 
 
 def _invalid_schema(body: dict) -> str | None:
