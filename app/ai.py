@@ -112,6 +112,8 @@ OUTPUT_MESSAGES = {
     "failed": "The AI could not finish its answer. Please try again.",
     "malformed": "The AI answer was not in the expected form. Please try again.",
     "schema": "The AI answer was not in the expected form. Please try again.",
+    "empty": "The AI gave an empty answer. Please try again.",
+    "unknown_ids": "The AI answer named something Wayline did not offer it, so it was not used. Please try again.",
 }
 
 

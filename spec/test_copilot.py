@@ -73,19 +73,24 @@ def test_it_recommends_only_fixes_review_computed(env, model, settings):
     assert not conforms(schema, {"answer": "a", "recommendedFixIds": ["x_madeup"]})
 
 
-def test_an_unknown_fix_id_is_dropped_and_the_answer_kept(env, model, settings, caplog):
+def test_an_answer_naming_an_unknown_fix_id_is_rejected_not_trimmed(env, model, settings, caplog):
     signup(env)
     t = day_with_a_duplicate(env)
     # A provider that ignores the enum (an OpenAI-compatible endpoint without strict decoding).
     model.json("copilot_answer", {"answer": "Apply x_madeup.", "recommendedFixIds": [t["fixIds"][0], "x_madeup"]})
     r = ask(env, t, "Anything else?")
-    assert r.status_code == 200, r.text
-    assert r.json()["data"] == {"answer": "Apply x_madeup.", "recommendedFixIds": [t["fixIds"][0]], "cached": False}
-    assert usage_rows(settings) == [("completed",)]
-    assert any("dropped 1 recommended fix id" in m for m in caplog.messages)
+    assert r.status_code == 502, r.text
+    error = r.json()["error"]
+    assert error["code"] == "ai_bad_output" and "did not offer" in error["message"]
+    assert "x_madeup" not in r.text and "Apply" not in r.text, "never the model's words"
+    assert usage_rows(settings) == [("failed",)]
+    assert any("rejected an answer naming 1 fix id" in m for m in caplog.messages)
     assert not any("x_madeup" in m for m in caplog.messages)
-    # The kept answer is what the cache serves.
-    assert ask(env, t, "Anything else?").json()["data"]["recommendedFixIds"] == [t["fixIds"][0]]
+    # Nothing was cached: the same question asks the model again.
+    model.json("copilot_answer", {"answer": "Remove the second Castelo.", "recommendedFixIds": [t["fixIds"][0]]})
+    again = ask(env, t, "Anything else?").json()["data"]
+    assert again == {"answer": "Remove the second Castelo.", "recommendedFixIds": [t["fixIds"][0]], "cached": False}
+    assert usage_rows(settings) == [("failed",), ("completed",)]
 
 
 def test_a_day_without_fixes_sends_an_always_empty_list(env, model):

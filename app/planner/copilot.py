@@ -5,8 +5,10 @@ The model sees the day's verified facts (at most 40 stops, notes cut to 300
 characters, computed times, legs, review findings with their fix ids) and
 answers `copilot_answer {answer, recommendedFixIds}`; the schema it is sent
 lists the fix ids review computed as an `enum` (an always-empty list when
-there are none). A provider that still names an id review did not compute
-loses that id (logged); the answer itself is kept, since it changes nothing.
+there are none). An answer that still names an id review did not compute
+(a provider without strict decoding) is rejected as a whole, never trimmed
+into something the model did not say (product.md, principle 1): the member
+gets a plain 502, the usage row is failed and nothing is cached.
 
 Answers are cached in SQLite by a hash of (facts, question, earlier turns): the
 same question about the same day costs no model call and no usage row.
@@ -22,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ai_schema import with_choices
-from ..ai import require_ai
+from ..ai import OUTPUT_MESSAGES, AIOutputError, require_ai
 from ..db import Tx
 from .deps import PlannerDeps
 from ..ids import utcnow
@@ -117,11 +119,12 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
     messages.append({"role": "user", "content": ask.question})
 
     def only_computed_fixes(reply: CopilotAnswer) -> CopilotAnswer:
-        kept = [fix_id for fix_id in reply.recommendedFixIds if fix_id in known]
-        if len(kept) != len(reply.recommendedFixIds):
-            log.warning("copilot: dropped %d recommended fix id(s) that review did not compute",
-                        len(reply.recommendedFixIds) - len(kept))
-        return reply.model_copy(update={"recommendedFixIds": kept})
+        unknown = [fix_id for fix_id in reply.recommendedFixIds if fix_id not in known]
+        if unknown:
+            # The count only: the ids are the model's text.
+            log.warning("copilot: rejected an answer naming %d fix id(s) that review did not compute", len(unknown))
+            raise AIOutputError(OUTPUT_MESSAGES["unknown_ids"], reason="unknown_ids")
+        return reply
 
     reply = await ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
                                     schema=with_choices(CopilotAnswer, {"recommendedFixIds[]": known}),
