@@ -439,20 +439,34 @@ def _span_usage(span: Span, guard: UsageGuard) -> None:
                 "gen_ai.usage.output_tokens": guard.output_tokens})
 
 
+def unusable_round(done: Completed) -> str | None:
+    """Why a streamed round that ended normally still gives the member nothing
+    usable: "refusal", "incomplete" (cut off, e.g. max_output_tokens) or
+    "empty" (no text and no tool call); None when it is usable. Its plain
+    words are OUTPUT_MESSAGES[reason]. One rule for the usage row (failed) and
+    for what a feature tells the member, who would otherwise see nothing or a
+    sentence that simply stops."""
+    if done.refusal:
+        return "refusal"
+    if done.status == "incomplete":
+        return "incomplete"
+    if not done.text.strip() and not done.function_calls:
+        return "empty"
+    return None
+
+
 def _settle(guard: UsageGuard, terminal: Completed | StreamFailed) -> None:
     """A streamed round's outcome on its usage row: real counts when known (a
     timeout leaves them unknown, so the reservation stays counted); failed for
-    an error, a refusal or a cut-off round."""
+    an error or an unusable round (`unusable_round`)."""
     if terminal.usage is not None:
         guard.record(terminal.usage.input_tokens, terminal.usage.output_tokens)
     if isinstance(terminal, Completed):
         guard.response_id = terminal.response_id
     if isinstance(terminal, StreamFailed):
         guard.fail(terminal.code)
-    elif terminal.refusal:
-        guard.fail("refusal")
-    elif terminal.status == "incomplete":
-        guard.fail("incomplete")
+    elif (reason := unusable_round(terminal)) is not None:
+        guard.fail(reason)
 
 
 def _structured_text(response: Any, usage: Usage) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 from collections.abc import AsyncIterator
 
 from ..ids import new_id
-from ..ai import require_ai
+from ..ai import OUTPUT_MESSAGES, require_ai, unusable_round
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..markdown_links import check_links
 from ..preferences import effective
@@ -62,6 +62,8 @@ log = logging.getLogger("wayline.agent")
 
 MAX_TEXT = 4000
 CHAT_MAX_OUTPUT_TOKENS = 3000
+# The AI SDK finish reason for a round `unusable_round` turns down.
+UNUSABLE_FINISH = {"refusal": "content-filter", "incomplete": "length", "empty": "error"}
 UNCHANGED_CARD = "The card is unchanged: it already shows what you asked for."   # a refine that changed nothing
 
 CHAT_INSTRUCTIONS = """You are Wayline's trip agent in the shared chat of the members planning this trip.
@@ -454,8 +456,12 @@ async def _model_round(svc: AgentDeps, turn: Turn, emit: _Emitter, instructions:
                 elif event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
-                    if event.status == "incomplete":
-                        reason = "length"
+                    problem = unusable_round(event)
+                    if problem is not None:
+                        # The page shows error chunks, not finish reasons: without
+                        # this a refusal or an empty round is a reply with no words.
+                        emit("error", errorText=OUTPUT_MESSAGES[problem])
+                        reason = UNUSABLE_FINISH[problem]
                 elif event.type == "error":
                     emit("error", errorText=event.message)
                     reason = "error"
