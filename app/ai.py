@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import re
 from contextlib import aclosing
 from typing import Any, TypeVar
@@ -77,8 +78,8 @@ class AIError(AppError):
     status, code = 503, "ai_error"
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 usage: Usage | None = None):
-        super().__init__(message, code=code)
+                 usage: Usage | None = None, **extra: Any):
+        super().__init__(message, code=code, **extra)
         if status is not None:
             self.status = status
         self.usage = usage
@@ -102,6 +103,9 @@ MESSAGES = {
     "ai_auth": "AI is unavailable: the provider did not accept the server's API key. "
                "An administrator needs to check it.",
     "ai_provider_busy": "The AI provider is busy right now. Please try again in a minute.",
+    "ai_provider_busy_for": "The AI provider is busy right now. Please try again in {wait}.",
+    "ai_quota": "AI is unavailable: the provider account has used up its quota or credit. "
+                "An administrator needs to check it.",
     "ai_provider_error": "The AI provider had a problem. Please try again later.",
     "ai_rejected": "The AI provider rejected the request. An administrator may need to check the AI settings.",
     "ai_error": "The AI request failed. Please try again.",
@@ -133,7 +137,16 @@ def provider_error(exc: BaseException) -> AIError:
         status = exc.status_code
         if status in (401, 403):
             code = "ai_auth"
+        elif status == 429 and exc.code == "insufficient_quota":
+            code = "ai_quota"   # also a 429, but no wait ends it: only the account's owner can
         elif status == 429:
+            wait = _retry_after_s(exc.response.headers)
+            if wait is not None:
+                # The provider says when; the client gets it as data and as the
+                # Retry-After header (app/errors.py), the member in words.
+                words = f"{wait} seconds" if wait < 120 else f"{-(-wait // 60)} minutes"
+                return AIError(MESSAGES["ai_provider_busy_for"].format(wait=words), code="ai_provider_busy",
+                               usage=Usage(), retryAfterS=wait)
             code = "ai_provider_busy"
         elif status >= 500:
             code = "ai_provider_error"
@@ -142,6 +155,25 @@ def provider_error(exc: BaseException) -> AIError:
     else:
         code, usage = "ai_error", None
     return AIError(MESSAGES[code], code=code, usage=usage)
+
+
+# A provider's wait longer than this is not passed on as a promise: past it the
+# member is better served by "in a minute" and trying again than by a long wait.
+MAX_RETRY_AFTER_S = 600
+
+
+def _retry_after_s(headers: Any) -> int | None:
+    """Whole seconds from the provider's `retry-after-ms` or `retry-after`
+    (seconds; an HTTP date is not worth parsing for a hint), at least 1; None
+    when absent, unreadable or longer than MAX_RETRY_AFTER_S."""
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            value = float(headers.get(name) or "")
+        except ValueError:
+            continue
+        if 0 <= value / scale <= MAX_RETRY_AFTER_S:
+            return max(1, math.ceil(value / scale))
+    return None
 
 
 def describe_ai_error(exc: BaseException) -> tuple[int, str, str]:

@@ -247,6 +247,31 @@ async def test_a_refused_reservation_never_contacts_the_provider(settings, opena
     assert openai_standin.request_count == 0
 
 
+@pytest.mark.parametrize("headers, wait", [
+    ({"Retry-After": "7"}, 7), ({"Retry-After": "0.2"}, 1), ({"retry-after-ms": "1500"}, 2),
+    ({"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, None), ({"Retry-After": "86400"}, None), ({}, None),
+])
+async def test_a_rate_limited_provider_says_when_to_try_again(settings, openai_standin, headers, wait):
+    openai_standin.fail(429, headers=headers)
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(AIError) as caught:
+            await ask(ai)
+    error = caught.value
+    assert (error.status, error.code) == (503, "ai_provider_busy")
+    assert error.extra.get("retryAfterS") == wait and error.headers() == ({"Retry-After": str(wait)} if wait else {})
+    assert ("in a minute" in error.message) == (wait is None)
+
+
+async def test_a_provider_out_of_quota_is_not_busy(settings, openai_standin):
+    """OpenAI answers 429 `insufficient_quota` when the account has no credit: no wait ends that."""
+    openai_standin.fail(429, "You exceeded your current quota, please check your plan.", code="insufficient_quota")
+    async with gateway(settings, openai_standin) as ai:
+        with pytest.raises(AIError) as caught:
+            await ask(ai)
+    assert (caught.value.status, caught.value.code) == (503, "ai_quota")
+    assert "administrator" in caught.value.message and "exceeded" not in caught.value.message
+
+
 # -- sanitize and schemas -----------------------------------------------------
 
 

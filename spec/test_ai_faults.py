@@ -37,6 +37,8 @@ FAULTS = {
     "429": (lambda: http_error(429, "Rate limit reached for requests."), (503, "ai_provider_busy"), "zero"),
     "429 retry-after": (lambda: http_error(429, "Rate limit reached.", {"Retry-After": "7"}),
                         (503, "ai_provider_busy"), "zero"),
+    "429 quota": (lambda: http_error(429, "You exceeded your current quota.", code="insufficient_quota"),
+                  (503, "ai_quota"), "zero"),
     "401": (lambda: http_error(401, ""), (503, "ai_auth"), "zero"),   # the stand-in echoes the key
     "timeout": (lambda: Reply(output=[message_item("{}")], delay=TIMEOUT_MS / 1000 + 1.5), (503, "ai_timeout"),
                 "reserved"),
@@ -56,13 +58,25 @@ FAULTS = {
 # chunk) and the finish reason. Malformed and schema-breaking text is just
 # text in a chat turn (no schema), so those are answers, not faults, there.
 CHAT = {
-    "500": ("had a problem", "error"), "429": ("busy", "error"), "429 retry-after": ("busy", "error"),
+    "500": ("had a problem", "error"), "429": ("in a minute", "error"), "429 retry-after": ("in 7 seconds", "error"),
+    "429 quota": ("quota", "error"),
     "401": ("API key", "error"), "timeout": ("took too long", "error"), "dropped": ("could not be reached", "error"),
     "refusal": ("declined", "content-filter"), "empty": ("empty answer", "error"),
     "incomplete": ("cut off", "length"), "malformed": (None, "stop"), "schema": (None, "stop"),
 }
 LEAKS = ("sk-", "Traceback", "Rate limit", "Incorrect API key", "Internal error", "I can't", "Half an",
-         "openai", "httpx", "Exception")
+         "openai", "httpx", "Exception", "exceeded")
+# When to try again, for a rate-limited provider: its own hint when it gave one.
+WAITS = {"429 retry-after": ("7", "in 7 seconds"), "429": (None, "in a minute")}
+
+
+def says_when(fault: str, response) -> None:
+    if fault not in WAITS:
+        return
+    header, words = WAITS[fault]
+    assert response.headers.get("retry-after") == header, response.headers
+    assert response.json()["error"].get("retryAfterS") == (int(header) if header else None)
+    assert words in response.json()["error"]["message"]
 
 
 def rows(settings, feature: str) -> list[tuple]:
@@ -118,6 +132,7 @@ def test_copilot_faults(env, fault, caplog, capsys):
     r = client.post(f"/api/trips/{t['id']}/days/{t['day']}/copilot", json={"question": "Is this day OK?"})
     assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
     plain(r.json()["error"])
+    says_when(fault, r)
     after = trip_dto(client, t["id"])
     assert after["version"] == before["version"] and after["days"] == before["days"]
     [row] = rows(s, "copilot")
@@ -140,6 +155,7 @@ def test_optimize_faults(env, fault, caplog, capsys):
     r = optimize(client, t)
     assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
     plain(r.json()["error"])
+    says_when(fault, r)
     after = trip_dto(client, t["id"])
     assert after["version"] == before["version"] and after["days"] == before["days"]
     [row] = rows(s, "plan_day")
