@@ -89,7 +89,8 @@ def rows(settings, feature: str) -> list[tuple]:
 def env(settings, google_standin, openai_standin):
     google_standin.today = TRIP_DATE
     model = ScriptedModel(openai_standin)
-    s = ai_settings(google_settings(settings, google_standin), openai_standin, ai_timeout_ms=TIMEOUT_MS)
+    s = ai_settings(google_settings(settings, google_standin), openai_standin, ai_timeout_ms=TIMEOUT_MS,
+                    ai_concurrent=1)   # one slot: a failure that kept it would refuse the next call (429)
     with make_client(s, **NO_DEBOUNCE) as client:
         signup(client)
         save_prefs(client)
