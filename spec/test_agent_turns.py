@@ -145,6 +145,21 @@ def test_ambient_replies_record_the_member_message_as_their_turn(settings, opena
         assert [r["turn_id"] for r in usage(client, "SELECT turn_id FROM ai_usage")] == [posted["id"]]
 
 
+def test_a_cut_off_ambient_reply_is_not_posted(settings, openai_standin):
+    """A round stopped by max_output_tokens is unusable (app/ai.py unusable_round):
+    the group never reads half a sentence from the agent."""
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        openai_standin.reply_incomplete("The museum opens at 1", reason="max_output_tokens")
+        client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "@agent when does the museum open?"})
+        eventually(lambda: [r["status"] for r in usage(client, "SELECT status FROM ai_usage")] == ["failed"])
+        openai_standin.reply_text("It opens at 10:00.")
+        client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "@agent and the castle?"})
+        replies = eventually(lambda: [m for m in events(client, trip["id"])["messages"] if m["role"] == "assistant"])
+        assert [p["text"] for m in replies for p in m["parts"]] == ["It opens at 10:00."]
+
+
 # -- OpenTelemetry ----------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from ..ai import require_ai
+from ..ai import require_ai, unusable_round
 from ..errors import AppError
 from .deps import AgentDeps
 from ..db import Tx
@@ -194,6 +194,10 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
                 if event.type == "function_call":
                     calls.append(event)
                 elif event.type == "completed":
+                    if unusable_round(event) is not None:
+                        # A refusal or a sentence cut off mid-way is no reply to post in the
+                        # group's timeline; what earlier rounds said still stands.
+                        return "\n\n".join(texts).strip()
                     if event.text:
                         texts.append(event.text)
                         items.append({"role": "assistant", "content": event.text})
