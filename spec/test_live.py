@@ -503,6 +503,32 @@ def test_a_reconnect_with_last_event_id_receives_what_it_missed(settings):
     run(settings, test)
 
 
+def test_an_id_from_another_trip_malformed_or_in_the_future_starts_over(settings):
+    """Event ids count across every trip of the process, so an id another
+    trip's stream handed out lies within this trip's range; resuming from it
+    would claim `resumed: true` and skip this trip's events before it."""
+    async def test(server):
+        alice = await member_client(server.url, "alice")
+        here, there = await a_trip(alice), await a_trip(alice)
+        async with Feed(alice, here["id"]) as mine, Feed(alice, there["id"]) as other:
+            await mine.hello()
+            await other.hello()
+            await alice.post(f"/api/trips/{here['id']}/ops/update_trip", json={"title": "Missed"})
+            await mine.next("trip")
+            await alice.post(f"/api/trips/{there['id']}/ops/update_trip", json={"title": "Elsewhere"})
+            foreign = (await other.next("trip"))["id"]
+            epoch, _, n = foreign.partition("-")
+        for stale in (foreign, f"{epoch}-{int(n) + 1000}", f"{epoch}-", f"{epoch}--1", f"{epoch}-1e3",
+                      f"{epoch}-{'9' * 30}", "-" + n, ""):
+            async with Feed(alice, here["id"], query=f"?lastEventId={stale}") as fresh:
+                assert (await fresh.hello())["data"]["resumed"] is False, stale
+                if stale:
+                    await fresh.next("reset")
+        await alice.aclose()
+
+    run(settings, test)
+
+
 def test_a_full_buffer_is_replayed_whole_and_an_older_id_gets_a_reset(settings):
     from app.live.hub import RING_SIZE
 

@@ -150,8 +150,12 @@ class LiveHub:
         self._by_user.setdefault(stream.user_id, set()).add(stream)
         self._start_ticker()
         cursor = self._cursor(last_event_id)
-        if cursor is not None and not channel.floor <= cursor <= self._counter:
-            cursor = None   # not an id this trip's events can resume from
+        if cursor is not None and cursor != channel.floor and not any(n == cursor for n, _ in channel.ring):
+            # Not an id this trip's stream handed out (every frame's id is the
+            # floor or a recorded event's): ids count across all trips, so one
+            # from another trip's stream, or from none yet, would claim a resume
+            # that skips this trip's events before it.
+            cursor = None
         resumed = cursor is not None
         hello = encode({"connectionId": stream.connection_id, "resumed": resumed})
         stream.push(frame(self._id(channel.head() if cursor is None else cursor), "hello", hello, retry=True))
