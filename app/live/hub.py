@@ -268,7 +268,10 @@ class LiveHub:
         """A committed change (the LIVE phase of app/changes.py: after the
         trips in memory and the heads, so a pump reads them fresh)."""
         trip_id, kinds = event.trip_id, event.kinds()
-        if "members" in kinds:
+        if "members" in kinds or "deleted" in kinds:
+            # A deletion counts too: a stream whose membership check passed just
+            # before the trip went would otherwise open on a trip with no channel
+            # left to end it, and stay open (and hold a place) for ever.
             self._members_changes += 1
         channel = self._channels.get(trip_id)
         if channel is None or self._closed:
