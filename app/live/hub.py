@@ -9,7 +9,7 @@ whatever the number of streams. Event ids are `<epoch>-<n>`: `n` counts up in
 this process, and the epoch tells a reconnect from another process (or an
 earlier boot) apart. Each trip keeps its last RING_SIZE events, so a
 reconnect with `Last-Event-ID` gets what it missed, or a `reset` event when
-they are no longer here.
+they are no longer here (or the id is not one this trip's stream sent).
 
 Presence is state, not history: it is sent as a whole list (one entry per
 user) when it changes, at most every PRESENCE_GAP_S, and to every new
