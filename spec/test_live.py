@@ -503,6 +503,81 @@ def test_a_reconnect_with_last_event_id_receives_what_it_missed(settings):
     run(settings, test)
 
 
+def test_an_id_from_another_trip_malformed_or_in_the_future_starts_over(settings):
+    """Event ids count across every trip of the process, so an id another
+    trip's stream handed out lies within this trip's range; resuming from it
+    would claim `resumed: true` and skip this trip's events before it."""
+    async def test(server):
+        alice = await member_client(server.url, "alice")
+        here, there = await a_trip(alice), await a_trip(alice)
+        async with Feed(alice, here["id"]) as mine, Feed(alice, there["id"]) as other:
+            await mine.hello()
+            await other.hello()
+            await alice.post(f"/api/trips/{here['id']}/ops/update_trip", json={"title": "Missed"})
+            await mine.next("trip")
+            await alice.post(f"/api/trips/{there['id']}/ops/update_trip", json={"title": "Elsewhere"})
+            foreign = (await other.next("trip"))["id"]
+            epoch, _, n = foreign.partition("-")
+        for stale in (foreign, f"{epoch}-{int(n) + 1000}", f"{epoch}-", f"{epoch}--1", f"{epoch}-1e3",
+                      f"{epoch}-{'9' * 30}", "-" + n, ""):
+            async with Feed(alice, here["id"], query=f"?lastEventId={stale}") as fresh:
+                assert (await fresh.hello())["data"]["resumed"] is False, stale
+                if stale:
+                    await fresh.next("reset")
+        await alice.aclose()
+
+    run(settings, test)
+
+
+def test_a_stream_opening_while_its_trip_is_deleted_is_refused_not_left_open(settings):
+    """The membership check passes, the trip is deleted before the stream is
+    registered: the deletion must send the check round again (404), or the
+    stream would open on a trip that no longer exists and never end."""
+    import threading
+
+    app = create_app(settings)
+    reached = threading.Event()
+    release: asyncio.Event | None = None
+    server_loop: asyncio.AbstractEventLoop | None = None
+
+    class HeldOnce:
+        def __init__(self, real):
+            self.real, self.held = real, False
+
+        async def membership(self, trip_id, user_id):
+            nonlocal release, server_loop
+            answer = await self.real.membership(trip_id, user_id)
+            if not self.held:
+                self.held = True
+                release, server_loop = asyncio.Event(), asyncio.get_running_loop()
+                reached.set()
+                await release.wait()
+            return answer
+
+    async def test(server):
+        hub = app.state.services.live
+        hub.trip_cache = HeldOnce(hub.trip_cache)
+        alice = await member_client(server.url, "alice")
+        trip = await a_trip(alice)
+        feed = Feed(alice, trip["id"])
+        opening = asyncio.get_running_loop().create_task(feed.__aenter__())
+        await anyio.to_thread.run_sync(reached.wait, OPEN_S)
+        assert reached.is_set()
+        assert (await alice.delete(f"/api/trips/{trip['id']}")).status_code == 200
+        assert server_loop is not None and release is not None
+        server_loop.call_soon_threadsafe(release.set)
+        await opening
+        try:
+            assert feed.response.status_code == 404, "no stream on a deleted trip"
+            assert len(hub) == 0
+        finally:
+            await feed.__aexit__()
+            await alice.aclose()
+
+    with LiveServer(app) as server:
+        anyio.run(test, server)
+
+
 def test_a_full_buffer_is_replayed_whole_and_an_older_id_gets_a_reset(settings):
     from app.live.hub import RING_SIZE
 

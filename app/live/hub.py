@@ -9,7 +9,7 @@ whatever the number of streams. Event ids are `<epoch>-<n>`: `n` counts up in
 this process, and the epoch tells a reconnect from another process (or an
 earlier boot) apart. Each trip keeps its last RING_SIZE events, so a
 reconnect with `Last-Event-ID` gets what it missed, or a `reset` event when
-they are no longer here.
+they are no longer here (or the id is not one this trip's stream sent).
 
 Presence is state, not history: it is sent as a whole list (one entry per
 user) when it changes, at most every PRESENCE_GAP_S, and to every new
@@ -150,8 +150,12 @@ class LiveHub:
         self._by_user.setdefault(stream.user_id, set()).add(stream)
         self._start_ticker()
         cursor = self._cursor(last_event_id)
-        if cursor is not None and not channel.floor <= cursor <= self._counter:
-            cursor = None   # not an id this trip's events can resume from
+        if cursor is not None and cursor != channel.floor and not any(n == cursor for n, _ in channel.ring):
+            # Not an id this trip's stream handed out (every frame's id is the
+            # floor or a recorded event's): ids count across all trips, so one
+            # from another trip's stream, or from none yet, would claim a resume
+            # that skips this trip's events before it.
+            cursor = None
         resumed = cursor is not None
         hello = encode({"connectionId": stream.connection_id, "resumed": resumed})
         stream.push(frame(self._id(channel.head() if cursor is None else cursor), "hello", hello, retry=True))
@@ -264,7 +268,10 @@ class LiveHub:
         """A committed change (the LIVE phase of app/changes.py: after the
         trips in memory and the heads, so a pump reads them fresh)."""
         trip_id, kinds = event.trip_id, event.kinds()
-        if "members" in kinds:
+        if "members" in kinds or "deleted" in kinds:
+            # A deletion counts too: a stream whose membership check passed just
+            # before the trip went would otherwise open on a trip with no channel
+            # left to end it, and stay open (and hold a place) for ever.
             self._members_changes += 1
         channel = self._channels.get(trip_id)
         if channel is None or self._closed:
