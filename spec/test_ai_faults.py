@@ -122,48 +122,45 @@ def no_key_anywhere(texts, caplog, capsys) -> None:
     assert TEST_KEY not in everything
 
 
+def ask_copilot(client, t):
+    return client.post(f"/api/trips/{t['id']}/days/{t['day']}/copilot", json={"question": "Is this day OK?"})
+
+
+# A structured feature: its model call's name, how a member asks, a good
+# answer for the retry, and the output tokens its call reserves.
+STRUCTURED = {
+    "copilot": ("copilot_answer", ask_copilot, lambda t: {"answer": "Fine.", "recommendedFixIds": []}, 1500),
+    "plan_day": ("plan_day", optimize, good_plan, 2500),
+}
+
+
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_copilot_faults(env, fault, caplog, capsys):
+@pytest.mark.parametrize("feature", sorted(STRUCTURED))
+def test_structured_faults(env, feature, fault, caplog, capsys):
+    """The copilot and Optimize my day: the refusal's status and words, the
+    trip unchanged, one failed usage row with the right tokens, and the next
+    ask answered."""
     caplog.set_level(logging.DEBUG)
     client, model, s = env
+    name, ask, good, reserved = STRUCTURED[feature]
     t = plan_trip(client)
     before = trip_dto(client, t["id"])
     reply, (status, code), tokens = FAULTS[fault]
-    model.add("copilot_answer", reply())
-    r = client.post(f"/api/trips/{t['id']}/days/{t['day']}/copilot", json={"question": "Is this day OK?"})
+    model.add(name, reply())
+    r = ask(client, t)
     assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
     plain(r.json()["error"])
     says_when(fault, r)
     after = trip_dto(client, t["id"])
     assert after["version"] == before["version"] and after["days"] == before["days"]
-    [row] = rows(s, "copilot")
-    tokens_as(tokens, row, 1500)
-    model.json("copilot_answer", {"answer": "Fine.", "recommendedFixIds": []})
-    again = client.post(f"/api/trips/{t['id']}/days/{t['day']}/copilot", json={"question": "Is this day OK?"})
-    assert again.status_code == 200 and again.json()["data"]["cached"] is False, again.text
-    assert [x[0] for x in rows(s, "copilot")] == ["failed", "completed"]
-    no_key_anywhere([r.text, again.text], caplog, capsys)
-
-
-@pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_optimize_faults(env, fault, caplog, capsys):
-    caplog.set_level(logging.DEBUG)
-    client, model, s = env
-    t = plan_trip(client)
-    before = trip_dto(client, t["id"])
-    reply, (status, code), tokens = FAULTS[fault]
-    model.add("plan_day", reply())
-    r = optimize(client, t)
-    assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
-    plain(r.json()["error"])
-    says_when(fault, r)
-    after = trip_dto(client, t["id"])
-    assert after["version"] == before["version"] and after["days"] == before["days"]
-    [row] = rows(s, "plan_day")
-    tokens_as(tokens, row, 2500)
-    model.json("plan_day", good_plan(t))
-    again = optimize(client, t)
+    [row] = rows(s, feature)
+    tokens_as(tokens, row, reserved)
+    model.json(name, good(t))
+    again = ask(client, t)
     assert again.status_code == 200, again.text
+    assert [x[0] for x in rows(s, feature)] == ["failed", "completed"]
+    if feature == "copilot":
+        assert again.json()["data"]["cached"] is False   # a failed answer is never cached
     no_key_anywhere([r.text, again.text], caplog, capsys)
 
 
