@@ -14,7 +14,7 @@ import pytest
 
 from app.agent.cardtool import SHOW_CARD
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline, open_chat,
-                             open_page, shot, tile_host, timeline_caught_up)
+                             open_page, send_chat, shot, tile_host, timeline_caught_up)
 from browser.scripts import quiet_responder
 from standins.google_standin import google_settings
 from standins.openai_standin import Reply, function_call_item, message_item, reasoning_item
@@ -99,8 +99,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         assert "Sam (@sam2)" in other.locator(".msg-meta").inner_text()
 
         # A card in the chat, reasoning folded away.
-        panel.get_by_label("Message", exact=True).fill("@agent sketch our two days")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "@agent sketch our two days")
         card = panel.locator(".msg.from-agent .gen-card")
         card.wait_for()
         assert card.get_by_role("heading", name="Two easy days").count() == 1
@@ -136,8 +135,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         asked = len(chat_requests)
         image_hosts: set[str] = set()
         page.on("request", lambda r: image_hosts.add(urlsplit(r.url).netloc) if r.resource_type == "image" else None)
-        panel.get_by_label("Message", exact=True).fill("@agent street view of Castelo")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "@agent street view of Castelo")
         figure = panel.locator(".gc-street")
         figure.wait_for()
         figure.locator("img").evaluate("img => img.complete || new Promise((r) => img.addEventListener('load', r))")
@@ -148,8 +146,7 @@ def test_cards_street_view_debug_info_panel_state_and_avatars(settings, openai_s
         html = page.content()
         assert google_standin.key not in html
 
-        panel.get_by_label("Message", exact=True).fill("street view of Atlantis Underwater Palace")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "street view of Atlantis Underwater Palace")
         panel.locator(".agent-status-note").wait_for()
         shot(page, "agent-street-view-desktop")
 

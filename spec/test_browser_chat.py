@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from browser.harness import (add_stops, api, api_trip, api_user, chromium, live, offline, open_chat, open_page,
-                             panel_button, shot, stop_card)
+                             panel_button, send_chat, shot, stop_card)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -165,8 +165,7 @@ def test_an_answer_coming_note_goes_when_the_answer_came(settings, openai_standi
         page.goto(f"/#/trips/{trip['id']}")
         panel = open_chat(page)
         # Street view is answered by the application (no Google key here: it says it is unavailable).
-        panel.get_by_label("Message", exact=True).fill("street view of Castelo de São Jorge")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "street view of Castelo de São Jorge")
         panel.locator(".msg.from-agent").wait_for()
         page.wait_for_function("() => !document.querySelector('#side-panel [data-testid=answer-coming]')")
         assert "The AI will answer shortly." not in panel.inner_text()
@@ -288,8 +287,7 @@ def test_a_turn_the_days_ai_limit_stops_leaves_no_empty_reply(settings, openai_s
         page.clock.set_fixed_time(now)   # Date only: the page's timers keep running
         page.goto(f"/#/trips/{t}")
         panel = open_chat(page)
-        panel.get_by_label("Message", exact=True).fill("@agent where should we eat tonight?")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "@agent where should we eat tonight?")
         said = panel.locator(".error-box", has_text="the usage limit has been reached")
         said.wait_for()
         assert said.inner_text() == ("AI planning is temporarily unavailable because the usage limit has been "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, offline, open_page,
-                             shot, stop_card, ui_add_stop, ui_create_trip, ui_signup)
+                             send_chat, shot, stop_card, ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -59,16 +59,14 @@ def test_second_member_sees_edit_vote_and_chat_without_reloading(settings, opena
 
         # Alice writes in the shared timeline; Bob sees the message, and the edit's event line.
         alice.locator("#tabpanel-chat").wait_for()
-        alice.get_by_label("Message", exact=True).fill("Shall we start at the viewpoint?")
-        alice.get_by_role("button", name="Send").click()
+        send_chat(alice, "Shall we start at the viewpoint?")
         alice.locator(".msg.mine", has_text="Shall we start at the viewpoint?").wait_for()
         seen_without_reloading(bob, ".msg.from-member", "Shall we start at the viewpoint?")
         assert bob.locator(".agent-log .op-event",
                            has_text="Alice added “Miradouro de Santa Luzia” to Day 1").count() == 1
 
         # Bob answers; Alice sees it the same way.
-        bob.get_by_label("Message", exact=True).fill("Yes, before it gets busy.")
-        bob.get_by_role("button", name="Send").click()
+        send_chat(bob, "Yes, before it gets busy.")
         seen_without_reloading(alice, ".msg.from-member", "Yes, before it gets busy.")
         shot(alice, "08-agent-timeline")
         shot(bob, "09-second-member")

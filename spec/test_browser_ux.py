@@ -10,7 +10,7 @@ import re
 import pytest
 
 from browser.harness import (add_stops, api, api_op, api_trip, api_user, chromium, drag_stop_before, live,
-                             names_on_screen, offline, open_chat, open_page, shot, stop_card, tile_host,
+                             names_on_screen, offline, open_chat, open_page, send_chat, shot, stop_card, tile_host,
                              timeline_caught_up)
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
@@ -132,8 +132,7 @@ def test_the_chat_stays_above_one_quiet_line_of_edits(settings, openai_standin):
         page = open_page(browser, server, session=alice.token)
         page.goto(f"/#/trips/{trip['id']}")
         panel = open_chat(page)
-        panel.get_by_label("Message", exact=True).fill("@agent is day 1 too packed?")
-        panel.get_by_role("button", name="Send").click()
+        send_chat(panel, "@agent is day 1 too packed?")
         answer = panel.locator(".msg.from-agent", has_text="Noted.")
         answer.wait_for()
         # The answer shows while it streams; the server stores it (its place in the timeline) as the

@@ -573,6 +573,12 @@ def open_chat(page):
     return panel
 
 
+def send_chat(panel, text: str) -> None:
+    """Types `text` in the chat's composer (in `panel`, the side panel or the page) and sends it."""
+    panel.get_by_label("Message", exact=True).fill(text)
+    panel.get_by_role("button", name="Send").click()
+
+
 def open_ai_help(page, tab: str = "This day"):
     """Opens AI help on `tab` ("This day" or "Preferences"); the panel."""
     panel = page.locator("#side-panel")
