@@ -245,9 +245,11 @@ class Evaluator:
             if wait <= 0:
                 break
             await asyncio.sleep(wait)
-        burst = self._bursts.pop(trip_id)
         lock = self._locks.setdefault(trip_id, asyncio.Lock())
         async with lock:  # one evaluation of a trip at a time
+            # Taken only now: edits made while the previous evaluation ran joined
+            # this burst, and a decision that came too late can hand it its edits.
+            burst = self._bursts.pop(trip_id)
             try:
                 await self.evaluate(trip_id, burst)
             except NotFound:
@@ -272,6 +274,25 @@ class Evaluator:
             return
         if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id):
             await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
+        else:
+            await self._carry_over(trip_id, burst)
+
+    async def _carry_over(self, trip_id: str, burst: _Burst) -> None:
+        """The trip moved on while the model decided, so nothing was recorded.
+        The next evaluation judges from this burst's `before`: its risks are
+        still new to it (when still there), else they would never be raised,
+        since the next burst starts from a trip that already had them. A burst
+        waiting for its turn takes them over; when the trip moved by an edit
+        that is never evaluated (an approved suggestion), one more burst judges
+        the trip as it is now."""
+        waiting = self._bursts.get(trip_id)
+        if waiting is not None:
+            waiting.before, waiting.summaries = burst.before, burst.summaries + waiting.summaries
+            return
+        now = (await self.svc.trips.get(trip_id)).trip
+        self._bursts[trip_id] = _Burst(burst.before, now, burst.actor_id, asyncio.get_running_loop().time(),
+                                       list(burst.summaries))
+        self.svc.background.spawn(self._after_quiet(trip_id), name=f"agent-eval-{trip_id}")
 
     async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> bool:
         """Ask the model about new material risks (feature `agent_eval`, under
