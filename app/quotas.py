@@ -12,6 +12,7 @@ with defaults that suit a small group's server:
 | upload bytes per trip | `WAYLINE_UPLOAD_MB_PER_TRIP` | 200 MiB | 413 |
 | upload bytes per account (all its trips) | `WAYLINE_UPLOAD_MB_PER_USER` | 100 MiB | 413 |
 | expenses per trip | fixed (app/trips/ops.py `MAX_EXPENSES`) | 1000 | 413 |
+| assistants' proposals waiting per member and trip | fixed (assistants/proposals.py) | 20 | 429 |
 
 Counts are 429 (too many), sizes 413 (too large); every refusal is
 `quota_exceeded` with a plain message and the quota's name in `quota`.

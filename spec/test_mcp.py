@@ -360,3 +360,44 @@ def test_get_and_delete_are_405_with_allow_post_and_open_no_stream(settings):
                 assert r.status_code == 405, (method, r.status_code, r.text)
                 assert r.headers["allow"] == "POST"
                 assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_members_assistants_keep_a_bounded_number_of_proposals_waiting_in_a_trip(settings):
+    """Every open page of every member reads each pending suggestion on every
+    poll, so one member's assistants (a token files 60 a minute, and a member
+    may hold 20 tokens) could bury the group in proposals that wait a week.
+    At most MAX_PENDING_PROPOSALS wait per member and trip, all their tokens
+    together; then a tool error in words, nothing filed. Deciding one (applied)
+    makes room; another member's assistant has its own room."""
+    MAX_PENDING_PROPOSALS = 20   # app/assistants/proposals.py
+
+    with world(settings, mcp_calls_per_minute=1000) as server:
+        alice, bob = member(server, "alice"), member(server, "bob")
+        trip = data(alice.post("/api/trips", json={"title": "Porto", "startDate": "2027-06-01", "days": 1}))
+        t, day = trip["id"], trip["days"][0]["id"]
+        invite(alice, bob, t, "editor")
+        first, second = connect(alice, "Claude", "propose", t)["token"], connect(alice, "GPT", "propose")["token"]
+        bobs = connect(bob, "Claude", "propose", t)["token"]
+
+        def propose(token, n):
+            async def work(session):
+                return [await session.call_tool("update_day", {"tripId": t, "dayId": day, "title": f"Day {i}"})
+                        for i in range(n)]
+            return mcp(server, token, work)
+
+        filed = propose(first, MAX_PENDING_PROPOSALS - 1) + propose(second, 1)
+        assert not any(r.is_error for r in filed)
+        [refused] = propose(second, 1)
+        [also_refused] = propose(first, 1)
+        for r in (refused, also_refused):
+            assert r.is_error and text(r) == (f"{MAX_PENDING_PROPOSALS} changes proposed by alice's assistants are "
+                                              "already waiting in this trip: wait until the group has decided on "
+                                              "some of them.")
+        waiting = data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"]
+        assert len(waiting) == MAX_PENDING_PROPOSALS
+        [bobs_one] = propose(bobs, 1)
+        assert not bobs_one.is_error, text(bobs_one)
+
+        data(bob.post(f"/api/trips/{t}/agent/suggestions/{waiting[0]['id']}/approve", json={"approved": True}))
+        [room] = propose(second, 1)
+        assert not room.is_error, text(room)

@@ -25,6 +25,7 @@ from ..agent.timeline import iso, now_dt
 from .deps import AssistantDeps
 from ..errors import NotFound
 from ..ids import new_id
+from ..quotas import quota_count
 from ..review.facts import load_day, stop_places, trip_country, trip_weather
 from ..review.findings import material_risks
 from ..trips.apply import one_sentence
@@ -34,6 +35,9 @@ from ..trips.ops import TRIP_OPS, OpContext, validate_args
 from .tokens import Caller, role_for
 
 EXPIRY = timedelta(days=7)       # the group may take a while to look; a proposal that no longer applies is stale
+# Waiting at once per member and trip, all the member's tokens together: every open page of every
+# member reads each pending suggestion on every poll (app/quotas.py lists it with the others).
+MAX_PENDING_PROPOSALS = 20
 SEVERITY = {"problem": "high", "warning": "medium", "ok": "low"}
 
 
@@ -72,6 +76,13 @@ async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, fin
     now, suggestion_id = now_dt(svc), new_id()
 
     def work(tx: Tx) -> None:
+        # Counted in the write's own transaction: concurrent calls cannot pass the bound together.
+        if tx.fetchval("SELECT COUNT(*) FROM agent_suggestions WHERE trip_id = ? AND proposed_by = ? AND "
+                       "status = 'pending' AND (expires_at IS NULL OR expires_at > ?)",
+                       (trip.id, caller.user_id, iso(now))) >= MAX_PENDING_PROPOSALS:
+            raise quota_count(f"{MAX_PENDING_PROPOSALS} changes proposed by {caller.member_name}'s assistants are "
+                              "already waiting in this trip: wait until the group has decided on some of them.",
+                              "pending_proposals")
         message = store.append_message(tx, trip.id, role="assistant", source="assistant",
                                        actor_user_id=caller.user_id, actor_name=caller.label, parts=[
             {"type": "text", "text": f"{caller.label} proposes a change for a member to approve: {summary}"},
