@@ -160,6 +160,46 @@ def test_a_cut_off_ambient_reply_is_not_posted(settings, openai_standin):
         assert [p["text"] for m in replies for p in m["parts"]] == ["It opens at 10:00."]
 
 
+@pytest.mark.parametrize("fault", ["provider error", "refusal"])
+def test_a_reply_that_breaks_off_after_looking_something_up_is_not_posted(settings, openai_standin, fault):
+    """The model says "Let me check the forecast" and calls a tool; the next
+    round fails (the provider errs, or refuses). That preamble is no answer:
+    it used to be posted as the agent's whole reply, in the group's chat and
+    as a comment on the stop, a promise nothing followed. Nothing is posted,
+    as when the AI budget runs out in the middle of a reply."""
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        stop = op(client, trip["id"], "insert_stop", dayId=day, kind="sight", name="Castelo",
+                  lat=38.7139, lng=-9.1335).json()["data"]["trip"]["days"][0]["stops"][0]["id"]
+        svc = client.app.state.services
+        asks = [lambda: client.post(f"/api/trips/{trip['id']}/agent/messages",
+                                    json={"text": "@agent will it rain tomorrow?"}),
+                lambda: client.post(f"/api/trips/{trip['id']}/stops/{stop}/comments",
+                                    json={"body": "@agent rain here?"})]
+        for n, ask in enumerate(asks, start=1):   # the chat's reply, then the stop comment's: one at a time
+            openai_standin.reply_function_calls(
+                [("checkWeather", {"date": "2026-12-10", "lat": 38.7, "lng": -9.1})],
+                text="Let me check the forecast for you.")
+            if fault == "refusal":
+                openai_standin.reply_refusal("I can't help with that.")
+            else:
+                openai_standin.fail(500, "The server had an error.")
+            assert ask().status_code == 201
+            eventually(lambda n=n: openai_standin.request_count == 2 * n and len(svc.background) == 0)
+        assert [m for m in events(client, trip["id"])["messages"] if m["role"] == "assistant"] == []
+        comments = client.get(f"/api/trips/{trip['id']}/stops/{stop}/comments").json()["data"]
+        assert [c["body"] for c in comments["comments"]] == ["@agent rain here?"]
+        # The round's own usage is closed; the reply that does finish is posted as before.
+        assert [r["status"] for r in usage(client, "SELECT status FROM ai_usage ORDER BY rowid")] == \
+            ["completed", "failed"] * 2
+        openai_standin.reply_text("It opens at 10:00.")
+        client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "@agent and the castle?"})
+        replies = eventually(lambda: [m for m in events(client, trip["id"])["messages"] if m["role"] == "assistant"])
+        assert [p["text"] for m in replies for p in m["parts"]] == ["It opens at 10:00."]
+
+
 # -- OpenTelemetry ----------------------------------------------------------------------
 
 

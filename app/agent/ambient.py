@@ -179,7 +179,13 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
 
 async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
                           turn_id: str | None = None) -> str:
-    """A reply with read tools only, one guarded model round (agent_ambient) per step."""
+    """A reply with read tools only, one guarded model round (agent_ambient) per
+    step; "" when the model did not finish. A round that fails or is unusable
+    (refused, cut off) leaves nothing to post, even after earlier rounds said
+    something: that was the way to an answer ("Let me check the forecast") and
+    a tool call, not one, and the group would read a promise nothing follows.
+    So does the step limit reached while it still looks things up; a spent AI
+    budget raises from the round (nothing posted either)."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
     instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
@@ -195,16 +201,14 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
                     calls.append(event)
                 elif event.type == "completed":
                     if unusable_round(event) is not None:
-                        # A refusal or a sentence cut off mid-way is no reply to post in the
-                        # group's timeline; what earlier rounds said still stands.
-                        return "\n\n".join(texts).strip()
+                        return ""   # a refusal, or a sentence cut off mid-way
                     if event.text:
                         texts.append(event.text)
                         items.append({"role": "assistant", "content": event.text})
                 elif event.type == "error":
-                    return "\n\n".join(texts).strip()
+                    return ""
         if not calls:
-            break
+            return "\n\n".join(texts).strip()
         for call in calls:
             if call.name in AGENT_READ_TOOLS:
                 result = await run_read_tool(ToolContext(svc, trip), call.name, call.arguments)
@@ -212,7 +216,7 @@ async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[di
                 result = ToolResult(error=f"{call.name} is not available here; ask the member to use @agent.")
             items += [call.as_input_item(), {"type": "function_call_output", "call_id": call.call_id,
                                              "output": result.for_model()}] + result.model_items
-    return "\n\n".join(texts).strip()
+    return ""   # the step limit, still calling tools: no answer yet
 
 
 # -- stop comments -------------------------------------------------------------------
