@@ -235,6 +235,21 @@ def test_a_write_tool_can_clear_a_set_time_and_nothing_else_it_may_not(settings,
         assert "cannot be cleared" in of_type(refused, "tool-input-error")[0]["errorText"]
         assert not of_type(refused, "tool-approval-request")
 
+def test_a_write_this_servers_quota_refuses_is_refused_before_any_approval(settings, openai_standin):
+    """The dry run checks what the write will check, this server's days-per-trip
+    quota too: the member is not asked to approve an "add a day" that would
+    then fail (it used to be offered, and refused only once approved)."""
+    with agent_client(settings.with_(days_per_trip=2), openai_standin) as client:
+        signup(client, "alice")
+        trip = new_trip(client, days=2)
+        openai_standin.reply_function_call("add_day", {"title": "Douro", "note": None})
+        openai_standin.reply_text("This trip already has as many days as it can.")
+        chunks = check_protocol(chat(client, trip["id"], [user_message("Add a day in the Douro")]))
+        assert of_type(chunks, "tool-input-error")[0]["errorText"] == "A trip can have at most 2 days."
+        assert not of_type(chunks, "tool-approval-request")
+        assert len(client.get(f"/api/trips/{trip['id']}").json()["data"]["days"]) == 2
+
+
 def test_denied_write_changes_nothing(settings, openai_standin):
     with agent_client(settings, openai_standin) as client:
         signup(client, "alice")

@@ -401,3 +401,24 @@ def test_a_members_assistants_keep_a_bounded_number_of_proposals_waiting_in_a_tr
         data(bob.post(f"/api/trips/{t}/agent/suggestions/{waiting[0]['id']}/approve", json={"approved": True}))
         [room] = propose(second, 1)
         assert not room.is_error, text(room)
+
+
+def test_a_proposal_that_the_deployments_rules_refuse_is_refused_at_once_not_filed(settings):
+    """The dry run of a proposal checks what the write will check: this
+    server's days-per-trip quota too (WAYLINE_DAYS_PER_TRIP). It used to check
+    the schema's ceiling only, so "add a day" to a trip at its quota was filed
+    for the group, and the member who approved it got a 409 `stale` instead."""
+    with world(settings.with_(days_per_trip=2)) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Porto", "startDate": "2027-06-01", "days": 2}))
+        token = connect(alice, "Claude", "propose", trip["id"])["token"]
+
+        async def work(session):
+            return await session.call_tool("add_day", {"tripId": trip["id"], "title": "Douro"})
+
+        refused = mcp(server, token, work)
+        assert refused.is_error and text(refused) == "A trip can have at most 2 days."
+        assert data(alice.get(f"/api/trips/{trip['id']}/agent/events?after=0"))["suggestions"] == []
+        # The HTTP API says the same to a member.
+        r = alice.post(f"/api/trips/{trip['id']}/ops/add_day", json={"title": "Douro"})
+        assert r.status_code == 413 and r.json()["error"]["message"] == "A trip can have at most 2 days."

@@ -179,7 +179,7 @@ async def apply_batch(svc: AgentDeps, trip_id: str, user_id: str,
         for name, args in calls:
             try:
                 validated = validate_args(name, args)
-                TRIP_OPS[name].apply(working, validated, OpContext(actor_id=user_id, now=""))
+                TRIP_OPS[name].apply(working, validated, OpContext(actor_id=user_id, now="", rules=svc.trips.op_rules))
                 good.append((name, validated))
                 outcomes.append(Outcome(True))
             except AppError as exc:
@@ -417,7 +417,8 @@ async def _propose_write(svc: AgentDeps, turn: Turn, emit: _Emitter, working: Tr
     try:
         args = tools.parse_arguments(call.arguments, name)
         validated = validate_args(name, args)
-        TRIP_OPS[name].apply(working, validated, OpContext(actor_id=turn.user["id"], now=""))
+        # The deployment's rules (the days quota, the page's origin for links), as the write checks them.
+        TRIP_OPS[name].apply(working, validated, OpContext(actor_id=turn.user["id"], now="", rules=svc.trips.op_rules))
         shown = validated.model_dump(mode="json", exclude_unset=True)
     except (ValueError, AppError) as exc:
         error = exc.message if isinstance(exc, AppError) else "The arguments are not a JSON object."

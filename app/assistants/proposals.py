@@ -69,7 +69,7 @@ async def _file(svc: AssistantDeps, caller: Caller, trip: Trip, patch: dict, fin
     """File the patch (`{"edits": [...]}`); `finding`, for a review fix, is
     the finding it clears: the suggestion resolves once that is gone."""
     after = trip.edit()
-    ctx = OpContext(caller.user_id, "")
+    ctx = OpContext(caller.user_id, "", svc.trips.op_rules)   # this server's quota and origin, as the write checks
     summary = one_sentence([TRIP_OPS[op].apply(after, validate_args(op, args), ctx)
                             for op, args in patch_edits(patch)])
     verdict = await _review(svc, trip, after)
