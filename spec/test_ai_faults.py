@@ -1,5 +1,5 @@
 """A misbehaving provider, as a member meets it over HTTP: for the copilot,
-Optimize my day and an @agent chat turn, every provider fault ends in a plain
+Optimize my day, an @agent chat turn and the agent's evaluation of an edit, every provider fault ends in a plain
 message (never the provider's words, a key, a trace or a field path), the
 right status, an unchanged trip, a closed usage row with the right tokens,
 and a next call that works. Find places to eat / Explore nearby never call
@@ -17,7 +17,10 @@ from helpers import make_client, signup
 from standins.google_standin import google_settings
 from standins.openai_standin import TEST_KEY, Reply, ai_settings, message_item
 from test_agent_chat import chat, check_protocol
-from test_agent_support import of_type, user_message
+from app.agent.proactive import EVAL_MAX_OUTPUT_TOKENS
+from helpers import new_trip
+from test_agent_support import (agent_client, eventually, events, make_set_time_unreachable, of_type, pick_first_fix,
+                                user_message)
 from test_planner import NO_DEBOUNCE, TRIP_DATE, ScriptedModel, good_plan, optimize, plan_trip, save_prefs, trip_dto
 
 TIMEOUT_MS = 1500
@@ -192,6 +195,40 @@ def test_chat_faults(env, fault, caplog, capsys):
     again = check_protocol(second)
     assert of_type(again, "text-delta") and of_type(again, "finish")[0]["finishReason"] == "stop", again
     no_key_anywhere([r.text, second.text], caplog, capsys)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_evaluation_faults(settings, openai_standin, fault, caplog, capsys):
+    """The agent's evaluation of a risky edit (agent_eval, in the background):
+    whatever the provider does, nothing is posted to the group (no line, no
+    suggestion, no half a sentence), the edit stands, the usage row closes
+    with the right tokens, and the next risky edit gets its suggestion (one
+    AI slot: a fault that kept it would refuse that call)."""
+    caplog.set_level(logging.DEBUG)
+    model = ScriptedModel(openai_standin)
+    # Only the timeout's case races the clock (its reply is held past it); the others have all the time they need.
+    timeout_ms = TIMEOUT_MS if fault == "timeout" else 60_000
+    with agent_client(settings.with_(ai_timeout_ms=timeout_ms, ai_concurrent=1), openai_standin) as client:
+        signup(client)
+        trip = new_trip(client)
+        reply, _, tokens = FAULTS[fault]
+        model.add("intervention_decision", reply())
+        make_set_time_unreachable(client, trip["id"], trip["days"][0]["id"])
+        db = client.app.state.services.db
+        done = eventually(lambda: [tuple(r) for r in client.portal.call(
+            db.fetchall, "SELECT status, input_tokens, output_tokens, reserved_output_tokens FROM ai_usage", ())
+            if r[0] != "running"])
+        tokens_as(tokens, done[0], EVAL_MAX_OUTPUT_TOKENS)
+        said = events(client, trip["id"])
+        assert said["suggestions"] == [] and not [m for m in said["messages"] if m["source"] == "threshold"]
+        assert len(client.get(f"/api/trips/{trip['id']}").json()["data"]["days"][0]["stops"]) == 2
+
+        model.queues.clear()
+        openai_standin.responder = pick_first_fix
+        make_set_time_unreachable(client, trip["id"], trip["days"][1]["id"])
+        [suggestion] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        assert TEST_KEY not in json.dumps(events(client, trip["id"]))
+    no_key_anywhere([], caplog, capsys)
 
 
 def test_eat_and_explore_never_call_the_model(env, openai_standin):
