@@ -6,10 +6,12 @@ day again). Through HTTP with the OpenAI and Google stand-ins."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 
-from helpers import new_trip, op, signup
+from app.agent import suggestions
+from helpers import held_at_its_write, new_trip, op, signup
 from standins.google_standin import EVERY_DAY, google_settings, weekly
 from standins.openai_standin import Reply, message_item
 from test_agent_support import agent_client, eventually, events, pick_first_fix
@@ -139,3 +141,37 @@ def test_a_real_conflict_is_stale_and_the_agent_looks_at_the_day_again(settings,
         r = approve(client, trip, again["id"])
         assert r.status_code == 200, r.text
         assert review(client, trip)["findings"] == []
+
+
+
+def test_two_approvals_of_a_stale_suggestion_at_once_bring_one_new_suggestion(settings, openai_standin,
+                                                                              google_standin):
+    """Two approvals (two tabs, two members) of a suggestion that no longer
+    applies both find it pending, then stale; only the one that marks it
+    stale has the agent look at the day again. Both used to: two model calls
+    and two new suggestions for the one problem."""
+    moving_responder.used = False
+    openai_standin.responder = moving_responder
+    with agent_client(google_settings(settings, google_standin), openai_standin) as client:
+        trip, suggestion = late_dinner(client, google_standin)
+        assert op(client, trip["id"], "delete_day", dayId=trip["days"][1]["id"]).status_code == 200
+        alice = client.get(f"/api/trips/{trip['id']}").json()["data"]["members"][0]["userId"]
+        svc = client.app.state.services
+        calls = openai_standin.request_count
+
+        def approving():
+            return suggestions.apply_suggestion(svc, trip["id"], suggestion["id"], alice,
+                                                svc.watch.evaluator.reconsider)
+
+        async def race():
+            first, release = await held_at_its_write(svc.db, approving)   # found it pending: it marks it next
+            second = await asyncio.gather(approving(), return_exceptions=True)
+            release()
+            return second + await asyncio.gather(first, return_exceptions=True)
+
+        refused = client.portal.call(race)
+        assert [(type(e).__name__, e.code) for e in refused] == [("Conflict", "stale")] * 2
+        [again] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        eventually(lambda: len(svc.background) == 0)
+        assert openai_standin.request_count == calls + 1
+        assert [s["id"] for s in events(client, trip["id"])["suggestions"]] == [again["id"]]

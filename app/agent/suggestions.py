@@ -53,15 +53,17 @@ async def _suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str):
     return row
 
 
-async def _mark(svc: AgentDeps, trip_id: str, suggestion_ids: list[str], status: str) -> None:
+async def _mark(svc: AgentDeps, trip_id: str, suggestion_ids: list[str], status: str) -> int:
+    """Move pending suggestions to `status`; how many this call moved (a
+    concurrent approval or the Resolver may have moved one first)."""
     now = iso(now_dt(svc))
 
-    def work(tx: Tx) -> None:
+    def work(tx: Tx) -> int:
         tx.touch(trip_id, "suggestions")
-        tx.executemany("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND "
-                       "status = 'pending'", [(status, now, sid) for sid in suggestion_ids])
+        return int(tx.executemany("UPDATE agent_suggestions SET status = ?, updated_at = ? WHERE id = ? AND "
+                                  "status = 'pending'", [(status, now, sid) for sid in suggestion_ids]).rowcount)
 
-    await svc.db.write(work)
+    return int(await svc.db.write(work))
 
 
 async def dismiss(svc: AgentDeps, trip_id: str, suggestion_id: str, user_id: str, reason: str | None) -> dict:
@@ -152,9 +154,10 @@ async def _gone_stale(svc: AgentDeps, trip_id: str, suggestion_id: str, finding:
                       user_id: str, reconsider: Reconsider | None) -> None:
     """Stale, and, for a suggestion made for a finding, the agent looks at its
     day again (the problem may still be there). A plain proposed edit (an
-    outside assistant's) costs no model call."""
-    await _mark(svc, trip_id, [suggestion_id], "stale")
-    if reconsider is not None and finding is not None and finding.get("dayId"):
+    outside assistant's) costs no model call. Only the call that marks it
+    stale asks: two approvals at once would bring two new suggestions."""
+    marked = await _mark(svc, trip_id, [suggestion_id], "stale")
+    if marked and reconsider is not None and finding is not None and finding.get("dayId"):
         why = "A member tried to apply an earlier suggestion for this day, but the plan had changed too much."
         svc.background.spawn(reconsider(trip_id, finding["dayId"], user_id, why), name=f"agent-reconsider-{trip_id}")
 
