@@ -12,6 +12,7 @@ import httpx
 from app.changes import Phase
 from app.trips.events import OpsApplied
 from app.agent.proactive import Evaluator, _Burst
+from app.trips.apply import apply_op
 from app.web.application import create_app
 from helpers import LiveServer, join, new_trip, op, signup, use
 from standins.google_standin import google_settings
@@ -313,3 +314,38 @@ def test_an_evaluation_judges_its_own_edits_not_the_ones_after_it(settings, open
         judge(second_edit)
         assert openai_standin.request_count == 1
         assert len(_pending(client, trip["id"])) == 1
+
+
+def test_a_suggestion_the_trip_keeps_moving_under_stays_pending(settings, openai_standin):
+    """Each time the approval has checked the suggestion against the trip as
+    it is, another member's edit lands before its write. After three tries it
+    gives up with a 409 that says to try again, and it is still pending, so
+    trying again can work. It used to mark it stale (the next try was a 409
+    `not_pending`) and have the agent look at the day again, for a suggestion
+    that applied all along."""
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        alice, trip, suggestion = _trip_with_suggestion(client)
+        assert op(client, trip["id"], "update_day", dayId=trip["days"][1]["id"], title="Sintra").status_code == 200
+        svc = client.app.state.services
+        read, edits = svc.trip_cache.entry, iter(range(100))
+
+        async def read_then_someone_edits(trip_id):
+            entry = await read(trip_id)
+            await apply_op(svc.trips, trip_id, alice["id"], "update_day",
+                           {"dayId": trip["days"][1]["id"], "title": f"Sintra {next(edits)}"})
+            return entry
+
+        svc.trip_cache.entry = read_then_someone_edits
+        calls = openai_standin.request_count
+        r = _approve(client, trip["id"], suggestion["id"])
+        svc.trip_cache.entry = read
+        assert r.status_code == 409 and r.json()["error"]["code"] == "trip_changing", r.text
+        assert r.json()["error"]["message"] == "The trip kept changing while this suggestion was being applied. " \
+                                               "Try again."
+        assert [s["id"] for s in events(client, trip["id"])["suggestions"]] == [suggestion["id"]]
+        r = _approve(client, trip["id"], suggestion["id"])
+        assert r.status_code == 200, r.text
+        assert reachable(r.json()["data"]["days"][0])
+        eventually(lambda: len(svc.background) == 0)
+        assert openai_standin.request_count == calls   # nothing to look at again

@@ -7,7 +7,8 @@ dismissed, or resolved when the finding its patch fixes is gone.
   valid, it applies on the current version (an unrelated edit costs
   nothing); its finding gone, it is resolved (409 `resolved`); its edits no
   longer valid, it is stale (409 `stale`) and the agent looks at the day
-  again, so the problem does not stay without a suggestion.
+  again, so the problem does not stay without a suggestion. A trip that moves
+  before every one of its tries is a 409 `trip_changing`, still pending.
 - `Resolver` (it hears `OpsApplied`, app/changes.py) re-checks a trip's pending suggestions after
   every change to it: one whose finding has gone (fixed by hand, the stop
   deleted) becomes `resolved` at once, and the live pages hear about it (the
@@ -128,8 +129,10 @@ async def apply_suggestion(svc: AgentDeps, trip_id: str, suggestion_id: str, use
                 raise  # not the patch's fault: someone else may still apply it
             await _gone_stale(svc, trip_id, suggestion_id, finding, user_id, reconsider)
             raise Conflict(f"This suggestion no longer applies: {exc.message}", code="stale") from None
-    await _gone_stale(svc, trip_id, suggestion_id, finding, user_id, reconsider)
-    raise Conflict("The trip keeps changing; this suggestion could not be applied. Try again.", code="stale")
+    # Every check found it still applies; the trip just kept moving before the write. It stays
+    # pending (marking it stale would refuse the very retry this answer asks for).
+    raise Conflict("The trip kept changing while this suggestion was being applied. Try again.",
+                   code="trip_changing")
 
 
 async def _still_applies(svc: AgentDeps, trip_id: str, suggestion_id: str, edits: list[tuple[str, Any]],

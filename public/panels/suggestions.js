@@ -113,7 +113,8 @@ export function mountSuggestionTray(host, store, panel) {
         render();
       } catch (err) {
         out.textContent = err.message;
-        if (err.status === 409) {
+        // trip_changing: it still applies and stays pending (the message says to try again).
+        if (err.status === 409 && err.code !== "trip_changing") {
           store.markSuggestion(s.id, err.code === "expired" || err.code === "resolved" ? err.code : "stale");
           setTimeout(render, 4000);
         }
