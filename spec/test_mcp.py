@@ -5,6 +5,7 @@ loopback port. Members act through the HTTP API next to it."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from contextlib import ExitStack, contextmanager
 
 import httpx
@@ -422,3 +423,74 @@ def test_a_proposal_that_the_deployments_rules_refuse_is_refused_at_once_not_fil
         # The HTTP API says the same to a member.
         r = alice.post(f"/api/trips/{trip['id']}/ops/add_day", json={"title": "Douro"})
         assert r.status_code == 413 and r.json()["error"]["message"] == "A trip can have at most 2 days."
+
+
+def test_a_proposal_is_decided_by_the_group_as_it_is_when_they_decide(settings):
+    """Whoever filed it and whatever happened since: a denial hides it for that
+    member only and they may still approve it; the proposer removed from the
+    trip leaves it to the group; an approver demoted to viewer is refused and
+    it stays pending; two members approving at once over two connections,
+    after the trip moved on, apply it once; the day it moves a stop to
+    removed, it is stale."""
+    with world(settings) as server:
+        alice, bob, carol = member(server, "alice"), member(server, "bob"), member(server, "carol")
+        trip = data(alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2027-05-03", "days": 3,
+                                                   "timezone": "Europe/Lisbon"}))
+        t, days = trip["id"], [d["id"] for d in trip["days"]]
+        tower = data(alice.post(f"/api/trips/{t}/ops/insert_stop?full=1", json={
+            "dayId": days[0], "name": "Belém Tower", **PLACE}))["trip"]["days"][0]["stops"][0]["id"]
+        invite(alice, bob, t, "editor")
+        invite(alice, carol, t, "editor")
+        token = connect(bob, "Claude", "propose", t)["token"]
+
+        async def work(session):
+            calls = [("update_stop", {"stopId": tower, "note": "Book ahead"}),
+                     ("update_day", {"dayId": days[1], "title": "Sintra"}),
+                     ("update_stop", {"stopId": tower, "name": "Torre de Belém"}),
+                     ("move_stop", {"stopId": tower, "toDayId": days[2], "position": 0})]
+            return [(await session.call_tool(name, {"tripId": t, **args})).structured_content["suggestionId"]
+                    for name, args in calls]
+
+        noted, renamed_day, renamed, moved = mcp(server, token, work)
+
+        def approve(client, sid, approved=True):
+            return client.post(f"/api/trips/{t}/agent/suggestions/{sid}/approve", json={"approved": approved})
+
+        # Denied by alice: gone from her tray only; she changes her mind and approves it.
+        assert data(approve(alice, noted, False)) == {"dismissed": True}
+        assert noted not in [s["id"] for s in data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"]]
+        assert noted in [s["id"] for s in data(carol.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"]]
+        assert data(approve(alice, noted))["days"][0]["stops"][0]["note"] == "Book ahead"
+        # Bob is removed: what his assistant proposed is still the group's to decide.
+        bob_id = data(bob.get("/api/auth/me"))["user"]["id"]
+        data(alice.delete(f"/api/trips/{t}/members/{bob_id}"))
+        assert data(approve(carol, renamed_day))["days"][1]["title"] == "Sintra"
+        # Carol demoted to viewer: refused, and it waits for someone who may edit.
+        carol_id = data(carol.get("/api/auth/me"))["user"]["id"]
+        data(alice.patch(f"/api/trips/{t}/members/{carol_id}", json={"role": "viewer"}))
+        refused = approve(carol, renamed)
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+        data(alice.patch(f"/api/trips/{t}/members/{carol_id}", json={"role": "editor"}))
+        # The trip moves on; alice and carol approve at once: it applies once.
+        version = data(alice.get(f"/api/trips/{t}"))["version"]
+        start, answers = threading.Barrier(2), {}
+
+        def at_once(name, client):
+            start.wait()
+            answers[name] = approve(client, renamed)
+
+        threads = [threading.Thread(target=at_once, args=pair) for pair in (("alice", alice), ("carol", carol))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sorted(r.status_code for r in answers.values()) == [200, 409], answers
+        assert next(r for r in answers.values() if r.status_code == 409).json()["error"]["code"] == "not_pending"
+        after = data(alice.get(f"/api/trips/{t}"))
+        assert after["version"] == version + 1 and after["days"][0]["stops"][0]["name"] == "Torre de Belém"
+        # The day it moves the tower to is deleted: stale, in words.
+        data(alice.post(f"/api/trips/{t}/ops/delete_day", json={"dayId": days[2]}))
+        late = approve(carol, moved)
+        assert late.status_code == 409 and late.json()["error"]["code"] == "stale"
+        assert late.json()["error"]["message"] == f"This suggestion no longer applies: No day {days[2]} in this trip"
+        assert data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"] == []
