@@ -34,7 +34,7 @@ from .agent import timeline
 from .agent.snapshot import trip_snapshot
 from .ai_schema import strict_schema
 from .db import Database
-from .errors import AppError, Unavailable
+from .errors import AppError, NotFound, Unavailable
 from .filestore import FileStore
 from .legs import estimate
 from .planner.shortest import shortest_preview
@@ -328,10 +328,6 @@ async def read_trip_media(ctx: ToolContext, args: ReadTripMedia) -> ToolResult:
 # -- the trip as assistants read it (the agent has these in its context) ---------------
 
 
-class NoArgs(ToolArgs):
-    pass
-
-
 class DayRef(ToolArgs):
     dayId: str = Field(min_length=1, max_length=64)
 
@@ -340,11 +336,50 @@ class RecentLines(ToolArgs):
     limit: int = Field(default=20, ge=1, le=50)
 
 
+class TripRead(ToolArgs):
+    dayId: str | None = Field(default=None, min_length=1, max_length=64,
+                              description="One day in full; null: the whole trip (a long trip's later days come as "
+                                          "an outline, to read by their dayId)")
+
+
+# One answer's room: under the MCP server's cut (app/assistants/server.py OUTPUT_CHARS, 60,000), which
+# would end the JSON mid-way. A two-week trip with notes is already longer; one day always fits.
+TRIP_ANSWER_CHARS = 50_000
+
+
+def _outlined(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot within TRIP_ANSWER_CHARS as valid JSON: its first days in
+    full, the later ones as an outline (from the end, as many as it takes)."""
+    def size(value: Any) -> int:
+        return len(json.dumps(value, ensure_ascii=False)) + 2   # and the ", " between days
+
+    days = list(snapshot["days"])
+    total = size({**snapshot, "days": []}) + sum(size(d) for d in days) + 200   # room for the outline's words
+    outlined = 0
+    while outlined < len(days) and total > TRIP_ANSWER_CHARS:
+        outlined += 1
+        day = days[-outlined]
+        days[-outlined] = {"id": day["id"], "position": day["position"], "date": day["date"], "title": day["title"],
+                           "stopCount": len(day["stops"])}
+        total += size(days[-outlined]) - size(day)
+    if not outlined:
+        return snapshot
+    return {**snapshot, "days": days,
+            "outline": f"{outlined} of the {len(days)} days are an outline here (too long for one answer): read "
+                       "each in full with get_trip and its dayId."}
+
+
 @read_tool("getTrip", "A trip: its days, stops (ids, times as the page shows them, places), expenses and shared "
-           "choices.", "read the trip", agent=False, mcp=True)
-async def get_trip(ctx: ToolContext, args: NoArgs) -> ToolResult:
+           "choices; with a dayId, that day only.", "read the trip", agent=False, mcp=True)
+async def get_trip(ctx: ToolContext, args: TripRead) -> ToolResult:
     view = await ctx.deps.trip_cache.entry(ctx.trip.id)
-    return ToolResult(trip_snapshot(view.trip, view.legs))
+    snapshot = trip_snapshot(view.trip, view.legs)
+    if args.dayId is None:
+        return ToolResult(_outlined(snapshot))
+    days = [d for d in snapshot["days"] if d["id"] == args.dayId]
+    if not days:
+        raise NotFound(f"No day {args.dayId} in this trip", code="day_not_found")
+    return ToolResult({**snapshot, "days": days})
 
 
 @read_tool("reviewDay", "The day review: problems and warnings from plain rules (timing, opening hours, weather, "

@@ -494,3 +494,45 @@ def test_a_proposal_is_decided_by_the_group_as_it_is_when_they_decide(settings):
         assert late.status_code == 409 and late.json()["error"]["code"] == "stale"
         assert late.json()["error"]["message"] == f"This suggestion no longer applies: No day {days[2]} in this trip"
         assert data(alice.get(f"/api/trips/{t}/agent/events?after=0"))["suggestions"] == []
+
+
+def test_a_long_trip_is_read_whole_as_valid_json_with_each_day_in_full_on_request(settings):
+    """A two-week trip with a few stops a day and their notes is more than one
+    answer holds (OUTPUT_CHARS): get_trip used to cut its JSON mid-way, so the
+    assistant got no structured answer and text that does not parse, without
+    the later days. Now the whole trip comes as valid JSON: the first days in
+    full, the rest as an outline (ids, dates, titles, how many stops) with
+    words saying how to read them, and get_trip with a dayId gives that day
+    in full."""
+    with world(settings) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Portugal", "startDate": "2027-05-03", "days": 14,
+                                                   "timezone": "Europe/Lisbon"}))
+        t = trip["id"]
+        for n, day in enumerate(trip["days"]):
+            edits = [{"op": "insert_stop", "args": {"dayId": day["id"], "name": f"Stop {n}.{i}", "kind": "sight",
+                                                     "lat": 38.7 + i / 100, "lng": -9.1, "note": "Tickets " * 40}}
+                     for i in range(8)]
+            data(alice.post(f"/api/trips/{t}/ops", json={"edits": edits}))
+        token = connect(alice, "Claude", "read", t)["token"]
+        last = trip["days"][-1]["id"]
+
+        async def work(session):
+            return (await session.call_tool("get_trip", {"tripId": t}),
+                    await session.call_tool("get_trip", {"tripId": t, "dayId": last}),
+                    await session.call_tool("get_trip", {"tripId": t, "dayId": "nope"}))
+
+        whole, one, unknown = mcp(server, token, work)
+        assert not whole.is_error and whole.structured_content is not None, text(whole)[-200:]
+        read = whole.structured_content
+        assert [d["id"] for d in read["days"]] == [d["id"] for d in trip["days"]]
+        full = [d for d in read["days"] if "stops" in d]
+        outlined = [d for d in read["days"] if "stops" not in d]
+        assert full and outlined and read["days"][:len(full)] == full   # the first days in full, then the outline
+        assert all(len(d["stops"]) == 8 for d in full)
+        assert all(d["stopCount"] == 8 and d["date"] for d in outlined)
+        assert read["outline"] == (f"{len(outlined)} of the 14 days are an outline here (too long for one answer): "
+                                   "read each in full with get_trip and its dayId.")
+        assert not one.is_error and [d["id"] for d in one.structured_content["days"]] == [last]
+        assert [s["name"] for s in one.structured_content["days"][0]["stops"]] == [f"Stop 13.{i}" for i in range(8)]
+        assert unknown.is_error and text(unknown) == "No day nope in this trip"
