@@ -349,3 +349,36 @@ def test_a_suggestion_the_trip_keeps_moving_under_stays_pending(settings, openai
         assert reachable(r.json()["data"]["days"][0])
         eventually(lambda: len(svc.background) == 0)
         assert openai_standin.request_count == calls   # nothing to look at again
+
+
+def test_harmless_edits_on_a_trip_that_already_has_a_risk_stay_quiet(settings, openai_standin):
+    """The risk was raised once. Renaming the stops it is about, their notes,
+    the day's title, the days' order, the trip's title and dates, a stop on
+    another day, an expense: none brings a new risk, so no model call and
+    nothing said; the suggestion stays as it was."""
+    openai_standin.responder = pick_first_fix
+    with agent_client(settings, openai_standin) as client:
+        alice = signup(client, "alice")
+        trip = new_trip(client, days=3)
+        t, (d0, d1, d2) = trip["id"], [d["id"] for d in trip["days"]]
+        first, second = make_set_time_unreachable(client, t, d0)
+        [suggestion] = _pending(client, t)
+        svc = client.app.state.services
+        eventually(lambda: len(svc.background) == 0)
+        calls = openai_standin.request_count
+        for name, args in [("update_stop", {"stopId": second, "note": "Bring water"}),
+                           ("update_stop", {"stopId": second, "name": "Pena Palace"}),
+                           ("update_stop", {"stopId": first, "note": "Early"}),
+                           ("update_day", {"dayId": d0, "title": "Sintra day"}),
+                           ("reorder_days", {"dayIds": [d1, d0, d2]}),
+                           ("update_trip", {"title": "Lisbon and Sintra", "startDate": "2026-12-11"}),
+                           ("insert_stop", {"dayId": d2, "kind": "sight", "name": "Oceanário", "lat": 38.7635,
+                                            "lng": -9.0937}),
+                           ("add_expense", {"title": "Tickets", "amountMinor": 1000, "currency": "EUR",
+                                            "paidBy": alice["id"]})]:
+            assert op(client, t, name, **args).status_code == 200, name
+            eventually(lambda: len(svc.background) == 0)   # its evaluation (and the resolver) ran
+            assert openai_standin.request_count == calls, name
+        assert [s["id"] for s in events(client, t)["suggestions"]] == [suggestion["id"]]
+        assert [m["id"] for m in events(client, t)["messages"] if m["source"] == "threshold"] == \
+            [suggestion["messageId"]]
