@@ -175,3 +175,47 @@ def test_two_approvals_of_a_stale_suggestion_at_once_bring_one_new_suggestion(se
         eventually(lambda: len(svc.background) == 0)
         assert openai_standin.request_count == calls + 1
         assert [s["id"] for s in events(client, trip["id"])["suggestions"]] == [again["id"]]
+
+
+def test_looking_at_a_day_again_does_not_suggest_again_what_is_already_waiting(settings, openai_standin,
+                                                                             google_standin):
+    """The day has two problems, each with its suggestion: the museum twice
+    (waiting) and dinner too late (its fix moves dinner to day 2). Day 2 is
+    deleted, dinner's suggestion is stale and the agent looks at the day
+    again. It is asked about dinner only: the museum's suggestion is still
+    waiting. It used to get both, and could file the museum's fix a second
+    time (two cards for one problem)."""
+    def responder(request) -> Reply:
+        payload = json.loads(request.body["input"])
+        fixes = [f for risk in payload["newRisks"] for f in risk["fixes"]]
+        kinds = [r["kind"] for r in payload["newRisks"]]
+        asked.append(kinds)
+        if kinds == ["closed"] and len(asked) == 2:   # the evening edit: the fix that moves dinner to day 2
+            pick = next(f for f in fixes if any(e["args"].get("toDayId") not in (None, risk_day(payload))
+                                                for e in f["edits"]))
+        else:   # otherwise the museum's fix, when it is offered
+            pick = next((f for r in payload["newRisks"] if r["kind"] == "duplicate" for f in r["fixes"]), fixes[0])
+        decision = {"shouldNotify": True, "severity": "high", "confidence": 0.9, "reason": "Look.",
+                    "suggestion": pick["label"], "pendingPatch": None, "fixId": pick["id"], "expiresInMinutes": 120}
+        return Reply(output=[message_item(json.dumps(decision))])
+
+    asked: list[list[str]] = []
+    openai_standin.responder = responder
+    with agent_client(google_settings(settings, google_standin), openai_standin) as client:
+        signup(client, "alice")
+        trip = dinner_trip(client, google_standin)
+        r = op(client, trip["id"], "insert_stop", dayId=trip["day"], kind="sight", name="Designmuseum",
+               lat=55.6886, lng=12.5920, durationMin=30)
+        assert r.status_code == 200, r.text
+        [museum] = eventually(lambda: events(client, trip["id"])["suggestions"])
+        walk_at_nine(client, trip)
+        dinner = eventually(lambda: [s for s in events(client, trip["id"])["suggestions"] if s["id"] != museum["id"]])
+        assert asked == [["duplicate"], ["closed"]]
+        assert op(client, trip["id"], "delete_day", dayId=trip["days"][1]["id"]).status_code == 200
+        r = approve(client, trip, dinner[0]["id"])
+        assert r.status_code == 409 and r.json()["error"]["code"] == "stale", r.text
+        eventually(lambda: len(asked) == 3 and len(client.app.state.services.background) == 0)
+        assert asked[2] == ["closed"]
+        waiting = events(client, trip["id"])["suggestions"]
+        assert museum["id"] in [s["id"] for s in waiting] and len(waiting) == 2
+        assert len({json.dumps(s["patch"]["edits"]) for s in waiting}) == 2

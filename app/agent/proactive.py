@@ -311,7 +311,9 @@ class Evaluator:
 
     async def reconsider(self, trip_id: str, day_id: str, user_id: str, why: str) -> None:
         """Look at a day again (a suggestion for it could not apply): its
-        material findings as they are now go to the model like new ones."""
+        material findings as they are now go to the model like new ones, but
+        for those a pending suggestion already answers (it would suggest the
+        same fix twice)."""
         try:
             entry = await self.svc.trip_cache.entry(trip_id)
             trip = entry.trip
@@ -322,6 +324,11 @@ class Evaluator:
                 risk_json(f) for d in days
                 for f in review_day(trip, d, entry.legs.get(d.id, []), trip.prefs, places, weather=weather,
                                     trip_legs=dict(entry.legs)).findings if f.material])
+            waiting = {json.loads(row[0])["id"] for row in await self.svc.db.fetchall(
+                "SELECT finding_json FROM agent_suggestions WHERE trip_id = ? AND status = 'pending' "
+                "AND finding_json IS NOT NULL AND (expires_at IS NULL OR expires_at > ?)",
+                (trip_id, iso(now_dt(self.svc))))}
+            risks = [r for r in risks if r["id"] not in waiting]
             if risks:
                 await self.decide(trip, risks, [why], user_id)
         except NotFound:
