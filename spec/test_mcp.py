@@ -536,3 +536,41 @@ def test_a_long_trip_is_read_whole_as_valid_json_with_each_day_in_full_on_reques
         assert not one.is_error and [d["id"] for d in one.structured_content["days"]] == [last]
         assert [s["name"] for s in one.structured_content["days"][0]["stops"]] == [f"Stop 13.{i}" for i in range(8)]
         assert unknown.is_error and text(unknown) == "No day nope in this trip"
+
+
+def test_ids_from_another_trip_are_refused_even_for_a_token_that_sees_both(settings):
+    """An all-trips token reaches both of alice's trips; each call is about
+    the trip it names, so a stop, day, fix or suggestion of the other trip is
+    refused in words, and nothing is filed in either trip."""
+    with world(settings) as server:
+        alice = member(server, "alice")
+        porto, lisbon = (data(alice.post("/api/trips", json={"title": title, "startDate": "2027-06-01", "days": 1}))
+                         for title in ("Porto", "Lisbon"))
+        stop = data(alice.post(f"/api/trips/{porto['id']}/ops/insert_stop?full=1", json={
+            "dayId": porto["days"][0]["id"], "name": "Ribeira"}))["trip"]["days"][0]["stops"][0]["id"]
+        token = connect(alice, "Claude", "propose")["token"]
+        p_day, l_trip = porto["days"][0]["id"], lisbon["id"]
+
+        async def work(session):
+            filed = await session.call_tool("update_day", {"tripId": porto["id"], "dayId": p_day, "title": "Douro"})
+            sid = filed.structured_content["suggestionId"]
+            calls = {
+                "update_stop": {"tripId": l_trip, "stopId": stop, "name": "Ribeira"},
+                "insert_stop": {"tripId": l_trip, "dayId": lisbon["days"][0]["id"], "afterStopId": stop, "name": "X"},
+                "move_stop": {"tripId": l_trip, "stopId": stop, "toDayId": lisbon["days"][0]["id"], "position": 0},
+                "review_day": {"tripId": l_trip, "dayId": p_day},
+                "propose_fix": {"tripId": l_trip, "dayId": p_day, "fixId": "f_x"},
+                "get_suggestion": {"tripId": l_trip, "suggestionId": sid},
+            }
+            return sid, {name: await session.call_tool(name, args) for name, args in calls.items()}
+
+        sid, answers = mcp(server, token, work)
+        expected = {"update_stop": f"No stop {stop} in this trip", "insert_stop": f"No stop {stop} in this trip",
+                    "move_stop": f"No stop {stop} in this trip", "review_day": f"No day {p_day} in this trip",
+                    "propose_fix": f"No day {p_day} in this trip",
+                    "get_suggestion": "No such suggestion in this trip"}
+        assert {name: (r.is_error, text(r)) for name, r in answers.items()} == \
+            {name: (True, words) for name, words in expected.items()}
+        assert data(alice.get(f"/api/trips/{l_trip}/agent/events?after=0"))["suggestions"] == []
+        assert [s["id"] for s in data(alice.get(f"/api/trips/{porto['id']}/agent/events?after=0"))["suggestions"]] \
+            == [sid]
