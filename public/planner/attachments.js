@@ -24,7 +24,7 @@ export function noteAttachments(store, note, { saveLabel }) {
   const status = h("p", { class: "attachments-status", role: "status", "aria-live": "polite" });
   const titleId = uid("files");
   const box = h("section", { class: "attachments", "aria-labelledby": titleId },
-    h("h3", { id: titleId, class: "attachments-title" }, "Files in this note"), list);
+    h("h3", { id: titleId, class: "attachments-title" }, "Attached files"), list);
   // What the last Remove did stays said after the last file left the list.
   const el = h("div", { class: "stack attachments-wrap", "data-testid": "note-files" }, box, status);
   let shown = "";
