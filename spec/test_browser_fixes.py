@@ -13,6 +13,7 @@ from datetime import date
 
 import pytest
 
+from browser.a11y import assert_accessible
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
                              no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
                              stop_card)
@@ -118,6 +119,7 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
         assert no_sideways_scroll(page) == 0
         files.scroll_into_view_if_needed()
         page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")  # for the picture
+        assert_accessible(page, "the stop dialog's attached files at 375 px")
         shot(page, "note-files-375")
 
         remove_tickets.click()
