@@ -57,6 +57,7 @@ KNOBS = {"agent_debounce_s": ("agent_timing", "debounce_s"),
          "live_max_per_user": ("live_limits", "max_per_user"),
          "live_max_streams": ("live_limits", "max_streams"),
          "live_send_timeout_s": ("live_limits", "send_timeout_s"),
+         "live_presence_ttl_s": ("live_limits", "presence_ttl_s"),
          "mcp_calls_per_minute": ("assistants", "calls_per_minute")}
 OVERRIDES = PARTS | set(KNOBS)
 

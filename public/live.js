@@ -21,7 +21,13 @@
 // poll and says nothing. It keeps trying now and then; when the stream works
 // again it calls onLive() and the page can stop polling.
 // Options (tests shorten them): retryMs, maxRetryMs, maxFailures,
-// helloTimeoutMs, fallbackRetryMs.
+// helloTimeoutMs, fallbackRetryMs, presenceEveryMs.
+//
+// Presence is confirmed every presenceEveryMs while the page is connected,
+// and again when it is shown after being hidden: the server drops a page
+// from the list when it has not heard from it for 150 s (a phone that lost
+// its connection without closing it), so its member is not shown on a day
+// long after they left.
 
 import { api } from "./api.js";
 
@@ -32,6 +38,7 @@ const DEFAULTS = {
   maxFailures: 4, // failed attempts in a row before falling back to polling
   helloTimeoutMs: 10000, // a stream that delivers nothing this long counts as failed
   fallbackRetryMs: 120000, // how often to try again while polling
+  presenceEveryMs: 60000, // below the server's 150 s: a confirmation or two may be late or lost
 };
 
 export function startLive(tripId, handlers = {}, options = {}) {
@@ -46,6 +53,7 @@ export function startLive(tripId, handlers = {}, options = {}) {
   let stopped = false;
   let retryTimer = null;
   let helloTimer = null;
+  let presenceTimer = null;
   let dayId; // undefined until the page says which day it shows
 
   function call(fn, ...args) {
@@ -87,7 +95,7 @@ export function startLive(tripId, handlers = {}, options = {}) {
         fellBack = false;
         call(handlers.onLive);
       }
-      if (dayId !== undefined) sendPresence();
+      sendPresence(); // once the page has said which day it shows
       call(onEvent, "hello", data);
     });
     for (const kind of KINDS) {
@@ -104,6 +112,7 @@ export function startLive(tripId, handlers = {}, options = {}) {
 
   function disconnect() {
     clearTimeout(helloTimer);
+    clearTimeout(presenceTimer);
     if (source) {
       source.onerror = null;
       source.close();
@@ -126,15 +135,28 @@ export function startLive(tripId, handlers = {}, options = {}) {
   }
 
   function sendPresence() {
-    if (!connectionId) return; // sent after the next hello
+    clearTimeout(presenceTimer);
+    presenceTimer = null;
+    if (!connectionId || dayId === undefined) return; // sent after the next hello
     api(`${path}/presence`, { method: "PUT", body: { connectionId, dayId } }).catch(() => {
       // Not connected any more, or offline: the next hello sends it again.
     });
+    presenceTimer = setTimeout(sendPresence, opts.presenceEveryMs);
   }
+
+  // A phone's page is paused while hidden, so its confirmations stop and it
+  // leaves the list; shown again, it says where it is at once.
+  function onVisible() {
+    if (document.visibilityState === "visible") sendPresence();
+  }
+  const watchesVisibility = typeof document !== "undefined";
+  if (watchesVisibility) document.addEventListener("visibilitychange", onVisible);
 
   function stop() {
     stopped = true;
     clearTimeout(retryTimer);
+    clearTimeout(presenceTimer);
+    if (watchesVisibility) document.removeEventListener("visibilitychange", onVisible);
     disconnect();
   }
 

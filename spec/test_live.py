@@ -16,6 +16,7 @@ import httpx
 from app.live.sse import MAX_QUEUED
 from app.web.application import create_app
 from helpers import LiveServer, make_client, new_trip, op, signup, use
+from nodetest import ROOT, node_test
 from standins.openai_standin import ai_settings
 
 # How long a wait for an event may take before the test fails: it only bounds
@@ -621,7 +622,7 @@ def test_presence_shows_which_day_each_member_looks_at(settings):
         alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
         trip = await a_trip(alice, (bob, "viewer"))
         other = await a_trip(bob)
-        t, day2 = trip["id"], trip["days"][1]["id"]
+        t, day1, day2 = trip["id"], trip["days"][0]["id"], trip["days"][1]["id"]
         async with Feed(alice, t) as alices, Feed(bob, t) as bobs, Feed(bob, t) as bobs_tab:
             alice_conn = (await alices.hello())["data"]["connectionId"]
             bob_conn = (await bobs.hello())["data"]["connectionId"]
@@ -633,6 +634,19 @@ def test_presence_shows_which_day_each_member_looks_at(settings):
             assert {p["userId"]: p["dayId"] for p in people} == {alice.user["id"]: None, bob.user["id"]: day2}
             assert len(people) == 2, "one entry per member, not per tab"
             assert next(p for p in people if p["userId"] == bob.user["id"])["displayName"] == "bob"
+
+            # Bob's other tab shows day 1: his newest choice is what the others see. His first
+            # tab then confirms the day it shows (as a page does every minute): not a new
+            # choice, so the two tabs do not take turns (the stream opened after it sees day 1).
+            bobs_tab_conn = bobs_tab.events[0]["data"]["connectionId"]
+            assert (await bob.put(f"/api/trips/{t}/presence",
+                                  json={"connectionId": bobs_tab_conn, "dayId": day1})).status_code == 200
+            await alices.next("presence", where=lambda p: {x["userId"]: x["dayId"] for x in p}[bob.user["id"]] == day1)
+            assert (await bob.put(f"/api/trips/{t}/presence",
+                                  json={"connectionId": bob_conn, "dayId": day2})).status_code == 200
+            async with Feed(alice, t) as later:
+                people = (await later.next("presence", timeout=OPEN_S))["data"]
+                assert {p["userId"]: p["dayId"] for p in people}[bob.user["id"]] == day1
 
             bad_day = await bob.put(f"/api/trips/{t}/presence",
                                     json={"connectionId": bob_conn, "dayId": other["days"][0]["id"]})
@@ -647,6 +661,47 @@ def test_presence_shows_which_day_each_member_looks_at(settings):
         await bob.aclose()
 
     run(settings, test)
+
+
+def test_a_page_that_stops_confirming_its_presence_leaves_the_list(settings):
+    """Bob's phone lost its connection without closing it: the server keeps
+    his stream (the socket looks open for about 15 minutes), and showed him on
+    his day all that time. A page confirms its presence every minute; one
+    that stops leaves the list (here after 1 s), and is back when it confirms."""
+    async def test(server):
+        alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
+        trip = await a_trip(alice, (bob, "viewer"))
+        t, day2 = trip["id"], trip["days"][1]["id"]
+        async with Feed(alice, t) as alices, Feed(bob, t) as bobs:
+            await alices.hello()
+            bob_conn = (await bobs.hello())["data"]["connectionId"]
+
+            async def confirming():   # what bob's page does, here every 0.1 s
+                while True:
+                    r = await bob.put(f"/api/trips/{t}/presence", json={"connectionId": bob_conn, "dayId": day2})
+                    assert r.status_code == 200, r.text
+                    await asyncio.sleep(0.1)
+
+            def bob_on_day2(people):
+                return any(p["userId"] == bob.user["id"] and p["dayId"] == day2 for p in people)
+
+            for _ in range(2):
+                page = asyncio.get_running_loop().create_task(confirming())
+                await alices.next("presence", where=bob_on_day2)
+                page.cancel()       # the connection is lost; the stream stays open
+                await asyncio.gather(page, return_exceptions=True)
+                await alices.next("presence", where=lambda people: not bob_on_day2(people))
+                assert not bobs.ended, "only the presence went, not the stream"
+        await alice.aclose()
+        await bob.aclose()
+
+    run(settings, test, live_presence_ttl_s=1.0, live_keepalive_s=0.1)
+
+
+def test_the_page_confirms_its_presence_every_minute_and_when_shown():
+    """public/live.js under node (spec/js/live.test.mjs): the other half of
+    the test above, the page's confirmations the server expects."""
+    node_test(ROOT / "spec" / "js" / "live.test.mjs")
 
 
 def test_a_quiet_stream_gets_keep_alive_comments(settings):

@@ -13,7 +13,12 @@ they are no longer here (or the id is not one this trip's stream sent).
 
 Presence is state, not history: it is sent as a whole list (one entry per
 user) when it changes, at most every PRESENCE_GAP_S, and to every new
-stream; it is never replayed.
+stream; it is never replayed. A page confirms its presence now and then
+(`set_day` again); one that has not for `presence_ttl_s` leaves the list
+while its stream stays: a phone that lost its connection without closing it
+(a tunnel, a flat battery) keeps the socket open on our side until the
+kernel gives up, about 15 minutes, and showed its member on a day for all
+that time. The keep-alive tick looks for such pages.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ class LiveLimits:
     max_per_user: int = 8       # open connections, not the hub's entries
     max_streams: int = 2000
     send_timeout_s: float = 5.0   # a write that cannot complete this fast ends its connection
+    presence_ttl_s: float = 150.0   # a page confirms every 60 s (public/live.js); two may be missed
 
 
 class LiveHub:
@@ -230,13 +236,20 @@ class LiveHub:
         if channel is None or stream is None:
             raise NotFound("This page is not connected any more; it reconnects by itself.",
                            code="not_connected")
-        channel.day_orders += 1
-        stream.day_id, stream.day_order = day_id, channel.day_orders
+        stream.seen_at = time.monotonic()
+        if day_id != stream.day_id or not stream.day_order:
+            # A new choice is the user's newest; a page confirming the day it
+            # already shows is not (two tabs on two days would take turns).
+            channel.day_orders += 1
+            stream.day_id, stream.day_order = day_id, channel.day_orders
         self._presence_changed(channel)
 
     def _presence_list(self, channel: Channel) -> bytes:
         newest: dict[str, Stream] = {}
+        since = time.monotonic() - self.limits.presence_ttl_s
         for s in channel.streams:
+            if s.seen_at < since:
+                continue   # its page has not confirmed for a while: most likely gone
             seen = newest.get(s.user_id)
             if seen is None or s.day_order > seen.day_order:
                 newest[s.user_id] = s
@@ -366,12 +379,14 @@ class LiveHub:
 
     async def _tick(self) -> None:
         """Every keep-alive interval: a comment line on every stream (proxies
-        close silent connections), and forget trips nobody has watched for a while."""
+        close silent connections), presence without the pages that stopped
+        confirming it, and forget trips nobody has watched for a while."""
         while True:
             await asyncio.sleep(self.limits.keepalive_s)
             now = time.monotonic()
             for trip_id, channel in list(self._channels.items()):
                 if channel.streams:
                     self._broadcast(channel, KEEPALIVE)
+                    self._presence_changed(channel)   # announced only if a page's presence expired
                 elif now - channel.idle_since > RESUME_GRACE_S and channel.pump is None:
                     self._forget(trip_id, channel)

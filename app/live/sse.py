@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 from collections.abc import Callable
 
@@ -50,11 +51,12 @@ def frame(event_id: str, kind: str, data: bytes, *, retry: bool = False) -> byte
 
 class Stream:
     """A member's open page on a trip. `day_id` and `day_order` are its presence
-    (the day it looks at; the newest choice wins among one user's tabs);
+    (the day it looks at; the newest choice wins among one user's tabs) and
+    `seen_at` when the page last confirmed it (monotonic; presence expires);
     `session` is the hash of the session it was opened with (it ends with it)."""
 
-    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "day_id", "day_order", "pending",
-                 "waiter", "closed", "sending", "ended")
+    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "day_id", "day_order", "seen_at",
+                 "pending", "waiter", "closed", "sending", "ended")
 
     def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str, session: str = ""):
         self.trip_id = trip_id
@@ -64,6 +66,7 @@ class Stream:
         self.session = session
         self.day_id: str | None = None
         self.day_order = 0
+        self.seen_at = time.monotonic()
         self.pending: list[bytes] = []
         self.waiter: asyncio.Future | None = None
         self.closed = False
