@@ -57,6 +57,33 @@ export function hoursOn(place, date, { meal = true } = {}) {
   return { status, spans };
 }
 
+// How a check of a place's hours ({status, fits, closesAt}, as the server's
+// suggestions and previews carry it) reads on the page: {tone, line, badge,
+// title}, or null without one. tone: "open", "closed" or "unknown". A place
+// with no hours known ("none": no hours listed, or an OpenStreetMap value that
+// can't be read) comes with fits false, since the rules never take it as open,
+// but it is not known to be closed either: it reads as unknown, in words.
+const HOURS_SOURCE = {
+  confirmed: "Hours confirmed for that date",
+  unconfirmed: "Usual weekly hours (not confirmed for that date)",
+};
+
+export function hoursReading(hours) {
+  if (!isObj(hours) || typeof hours.status !== "string") return null;
+  if (hours.status === "none") {
+    return { tone: "unknown", line: "Opening hours unknown for that date", badge: "hours unknown",
+      title: "No opening hours are known for this date: check with the place" };
+  }
+  const closes = hours.closesAt ? ` · closes ${hours.closesAt}` : "";
+  const open = hours.fits === true;
+  return {
+    tone: open ? "open" : "closed",
+    line: `${HOURS_SOURCE[hours.status] || hours.status}${closes}${open ? "" : " · does not fit"}`,
+    badge: open ? "open" : "closed then",
+    title: open ? (hours.closesAt ? `Open then; closes ${hours.closesAt}` : "Open then") : "Not open for the whole visit at this time",
+  };
+}
+
 // Whether [at, at + duration + buffer) lies inside one period (at in 0..1439).
 export function fit(hours, at, durationMin, bufferMin) {
   if (!hours) return { ...NO_HOURS };

@@ -7,10 +7,8 @@
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, fmtClock, MEALS, MEAL_MINUTES } from "../planner/ui.js";
-import { checkHours } from "../hours.js";
+import { checkHours, hoursReading } from "../hours.js";
 import { icon } from "../planner/icons.js";
-
-const HOURS_TEXT = { confirmed: "Hours confirmed for that date", unconfirmed: "Usual weekly hours (not confirmed for that date)", none: "No opening hours listed" };
 
 export function mountIdeas(el, store) {
   const config = store.app.session.config;
@@ -77,7 +75,7 @@ export function mountIdeas(el, store) {
     const add = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm" }, replaces ? "Use instead" : "Add to day");
     // The time field reads on the day's own clock; after midnight the line above says "(+1)".
     const startText = typeof s.startMinutes === "number" && (!store.canEdit || s.startMinutes >= 1440) ? `starts ${fmtClock(s.startMinutes)}` : null;
-    const hours = s.hours || {};
+    const hours = hoursReading(s.hours);
     const precheck = () => {
       warn.textContent = "";
       if (!p.raw || !start.value) return;
@@ -113,8 +111,7 @@ export function mountIdeas(el, store) {
         p.rating ? `★ ${p.rating}` : null, p.priceLevel ? "€".repeat(p.priceLevel) : null,
         replaces ? null : after ? `after ${after.name}` : "at the end of the day",
       ].filter(Boolean).join(" · ")),
-      hours.status ? h("p", { class: `hours hours-${hours.status}${hours.fits === false ? " no-fit" : ""}` },
-        HOURS_TEXT[hours.status] || hours.status, hours.closesAt ? ` · closes ${hours.closesAt}` : "", hours.fits === false ? " · does not fit" : "") : null,
+      hours ? h("p", { class: `hours hours-${s.hours.status}${hours.tone === "closed" ? " no-fit" : ""}` }, hours.line) : null,
       s.note ? h("p", { class: "hint" }, s.note) : null,
       store.canEdit ? h("div", { class: "suggestion-fields" }, field("Start", start), field("Minutes", duration), add) : null,
       warn);
