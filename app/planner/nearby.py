@@ -143,7 +143,7 @@ POSITIONS_TRIED = 3          # places in the day tried for one suggestion, the p
 async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
                           replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
     """(what the person sees, the draft's edits, the place JSON for the hours
-    re-check on apply), or None when the place fits nowhere in the day: a
+    re-check on apply: a meal's and a visit's alike), or None when the place fits nowhere in the day: a
     replacement where the old meal is; a new meal after the stop before its
     usual time, else the next nearest to it; an explored place where it adds
     the least distance, else the next cheapest."""
@@ -224,4 +224,4 @@ async def _suggestion_at(svc, ctx: DayContext, place: dict, meal: str | None, ex
         "note": note,
     }
     edits = [{"op": name, "args": edit_args} for name, edit_args in _edits(args, replaces)]
-    return shown, edits, place["raw"] if food else None
+    return shown, edits, place["raw"]
