@@ -100,6 +100,26 @@ export function fit(hours, at, durationMin, bufferMin) {
   return { status: hours.status, fits, closesAt, latestStart: latest === null ? null : fmt(latest) };
 }
 
+// Whether an edited start (HH:MM on the suggestion's date) and length fit
+// the periods the server sent with a suggestion (hours.spans: [open, close)
+// minutes from the date's midnight, for Google's and OpenStreetMap's hours
+// alike), by the meal rule (meal: + CLOSING_BUFFER_MIN) or the visit rule.
+// {fits, latestStart}, or null when there is nothing to go on (no hours
+// known, no spans, no usable input): the server checks again on apply.
+export function precheckSuggestion(hours, start, durationMin, meal) {
+  if (!isObj(hours) || hours.status === "none" || !Array.isArray(hours.spans)) return null;
+  if (!Number.isInteger(durationMin) || durationMin <= 0) return null;
+  const spans = hours.spans.filter((sp) => Array.isArray(sp) && sp.length === 2 && sp.every(Number.isInteger));
+  let at;
+  try {
+    at = parseClock(start);
+  } catch {
+    return null;
+  }
+  const r = fit({ status: hours.status, spans }, at, durationMin, meal ? CLOSING_BUFFER_MIN : 0);
+  return { fits: r.fits, latestStart: r.latestStart };
+}
+
 // The meal rule at HH:MM on the date.
 export function checkHours(place, date, start, durationMin) {
   const at = parseClock(start);

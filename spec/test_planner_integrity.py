@@ -128,6 +128,24 @@ def test_an_explored_sight_is_rechecked_on_apply_by_the_visit_rule(env):
     assert r.status_code == 200, r.text
 
 
+def test_each_suggestion_carries_its_dates_periods_for_the_pages_precheck(env):
+    """The page warns before Add when an edited start or length will not fit
+    (public/hours.js precheckSuggestion): each suggestion's hours carry the
+    date's periods by its rule (a meal: kitchen hours bound them), none when
+    no hours are known."""
+    signup(env)
+    t = plan_trip(env)
+    eat = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"}).json()["data"]
+    ramiro = next(s for s in eat["suggestions"] if s["place"]["placeId"] == "ChIJ_cervejaria_ramiro")
+    # Thu 10 Dec: open 12:00-00:30, kitchen until 00:00; Wednesday night's kitchen ran to 00:00 too.
+    assert ramiro["hours"]["spans"] == [[12 * 60, 24 * 60]], ramiro["hours"]
+    explore = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]
+    castle = next(s for s in explore["suggestions"] if s["place"]["placeId"] == "ChIJ_castelo_jorge")
+    assert castle["hours"]["spans"] == [[9 * 60, 21 * 60]]
+    viewpoint = next(s for s in explore["suggestions"] if s["hours"]["status"] == "none")
+    assert viewpoint["hours"]["spans"] is None
+
+
 def test_the_preview_badges_each_side_from_its_own_times(env, model):
     signup(env)
     save_prefs(env)

@@ -7,7 +7,7 @@
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, fmtClock, MEALS, MEAL_MINUTES } from "../planner/ui.js";
-import { checkHours, hoursReading } from "../hours.js";
+import { hoursReading, precheckSuggestion } from "../hours.js";
 import { icon } from "../planner/icons.js";
 
 export function mountIdeas(el, store) {
@@ -76,15 +76,12 @@ export function mountIdeas(el, store) {
     // The time field reads on the day's own clock; after midnight the line above says "(+1)".
     const startText = typeof s.startMinutes === "number" && (!store.canEdit || s.startMinutes >= 1440) ? `starts ${fmtClock(s.startMinutes)}` : null;
     const hours = hoursReading(s.hours);
+    // An edited start or length, checked on the periods the server sent (no
+    // opinion without them; the server checks again on apply).
     const precheck = () => {
       warn.textContent = "";
-      if (!p.raw || !start.value) return;
-      try {
-        const r = checkHours(p.raw, day.date, start.value, Number(duration.value));
-        if (!r.fits) warn.textContent = r.latestStart ? `Won't fit the opening hours; latest start ${r.latestStart}.` : "Won't fit the opening hours at that time.";
-      } catch {
-        // the server checks again on apply
-      }
+      const r = precheckSuggestion(s.hours, start.value, Number(duration.value), s.kind === "food");
+      if (r && !r.fits) warn.textContent = r.latestStart ? `Won't fit the opening hours; latest start ${r.latestStart}.` : "Won't fit the opening hours at that time.";
     };
     start.addEventListener("change", precheck);
     duration.addEventListener("change", precheck);
