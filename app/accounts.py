@@ -45,19 +45,13 @@ async def delete_account(db: Database, files: FileStore, user_id: str, sessions:
                            (trip_id, others[0][0]))
             tx.execute("DELETE FROM members WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
             tx.execute("DELETE FROM votes WHERE trip_id = ? AND user_id = ?", (trip_id, user_id))
-        for (trip_id,) in tx.fetchall(
-                "SELECT DISTINCT trip_id FROM comments WHERE user_id = ?", (user_id,)):
-            tx.touch(trip_id, "social")
-        tx.execute("UPDATE comments SET author = ? WHERE user_id = ?", (DELETED_NAME, user_id))
-        for (trip_id,) in tx.fetchall(
-                "SELECT DISTINCT trip_id FROM agent_messages WHERE actor_user_id = ?", (user_id,)):
-            tx.touch(trip_id, "timeline")
-        tx.execute("UPDATE agent_messages SET actor_name = ? WHERE actor_user_id = ?", (DELETED_NAME, user_id))
-        for (trip_id,) in tx.fetchall(
-                "SELECT DISTINCT trip_id FROM agent_suggestions WHERE proposed_by = ?", (user_id,)):
-            tx.touch(trip_id, "suggestions")
-        tx.execute("UPDATE agent_suggestions SET proposed_as = ? WHERE proposed_by = ?",
-                   (f"An assistant of a {DELETED_NAME.lower()}", user_id))
+        # What they wrote stays, under the placeholder's name. Each table is
+        # rewritten only where it has their rows: a write to trip tables must
+        # say which trips it changed, and an account that never wrote has none.
+        _rename_in(tx, "comments", "author", "user_id", DELETED_NAME, user_id, "social")
+        _rename_in(tx, "agent_messages", "actor_name", "actor_user_id", DELETED_NAME, user_id, "timeline")
+        _rename_in(tx, "agent_suggestions", "proposed_as", "proposed_by",
+                   f"An assistant of a {DELETED_NAME.lower()}", user_id, "suggestions")
         tx.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
         # Assistants' access tokens end with the account (one-trip ones already went with the memberships).
         tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
@@ -74,3 +68,13 @@ async def delete_account(db: Database, files: FileStore, user_id: str, sessions:
     for trip_id in deleted:
         await media.delete_trip_files(files, trip_id)
     return deleted
+
+
+def _rename_in(tx: Tx, table: str, name_column: str, user_column: str, name: str, user_id: str, kind: str) -> None:
+    """Show the user's rows in `table` under `name`, announcing each trip they are in."""
+    trips = tx.fetchall(f"SELECT DISTINCT trip_id FROM {table} WHERE {user_column} = ?", (user_id,))
+    if not trips:
+        return
+    for (trip_id,) in trips:
+        tx.touch(trip_id, kind)
+    tx.execute(f"UPDATE {table} SET {name_column} = ? WHERE {user_column} = ?", (name, user_id))

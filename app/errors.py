@@ -166,6 +166,19 @@ STORAGE_ERROR_NAMES = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE
 STORAGE_ERROR_TEXT = ("database or disk is full", "readonly database", "disk i/o error", "unable to open database")
 
 
+# The text the database's triggers raise when a write would give a deleted
+# account a session, a membership or words in a trip (migrations/0046).
+ACCOUNT_DELETED = "account_deleted"
+
+
+def database_refusal(exc: Exception) -> AppError | None:
+    """What a database error means for the client, when it is not a bug: the
+    disk refusing writes, or an account deleted while its request was under way."""
+    if str(exc) == ACCOUNT_DELETED:
+        return NotSignedIn("This account has been deleted. Nothing was changed.", code=ACCOUNT_DELETED)
+    return storage_fault(exc)
+
+
 def storage_fault(exc: Exception) -> Unavailable | None:
     name = getattr(exc, "sqlite_errorname", "") or ""
     text = str(exc).lower()

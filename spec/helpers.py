@@ -85,9 +85,14 @@ async def held_at_its_write(db, start: Callable[[], Awaitable[T]]) -> tuple[asyn
     db.write = held
     try:
         task = asyncio.ensure_future(start())
-        await waiting.wait()
+        reached = asyncio.ensure_future(waiting.wait())
+        await asyncio.wait({task, reached}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         db.write = real
+    if not waiting.is_set():   # it ended before writing: a test mistake, shown rather than waited on for ever
+        reached.cancel()
+        outcome = task.exception() or task.result()
+        raise AssertionError(f"the call ended before its write: {outcome!r}")
     return task, gate.set
 
 

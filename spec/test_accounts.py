@@ -8,8 +8,11 @@ import time
 from pathlib import Path
 from datetime import datetime, timedelta, UTC
 
+import httpx
+
+from app import accounts
 from app.ids import iso
-from helpers import join, new_trip, op, signup, use
+from helpers import held_at_its_write, join, new_trip, op, signup, use
 
 PASSWORD = "correct horse"
 
@@ -176,3 +179,56 @@ def test_a_display_name_keeps_no_control_or_direction_characters(client):
     r = client.post("/api/auth/signup",
                     json={"username": "nobody", "password": PASSWORD, "displayName": "\u202e\u200b "})
     assert r.json()["data"]["user"]["displayName"] == "nobody"     # nothing left: the username stands in
+
+
+
+def test_an_account_that_never_joined_a_trip_can_be_deleted(client):
+    """It was a 500: the deletion renamed the account's (no) comments without
+    saying which trips changed, which the write path refuses."""
+    signup(client, "lonely")
+    r = client.request("DELETE", "/api/users/me", json={"password": PASSWORD})
+    assert r.status_code == 200 and r.json()["data"] == {"deleted": True, "tripsDeleted": 0}, r.text
+    assert client.post("/api/auth/signin", json={"username": "lonely", "password": PASSWORD}).status_code == 401
+
+
+def test_a_request_under_way_when_its_account_is_deleted_leaves_nothing_behind(client, settings):
+    """Each request passed its checks, then the account was deleted before its
+    write: a sign-in got a live session for the deleted placeholder (which could
+    then make trips as "Deleted member"), an invite joined it to a trip, a vote
+    stayed counted. The database refuses them now; the caller reads a 401."""
+    owner = signup(client, "owner")
+    trip = new_trip(client)
+    day = trip["days"][0]["id"]
+    stop = op(client, trip["id"], "insert_stop", dayId=day, name="Museum").json()["data"]["trip"]["days"][0]["stops"][0]
+    link = client.post(f"/api/trips/{trip['id']}/invites", json={"role": "editor"}).json()["data"]
+    eve, joiner, voter = signup(client, "eve"), signup(client, "joiner"), signup(client, "voter")
+    join(client, owner, trip["id"], voter, role="editor")
+    svc = client.app.state.services
+
+    async def app(scope, receive, send):   # the app as the test client serves it, with its started core
+        await client.app({**scope, "state": client.app_state.copy()}, receive, send)
+
+    async def under_way(user, method, path, body):
+        """The request, held at its write while `user`'s account is deleted."""
+        cookies = {"wayline_session": user["token"]} if method != "POST" or "signin" not in path else None
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver",
+                                     cookies=cookies) as http:
+            sent, release = await held_at_its_write(svc.db, lambda: http.request(method, path, json=body))
+            await accounts.delete_account(svc.db, svc.files, user["id"], svc.sessions)
+            release()
+            return await sent
+
+    for user, method, path, body in [
+        (eve, "POST", "/api/auth/signin", {"username": "eve", "password": PASSWORD}),
+        (joiner, "POST", f"/api/invites/{link['token']}/accept", {}),
+        (voter, "PUT", f"/api/trips/{trip['id']}/stops/{stop['id']}/vote", {"value": 1}),
+    ]:
+        r = client.portal.call(under_way, user, method, path, body)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "account_deleted", (path, r.text)
+        assert r.json()["error"]["message"] == "This account has been deleted. Nothing was changed."
+
+    with sqlite3.connect(settings.db_path) as conn:
+        ghosts = "(SELECT id FROM users WHERE username GLOB 'deleted:*')"
+        assert conn.execute(f"SELECT COUNT(*) FROM users WHERE id IN {ghosts}").fetchone() == (3,)
+        for table in ("sessions", "members", "votes"):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id IN {ghosts}").fetchone() == (0,), table

@@ -243,22 +243,28 @@ def test_a_message_to_the_ai_refused_for_a_spent_share_goes_back_in_the_composer
     before anything is stored (429 ai_user_limit). The page says why, and the
     message is not left in the chat as if sent (it would vanish on the next
     read, and no one else ever sees it): it is back in the composer, to send
-    to the group or tomorrow."""
+    to the group or tomorrow. When her share renews reads on her own clock
+    (the server's "midnight UTC" is 01:00 in Lisbon in July)."""
     openai_standin.responder = quiet_responder
     one_call = settings.with_(ai_daily_limit=4, ai_user_daily_share=0.25)
-    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+    now = datetime(2026, 7, 15, 14, 30, tzinfo=UTC)   # the server's clock and the page's
+    with live(offline(ai_settings(one_call, openai_standin)), clock=now.timestamp) as server, \
+            chromium() as browser:
         alice = api_user(server, "alice", "Alice")
         trip = api_trip(alice)
         t = trip["id"]
         api(alice, "POST", f"/api/trips/{t}/days/{trip['days'][0]['id']}/copilot",
             {"question": "Is the day realistic?", "history": []})   # her one call today
         page = open_page(browser, server, viewport={"width": 375, "height": 812}, phone=True, session=alice.token)
+        page.clock.set_fixed_time(now)   # Date only: the page's timers keep running
         page.goto(f"/#/trips/{t}")
         panel = open_chat(page)
         composer = panel.get_by_label("Message", exact=True)
         composer.fill("@agent where should we eat tonight?")
         panel.get_by_role("button", name="Send").click()
-        panel.locator(".error-box", has_text="You have used your share of today's AI help").wait_for()
+        said = panel.locator(".error-box", has_text="You have used your share of today's AI help")
+        said.wait_for()
+        assert said.inner_text() == "You have used your share of today's AI help. It renews tomorrow at 01:00."
         shot(page, "chat-share-spent-375")
         assert composer.input_value() == "@agent where should we eat tonight?"
         assert panel.locator(".msg", has_text="where should we eat tonight").count() == 0

@@ -1,7 +1,8 @@
 """The smaller things a group hit (issue 21, item 6), each seen in the page:
 places to eat that no longer fit go once one was used; the balances table
 fits 360 px (and says so when a table must scroll); a refused upload's toast
-shows over the dialog; closing the panel leaves nothing to scroll sideways;
+shows over the dialog, and the files a note links are listed there with
+Remove (a 375 px phone); closing the panel leaves nothing to scroll sideways;
 a note's attachment shows as the image, in a stop, a day note and an AI
 card; a finger drags a stop past tall cards to one far above; and a deep
 link returns to its day after sign-in, after sign-up, and through an invite."""
@@ -12,6 +13,7 @@ from datetime import date
 
 import pytest
 
+from browser.a11y import assert_accessible
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
                              no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
                              stop_card)
@@ -53,7 +55,7 @@ def test_places_to_eat_that_no_longer_fit_go_once_one_is_used(settings, osm_stan
         page.errors.check()
 
 
-def test_balances_fit_a_phone_and_a_refused_upload_says_so_over_its_dialog(settings):
+def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_one(settings):
     with live(offline(settings)) as server, chromium() as browser:
         alice = api_user(server, "alice", "Alice Wonderland-Smithson")
         bob = api_user(server, "bob", "Carolina Fernández de la Vega")
@@ -92,6 +94,61 @@ def test_balances_fit_a_phone_and_a_refused_upload_says_so_over_its_dialog(setti
             return Boolean(document.elementFromPoint(x, y).closest('.toast'));
         }""", [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]), "the toast is under the backdrop"
         shot(page, "upload-refused-360")
+
+        # The files the note links, each with Remove (public/planner/attachments.js), on a 375 px phone:
+        # Alice (an owner) removes one she attached; Bob removed his own already, so that one only
+        # leaves the note; the rest of what she typed stays, and Add stop saves it.
+        page.set_viewport_size({"width": 375, "height": 812})
+        stop_dialog = page.get_by_role("dialog", name="Add a stop to day 1")
+        bus = bob.post(f"/api/trips/{t}/media", files={"file": ("bus-map.png", TINY_PNG, "image/png")}).json()["data"]
+        note = stop_dialog.get_by_label("Note", exact=True)
+        note.fill(f"Meet at the gate.\nBus: ![bus-map.png]({bus['url']}) then walk.")
+        stop_dialog.locator("input[type=file]").set_input_files(
+            files=[{"name": "tickets.png", "mimeType": "image/png", "buffer": TINY_PNG}])
+        files = stop_dialog.locator("[data-testid=note-files]")
+        remove_tickets = files.get_by_role("button", name="Remove tickets.png")
+        remove_tickets.wait_for()
+        tickets = next(m for m in api(alice, "GET", f"/api/trips/{t}/media")["media"] if m["filename"] == "tickets.png")
+        assert note.input_value() == (f"Meet at the gate.\nBus: ![bus-map.png]({bus['url']}) then walk.\n"
+                                      f"![tickets.png]({tickets['url']})\n")
+        assert files.locator(".attachment-name").all_inner_texts() == ["bus-map.png", "tickets.png"]
+        for thumb in files.locator("img.attachment-thumb").element_handles():
+            page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=thumb)
+        box = remove_tickets.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, box          # a finger's target
+        assert no_sideways_scroll(page) == 0
+        files.scroll_into_view_if_needed()
+        page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")  # for the picture
+        assert_accessible(page, "the stop dialog's attached files at 375 px")
+        shot(page, "note-files-375")
+
+        remove_tickets.click()
+        confirm = page.get_by_role("dialog", name="Remove “tickets.png”?")
+        confirm.get_by_role("button", name="Cancel").click()            # changed her mind: nothing happens
+        assert tickets["id"] in [m["id"] for m in api(alice, "GET", f"/api/trips/{t}/media")["media"]]
+        remove_tickets.focus()
+        page.keyboard.press("Enter")                                    # the keyboard way
+        shot(page, "note-file-confirm-375")
+        confirm.get_by_role("button", name="Remove").click()
+        files.get_by_role("status").filter(has_text="Removed “tickets.png” from the trip").wait_for()
+        assert note.input_value() == f"Meet at the gate.\nBus: ![bus-map.png]({bus['url']}) then walk.\n"
+        assert tickets["id"] not in [m["id"] for m in api(alice, "GET", f"/api/trips/{t}/media")["media"]]
+        remove_bus = files.get_by_role("button", name="Remove bus-map.png")
+        assert remove_bus.evaluate("(b) => b === document.activeElement"), "focus was lost"
+
+        api(bob, "DELETE", f"/api/trips/{t}/media/{bus['id']}")         # Bob, meanwhile, on his phone
+        remove_bus.click()
+        page.get_by_role("dialog", name="Remove “bus-map.png”?").get_by_role("button", name="Remove").click()
+        files.get_by_role("status").filter(has_text="“bus-map.png” had already been removed").wait_for()
+        files.scroll_into_view_if_needed()
+        shot(page, "note-file-gone-375")
+        assert note.input_value() == "Meet at the gate.\nBus: then walk.\n"
+        assert files.locator("section").is_hidden()                     # no file left to list
+        stop_dialog.get_by_label("Name", exact=True).fill("Castle")
+        stop_dialog.get_by_role("button", name="Add stop").click()
+        stop_card(page, "Castle").get_by_text("Bus: then walk.").wait_for()
+        stops = api(alice, "GET", f"/api/trips/{t}")["days"][0]["stops"]
+        assert [s["note"] for s in stops if s["name"] == "Castle"] == ["Meet at the gate.\nBus: then walk.\n"]
         page.errors.check()
 
 

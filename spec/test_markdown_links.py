@@ -15,6 +15,7 @@ import pytest
 
 from app.markdown_links import link_target
 from helpers import new_trip, op, png_bytes, signup
+from nodetest import node_test
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = json.loads((ROOT / "spec" / "fixtures" / "markdown_links.json").read_text())
@@ -72,3 +73,15 @@ def test_chat_messages_refuse_them_too(settings, openai_standin):
         assert openai_standin.requests == []
         r = client.post(f"/api/trips/{trip['id']}/agent/messages", json={"text": "menu: [here](https://x.example/m)"})
         assert r.status_code in (200, 201), r.text
+
+
+def test_the_stop_dialog_finds_and_takes_out_a_notes_uploads(client):
+    """public/planner/notelinks.js (spec/js/notelinks.test.mjs): the uploads a
+    note links, the note without one of them, who is offered Remove and its
+    refusals in words. It reads an upload's id from its stored name, which
+    this pins on the server's side."""
+    signup(client, "alice")
+    t = new_trip(client)["id"]
+    saved = client.post(f"/api/trips/{t}/media", files={"file": ("castle.png", PNG, "image/png")}).json()["data"]
+    assert saved["url"].rsplit("/", 1)[1].split(".")[0] == saved["id"]
+    node_test(ROOT / "spec" / "js" / "notelinks.test.mjs")

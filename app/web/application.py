@@ -22,7 +22,7 @@ from .bodies import BodyLimitMiddleware
 from .idempotent_writes import IdempotencyMiddleware
 from .service_worker import ShellWorker, service_worker
 from ..db import Database
-from ..errors import AppError, storage_fault
+from ..errors import AppError, database_refusal
 from .. import lifecycle
 from ..core import Core
 from ..routes import build_routes
@@ -62,11 +62,12 @@ async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def database_error(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
-    fault = storage_fault(exc)
-    if fault is None:
+    refusal = database_refusal(exc)
+    if refusal is None:
         return await unexpected_error(request, exc)
-    log.error("storage unavailable on %s %s: %s", request.method, request.url.path, exc)
-    return JSONResponse(fault.to_json(), status_code=fault.status)
+    if refusal.status >= 500:
+        log.error("storage unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse(refusal.to_json(), status_code=refusal.status, headers=refusal.headers())
 
 
 def create_app(settings: Settings, **overrides: Any) -> Starlette:

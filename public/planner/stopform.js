@@ -5,6 +5,7 @@ import { get } from "../api.js";
 import { h, clear, field, select, errorBox, withBusy, openDialog, dialogForm, attachUpload, osmCredit, KIND_LABELS, MEALS, MEAL_MINUTES,
   toast } from "./ui.js";
 import { icon } from "./icons.js";
+import { noteAttachments } from "./attachments.js";
 
 const KIND_OPTIONS = Object.entries(KIND_LABELS);
 
@@ -36,6 +37,7 @@ export function openStopForm(store, { day, stop = null }) {
   const lat = h("input", { name: "lat", inputmode: "decimal", value: s.lat ?? "", placeholder: "38.7139" });
   const lng = h("input", { name: "lng", inputmode: "decimal", value: s.lng ?? "", placeholder: "-9.1334" });
   const note = h("textarea", { name: "note", rows: 4, maxlength: 4000 }, s.note || "");
+  const files = noteAttachments(store, note, { saveLabel: editing ? "Save changes" : "Add stop" });
   const attach = h("button", { type: "button", class: "btn btn-sm", "data-needs-server": true }, icon("clip", { size: 15 }), "Attach a file");
   const fileInput = attachUpload(attach, {
     url: `${store.base}/media`,
@@ -43,6 +45,7 @@ export function openStopForm(store, { day, stop = null }) {
     onUploaded(media, file) {
       const link = `${media.mediaType && media.mediaType.startsWith("image/") ? "!" : ""}[${media.filename || file.name}](${media.url})`;
       note.value = `${note.value}${note.value && !note.value.endsWith("\n") ? "\n" : ""}${link}\n`;
+      files.attached(media);
       toast(`Attached ${media.filename || file.name}`, "success");
     },
   });
@@ -95,6 +98,7 @@ export function openStopForm(store, { day, stop = null }) {
         h("summary", null, "Location (for the map and travel times)"),
         h("div", { class: "grid-2" }, field("Latitude", lat), field("Longitude", lng))),
       field("Note", note, "Markdown. Attached files are linked here for the group."),
+      files.el,
       h("div", { class: "row" }, attach, fileInput),
     ],
     submitLabel: editing ? "Save changes" : "Add stop",
@@ -112,6 +116,7 @@ export function openStopForm(store, { day, stop = null }) {
       return store.op("insert_stop", args);
     },
   }), { wide: true });
+  dialog.addEventListener("close", files.stop);
   if (!editing) {
     // Other members (or the agent) change the day while this is open: the
     // Position list follows it, keeping the choice while its stop is there.

@@ -3,7 +3,7 @@
 import { upload } from "../api.js";
 import { icon } from "./icons.js";
 import { linkTarget } from "../links.js";
-import { aiLimitText } from "./aiback.js";
+import { aiLimitText, aiShareText } from "./aiback.js";
 
 // h("button", {class: "btn", onclick: fn, "aria-label": "Close"}, "×")
 export function h(tag, props = null, ...children) {
@@ -194,6 +194,7 @@ const GONE = new Map([
 export function errorText(err) {
   if (!err) return "Something went wrong.";
   if (err.code === "ai_limit" && err.message) return aiLimitText(err); // every AI surface says when it is back
+  if (err.code === "ai_user_limit" && err.message) return aiShareText(err); // a member's share: on their own clock
   return GONE.get(err.code) || err.message || String(err);
 }
 
