@@ -167,20 +167,33 @@ def test_suggestion_card_appears_and_approve_applies_it(settings, openai_standin
         bar = page.locator("[data-testid=tray-bar]")
         bar.wait_for()  # after the debounce (1.5 s), the model call and the page's read
         assert bar.inner_text().strip() == "1 suggestion from the AI"
-        bar.click()
+        bar.focus()
+        page.keyboard.press("Enter")                  # the keyboard way, from here to the applied change
         card = page.locator(".sugg-card")
         card.wait_for()
-        assert card.locator(".sugg-where").inner_text().startswith("Day 1 · ")   # which day (and stop) it is about
+        where = card.locator(".sugg-where").inner_text()
+        assert where.startswith("Day 1 · ")   # which day (and stop) it is about
         shot(page, "17-suggestion-card")
         ocean = page.locator(".stop").filter(has=page.locator(".stop-name", has_text="Oceanário de Lisboa"))
         before = ocean.locator(".t-start").inner_text()
-        card.get_by_role("button", name="Approve").click()
+        approve = card.get_by_role("button", name=f"Approve the suggestion for {where}", exact=True)
+        for _ in range(3):                            # the place's button, then Approve
+            if approve.evaluate("(b) => b === document.activeElement"):
+                break
+            page.keyboard.press("Tab")
+        assert approve.evaluate("(b) => b === document.activeElement"), "Approve is not next in the tab order"
+        page.keyboard.press("Enter")
         card.wait_for(state="detached")
         bar.wait_for(state="hidden")
+        # Focus goes on to the day's heading below the tray, not back to the page's start.
+        focused = page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)")
+        assert focused.startswith('<h2 class="day-heading"'), f"focus went to {focused}"
         page.wait_for_function(
             "(before) => { const s = [...document.querySelectorAll('.stop')]"
             ".find(x => x.querySelector('.stop-name').textContent.includes('Oceanário'));"
             " return s && s.querySelector('.t-start').textContent !== before; }", arg=before)
+        # The header was rebuilt with the day's new times: the heading kept the keyboard.
+        assert page.evaluate("() => document.activeElement.matches('.day-heading')")
         page.errors.check()
 
 

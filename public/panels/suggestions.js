@@ -11,7 +11,7 @@
 // agent cannot speak for another assistant's proposal).
 
 import { post } from "../api.js";
-import { h, withBusy, toast, fmtDay } from "../planner/ui.js";
+import { h, withBusy, toast, fmtDay, focusPastRegion } from "../planner/ui.js";
 import { reconcile, sig } from "../planner/keyed.js";
 import { describeWrite } from "./agentview.js";
 import { icon } from "../planner/icons.js";
@@ -88,29 +88,63 @@ export function mountSuggestionTray(host, store, panel) {
       void bar.offsetWidth; // restart the highlight
       bar.classList.add("fresh");
     }
+    // A card that leaves while the keyboard is in it (decided here or
+    // elsewhere) hands focus on rather than dropping it on the page's body.
+    const focused = list.contains(document.activeElement) ? document.activeElement.closest(".sugg-card") : null;
+    const at = focused ? [...list.children].indexOf(focused) : -1;
     // Keyed by id: a poll leaves a card (its focus, its message) alone.
     reconcile(list, items, {
       key: (s) => s.id,
       signature: (s) => sig(s, store.canEdit, suggestionPlace(store, s).label, patchText(s)),
       create: card,
     });
+    if (focused && !focused.isConnected) focusAfter(at);
+  }
+
+  // Where focus goes once the card it was in has left: the card now in its
+  // place (or the last one), else, with the tray gone, the view's heading
+  // below it, so Tab goes on from where the member was.
+  function focusAfter(at) {
+    const cards = [...list.children];
+    const next = cards[Math.min(Math.max(at, 0), cards.length - 1)];
+    const button = next && !list.hidden ? next.querySelector("button:not([disabled])") : null;
+    if (button) return button.focus();
+    if (!tray.hidden) return bar.focus();
+    return focusPastRegion(host);
+  }
+
+  // A decision taken here: focus follows even when the card already left
+  // with the answer's own re-render (the button was disabled while busy).
+  function decided(li) {
+    const at = [...list.children].indexOf(li);
+    return () => {
+      if (li.isConnected) return;
+      const lost = !document.activeElement || document.activeElement === document.body || li.contains(document.activeElement);
+      if (lost) focusAfter(at);
+    };
   }
 
   function card(s) {
     const out = h("p", { class: "tool-err", "aria-live": "assertive" });
-    const approve = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm", "data-testid": "suggestion-approve" }, "Approve");
-    const discuss = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm" }, "Discuss");
-    const deny = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm btn-ghost" }, "Deny");
-    const url = (what) => `${store.base}/agent/suggestions/${encodeURIComponent(s.id)}/${what}`;
     const place = suggestionPlace(store, s);
+    // Each card has the same three words: a reader going from button to
+    // button hears which suggestion each one is for.
+    const about = () => h("span", { class: "visually-hidden" }, ` the suggestion for ${place.label}`);
+    const approve = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm", "data-testid": "suggestion-approve" }, "Approve", about());
+    const discuss = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm" }, "Discuss", about());
+    const deny = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm btn-ghost" }, "Deny", about());
+    const url = (what) => `${store.base}/agent/suggestions/${encodeURIComponent(s.id)}/${what}`;
+    let li = null;
 
     approve.addEventListener("click", () => withBusy(approve, async () => {
+      const refocus = decided(li);
       try {
         const trip = await post(url("approve"), { id: s.id, approved: true });
         store.applyWriteAnswer(trip);
         store.markSuggestion(s.id, "applied");
         toast(`Applied the suggestion from ${s.proposedAs || AI} for ${place.label}`, "success");
         render();
+        refocus();
       } catch (err) {
         out.textContent = err.message;
         // trip_changing: it still applies and stays pending (the message says to try again).
@@ -121,10 +155,12 @@ export function mountSuggestionTray(host, store, panel) {
       }
     }, "Applying…"));
     deny.addEventListener("click", () => withBusy(deny, async () => {
+      const refocus = decided(li);
       try {
         await post(url("approve"), { id: s.id, approved: false });
         hidden.add(s.id);
         render();
+        refocus();
       } catch (err) {
         out.textContent = err.message;
       }
@@ -141,21 +177,23 @@ export function mountSuggestionTray(host, store, panel) {
     const patch = patchText(s);
     if (s.proposedAs) {
       // What it would do (the server's summary is of the change once made), then the review's verdict.
-      return h("li", { class: "sugg-card from-assistant", "data-suggestion-id": s.id },
+      li = h("li", { class: "sugg-card from-assistant", "data-suggestion-id": s.id },
         h("p", { class: "sugg-head" }, where),
         h("p", { class: "sugg-from" }, icon("sparkle", { size: 14 }), `From ${s.proposedAs}`),
         h("p", { class: "sugg-text" }, patch || s.suggestionText),
         s.reason ? h("p", { class: "muted" }, s.reason) : null,
         h("div", { class: "row wrap" }, store.canEdit ? approve : null, deny),
         out);
+      return li;
     }
-    return h("li", { class: `sugg-card sev-${s.severity || "low"}`, "data-suggestion-id": s.id },
+    li = h("li", { class: `sugg-card sev-${s.severity || "low"}`, "data-suggestion-id": s.id },
       h("p", { class: "sugg-head" }, where, h("span", { class: `badge sev-${s.severity}` }, SEVERITY_WORDS[s.severity] || "note")),
       s.suggestionText ? h("p", { class: "sugg-text" }, s.suggestionText) : null,
       s.reason ? h("p", { class: "muted" }, s.reason) : null,
       patch ? h("p", { class: "sugg-patch" }, patch) : null,
       h("div", { class: "row wrap" }, store.canEdit ? approve : null, discuss, deny),
       out);
+    return li;
   }
 
   const off = store.on((reason) => {

@@ -78,7 +78,9 @@ function header(store, day, w) {
   return [
     h("div", { class: "day-head-text" },
       h("p", { class: "eyebrow" }, `Day ${day.position + 1} · ${fmtDay(day.date)}`),
-      h("h2", { class: "day-heading" }, day.title || fmtLongDay(day.date)),
+      // Where the keyboard lands when the line above empties (the last suggestion
+      // decided, the last refused change dismissed); it keeps it through a rebuild.
+      h("h2", { class: "day-heading", tabindex: "-1", "data-fkey": "day-heading" }, day.title || fmtLongDay(day.date)),
       h("p", { class: "day-meta muted" }, meta.join(" · ")),
       weatherChip(store, w)),
     actions,

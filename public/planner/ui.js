@@ -217,8 +217,11 @@ export function copyField(value, { label, copied, attrs = {} }) {
 }
 
 // Shows progress on a button while `work` runs; the label comes back after.
+// A disabled button loses the keyboard's focus to the page's body; when
+// it is still there afterwards (a refusal, "Try again"), it gets it back.
 export async function withBusy(button, work, busyLabel) {
   const saved = button ? [...button.childNodes] : []; // icons included
+  const focused = Boolean(button) && document.activeElement === button;
   if (button) {
     button.disabled = true;
     button.setAttribute("aria-busy", "true");
@@ -233,8 +236,23 @@ export async function withBusy(button, work, busyLabel) {
       button.removeAttribute("aria-busy");
       button.classList.remove("is-busy");
       if (busyLabel) button.replaceChildren(...saved);
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (focused && lost && button.isConnected) button.focus();
     }
   }
+}
+
+// Where the keyboard goes when the region it was in empties and hides (the
+// last suggestion decided, the last refused change dismissed): the first
+// heading after it in its parent (the view's own), else the page's main;
+// never the page's body, where Tab would start over from the top.
+export function focusPastRegion(region) {
+  const heading = [...(region.parentElement ? region.parentElement.querySelectorAll("h1, h2") : [])]
+    .find((el) => region.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING && el.getClientRects().length);
+  const target = heading || document.getElementById("main");
+  if (!target) return;
+  if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1"); // focusable by script only
+  target.focus();
 }
 
 // A progress line for long AI waits: "Thinking… 4 s".
