@@ -87,6 +87,14 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
             files=[{"name": "run-me.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90\x00" * 64}])
         toast = dialog.locator(".toast-error")
         toast.wait_for()
+        # Read once, as an alert: not inside another live region (a status around it reads it twice).
+        assert toast.evaluate("""(t) => {
+            const regions = [];
+            for (let el = t; el; el = el.parentElement) {
+                if (el.matches('[role=alert], [role=status], [role=log], [aria-live]')) regions.push(el.getAttribute('role'));
+            }
+            return regions;
+        }""") == ["alert"]
         box = toast.bounding_box()
         # Toasts let taps through (pointer-events: none); to ask what is painted on top, let them take hits.
         assert page.evaluate("""([x, y]) => {

@@ -155,24 +155,37 @@ export { MEAL_MINUTES } from "../hours.js";
 
 // Toasts show over everything: while a modal dialog is open they live in it
 // (the top layer), not behind its backdrop (a refused upload says why there).
-function toastHost() {
+// News and errors each have their own live region in the host, made once and
+// left in place (a region added with its words is often not read): news is
+// polite (role=status), an error interrupts (role=alert), and no toast is a
+// live region inside another, which some readers announce twice.
+function toastHost(kind) {
   const modal = [...document.querySelectorAll("dialog[open]")].filter((d) => d.matches(":modal")).pop();
   const parent = modal || document.body;
   let host = modal ? modal.querySelector(":scope > .toasts") : document.getElementById("toasts");
   if (!host) {
-    host = h("div", { class: "toasts", role: "status", "aria-live": "polite", id: modal ? null : "toasts" });
+    host = h("div", { class: "toasts", id: modal ? null : "toasts" });
     parent.append(host);
   }
-  return host;
+  const cls = kind === "error" ? "toast-alerts" : "toast-news";
+  let region = host.querySelector(`:scope > .${cls}`);
+  if (!region) {
+    region = h("div", { class: `toast-region ${cls}`, role: kind === "error" ? "alert" : "status" });
+    host.append(region);
+  }
+  return { host, region };
 }
 
 export function toast(message, kind = "info", ms = 3200) {
   const item = h("div", { class: `toast toast-${kind}` }, message);
-  if (kind === "error") item.setAttribute("role", "alert");
-  const host = toastHost();
+  const { host, region } = toastHost(kind);
   // Two at most: a burst of edits should not bury the page.
-  while (host.children.length >= 2) host.firstElementChild.remove();
-  host.append(item);
+  let shown = host.querySelectorAll(".toast");
+  while (shown.length >= 2) {
+    shown[0].remove();
+    shown = host.querySelectorAll(".toast");
+  }
+  region.append(item);
   setTimeout(() => item.remove(), ms);
   return item;
 }
