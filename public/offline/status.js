@@ -3,7 +3,7 @@
 // sent, and each one the server refused, with what happened, until its
 // author dismisses it (never dropped quietly).
 
-import { h } from "../planner/ui.js";
+import { h, focusPastRegion } from "../planner/ui.js";
 import { patch, sig } from "../planner/keyed.js";
 import { icon } from "../planner/icons.js";
 import { isOnline } from "./connection.js";
@@ -18,8 +18,9 @@ export function asOf(savedAt) {
 }
 
 // "Offline: showing <what> as of 14:32" (what: "the plan", "your trips").
-export function offlineLine(what, savedAt, extra = null) {
-  return h("div", { class: "offline-line", role: "status", "data-testid": "offline-line" },
+// A status of its own, unless it is put in a live region (`live: false`).
+export function offlineLine(what, savedAt, extra = null, { live = true } = {}) {
+  return h("div", { class: "offline-line", role: live ? "status" : null, "data-testid": "offline-line" },
     icon("offline", { size: 18 }),
     h("div", null,
       h("p", { class: "offline-title" }, savedAt ? `Offline: showing ${what} as of ${asOf(savedAt)}` : `Offline: showing ${what}`),
@@ -32,28 +33,43 @@ const KEPT_HINT = "New stops, moves, times, expenses, votes and comments are kep
 // The planner's line above the view: the offline notice, the writes
 // waiting to be sent, and the refused ones.
 export function createTripStatus(store) {
-  const el = h("div", { class: "trip-status", "aria-live": "polite" });
+  // The offline notice and what waits are read politely as they change; each
+  // refused change is an alert of its own, outside that region: nested live
+  // regions are read twice.
+  const news = h("div", { "aria-live": "polite" });
+  const refused = h("div");
+  const el = h("div", { class: "trip-status" }, news, refused);
 
   function render() {
     const online = isOnline();
     const waiting = store.writes.filter((w) => w.state === "waiting" && w.kept);
     const failed = store.writes.filter((w) => w.state === "failed");
     const moved = waiting.some((w) => w.kind === "op" && w.op !== "add_expense" && w.op !== "update_expense");
-    patch(el, sig(online, store.savedAt, waiting.map((w) => w.key), failed.map((w) => w.key)), () => [
-      online ? null : offlineLine("the plan", store.savedAt, KEPT_HINT),
+    // A Dismiss that had the keyboard leaves with its line: focus goes to
+    // the next refused change's Dismiss, else past this line.
+    const focused = el.contains(document.activeElement) ? document.activeElement : null;
+    const at = focused ? [...refused.children].findIndex((r) => r.contains(focused)) : -1;
+    patch(news, sig(online, store.savedAt, waiting.map((w) => w.key)), () => [
+      online ? null : offlineLine("the plan", store.savedAt, KEPT_HINT, { live: false }),
       waiting.length ? h("details", { class: "kept-writes", "data-testid": "waiting-writes" },
         h("summary", null, waiting.length === 1 ? "1 change waits to be sent" : `${waiting.length} changes wait to be sent`),
         h("ul", null, waiting.map((w) => h("li", null, w.label))),
         moved ? h("p", { class: "muted" }, "Times are worked out again once your changes are sent.") : null) : null,
-      failed.map((w) => h("div", { class: "write-refused", role: "alert", "data-testid": "refused-write" },
+    ]);
+    patch(refused, sig(failed.map((w) => w.key)), () => failed.map((w) =>
+      h("div", { class: "write-refused", role: "alert", "data-testid": "refused-write" },
         icon("alert", { size: 18 }),
         h("div", null,
           h("p", { class: "refused-title" }, `Not sent: ${w.label}`),
           h("p", null, w.error && w.error.message ? w.error.message : "The server did not take this change.")),
         h("button", { type: "button", class: "btn btn-sm", "aria-label": `Dismiss: ${w.label}`,
-          onclick: () => store.dismissWrite(w.key) }, "Dismiss"))),
-    ]);
+          onclick: () => store.dismissWrite(w.key) }, "Dismiss"))));
     el.hidden = online && !waiting.length && !failed.length;
+    if (focused && !focused.isConnected) {
+      const dismiss = [...refused.querySelectorAll("button")];
+      if (dismiss.length) dismiss[Math.min(Math.max(at, 0), dismiss.length - 1)].focus();
+      else focusPastRegion(el);
+    }
   }
 
   render();
