@@ -17,7 +17,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.a11y import violations
+from browser.a11y import nested_live_regions, violations
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline,
                              open_ai_help, open_chat, open_page, panel_button, settled, shot, stop_card)
 from browser.scripts import proposing_responder
@@ -87,12 +87,16 @@ class Checks:
 
     def __init__(self) -> None:
         self.axe: dict[str, list[dict]] = {}
+        self.nested: dict[str, list[str]] = {}
 
     def __call__(self, page, width: int, name: str) -> None:
         self.fits(page, width, name)
         found = violations(page)
         if found:
             self.axe[f"{width} {name}"] = found
+        nested = nested_live_regions(page)
+        if nested:
+            self.nested[f"{width} {name}"] = nested
         if width < 760:   # the same view on a wider phone, then back
             size = page.viewport_size
             page.set_viewport_size(WIDER_PHONE)
@@ -232,3 +236,5 @@ def test_every_view_fits_phones_is_accessible_and_logs_nothing(settings, openai_
             for p in pages:
                 p.context.close()
         assert not check.axe, "axe found critical or serious problems:\n" + check.report()
+        assert not check.nested, "live regions inside live regions (read twice):\n" + "\n".join(
+            f"{view}:\n  " + "\n  ".join(found) for view, found in check.nested.items())

@@ -68,7 +68,7 @@ export function mountIdeas(el, store) {
     const start = h("input", { type: "time", value: s.startTime || "", "aria-label": `Start time for ${p.name}` });
     const minutes = s.durationMin || MEAL_MINUTES[mealChosen] || 60;
     const duration = h("input", { type: "number", min: 5, max: 1440, step: 5, value: minutes, "aria-label": `Minutes at ${p.name}` });
-    const warn = h("p", { class: "hint", "aria-live": "polite" });
+    const warn = h("p", { class: "hint" }); // read by the results' live region it is in (nested, twice)
     const after = day.stops.find((x) => x.id === s.afterStopId);
     // A meal the day already has is replaced (one change, at its place in the day).
     const replaces = s.replacesStopId ? day.stops.find((x) => x.id === s.replacesStopId) : null;

@@ -44,3 +44,20 @@ def assert_accessible(page, view: str) -> None:
     found = violations(page)
     assert not found, f"axe found critical/serious problems on {view}:\n" + "\n".join(
         f"- {v['impact']} {v['id']} ({v['help']}):\n    " + "\n    ".join(v["nodes"]) for v in found)
+
+
+LIVE = "[role=alert], [role=status], [role=log], [role=marquee], [role=timer], [aria-live]:not([aria-live=off])"
+
+
+def nested_live_regions(page) -> list[str]:
+    """Live regions inside another live region (a toast that is an alert in
+    a status host, an error box in an assertive slot): a screen reader may
+    read their words twice, once for each. axe has no rule for it. Each as
+    "outer > inner" in short HTML."""
+    return page.evaluate("""(live) => {
+        const short = (el) => el.outerHTML.slice(0, el.outerHTML.indexOf('>') + 1);
+        return [...document.querySelectorAll(live)].flatMap((el) => {
+            const outer = el.parentElement && el.parentElement.closest(live);
+            return outer ? [`${short(outer)} > ${short(el)}`] : [];
+        });
+    }""", LIVE)
