@@ -17,6 +17,7 @@ import pytest
 
 from browser.harness import (add_stops, api, api_trip, api_user, chromium, live, offline, open_chat, open_page,
                              panel_button, send_chat, shot, stop_card)
+from browser.a11y import nested_live_regions
 from browser.scripts import quiet_responder
 from standins.openai_standin import ai_settings
 
@@ -267,6 +268,11 @@ def test_a_message_to_the_ai_refused_for_a_spent_share_goes_back_in_the_composer
         assert said.inner_text() == "You have used your share of today's AI help. It renews tomorrow at 01:00."
         shot(page, "chat-share-spent-375")
         assert composer.input_value() == "@agent where should we eat tonight?"
+        # Read once, as an alert, and again with the composer the words went back to.
+        assert nested_live_regions(page) == []
+        assert said.get_attribute("role") == "alert"
+        assert "You have used your share of today's AI help" in composer.evaluate(
+            "(t) => t.getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id).textContent).join(' ')")
         assert panel.locator(".msg", has_text="where should we eat tonight").count() == 0
         assert [m for m in api(alice, "GET", f"/api/trips/{t}/agent/messages")["messages"] if m["role"] == "user"] == []
         page.errors.check()

@@ -35,8 +35,11 @@ export function mountAgent(el, store, panel) {
   const me = store.app.session.me;
   const list = h("ol", { class: "agent-log", "aria-label": "Trip conversation", "aria-live": "polite" });
   const scroller = h("div", { class: "agent-scroll" }, list);
-  const status = h("div", { class: "agent-status", "aria-live": "assertive" });
-  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: aiOn ? "Message the group — start with @agent to ask the AI" : "Message the group", "aria-label": "Message", "aria-describedby": "composer-hint", "data-fkey": "message" });
+  // What became of the last message: its refusal (an alert of its own, so
+  // this box is no live region around it: nested, it would be read twice),
+  // which also describes the composer the refused words went back to.
+  const status = h("div", { class: "agent-status", id: "composer-status" });
+  const text = h("textarea", { name: "message", rows: 2, maxlength: MAX_TEXT, placeholder: aiOn ? "Message the group — start with @agent to ask the AI" : "Message the group", "aria-label": "Message", "aria-describedby": "composer-hint composer-status", "data-fkey": "message" });
   text.value = store.draft("message");
   const send = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Send");
   const attach = h("button", { "data-needs-server": true, type: "button", class: "icon-btn", "aria-label": "Attach a file to the message" }, icon("clip"));
@@ -251,7 +254,7 @@ export function mountAgent(el, store, panel) {
     if (res.addressed) {
       // An answer by the application (street view): said until it is here.
       waitingAfter = res.message.seq;
-      status.append(h("p", { class: "hint", "data-testid": "answer-coming" }, "The AI will answer shortly."));
+      status.append(h("p", { class: "hint", role: "status", "data-testid": "answer-coming" }, "The AI will answer shortly."));
     }
     store.emit("agent");
   }
