@@ -11,6 +11,7 @@ import re
 import httpx
 import pytest
 
+from browser.a11y import nested_live_regions
 from browser.harness import PASSWORD, api, api_trip, api_user, chromium, live, offline, open_page, shot
 
 pytestmark = pytest.mark.browser
@@ -162,6 +163,7 @@ def test_too_many_sign_in_attempts_say_when_to_try_again(settings):
             error = page.locator(".form-error .error-box")
             error.wait_for()
             assert error.inner_text() == "Too many attempts with a wrong password. Try again in 15 minutes."
+            assert error.get_attribute("role") == "alert" and nested_live_regions(page) == []   # read once
             shot(page, f"signin-rate-limited-{viewport['width']}")
             page.errors.check()
             page.context.close()

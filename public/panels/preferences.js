@@ -34,7 +34,7 @@ export function userPreferencesForm(onSaved) {
     const allergies = h("textarea", { name: "allergies", rows: 2, maxlength: 500 }, p.allergies || "");
     const price = select("maxPriceLevel", PRICE, p.maxPriceLevel ?? "");
     const transport = select("transport", MODES, p.transport || "transit");
-    const errorSlot = h("div", { "aria-live": "assertive" });
+    const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
     const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save my defaults");
     const form = h("form", { class: "stack" },
       field("Cuisines you like", cuisines, "Separate with commas."),
@@ -91,7 +91,7 @@ function tripPreferencesForm(store) {
     const pace = select("pace", [["relaxed", "Relaxed"], ["normal", "Normal"], ["packed", "Packed"]], p.pace || "normal");
     const interests = h("input", { name: "interests", value: (p.interests || []).join(", "), placeholder: "museums, viewpoints, markets" });
     const budget = select("budget", [["", "No budget set"], ["low", "Low"], ["moderate", "Moderate"], ["high", "High"]], p.budget || "");
-    const errorSlot = h("div", { "aria-live": "assertive" });
+    const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
     const save = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary" }, "Save for everyone");
     const form = h("form", { class: "stack" },
       h("div", { class: "grid-2" }, field("Main transport", transport), field("Pace", pace, "Relaxed, normal or packed: about 4, 6 or 8 stops a day.")),

@@ -63,7 +63,7 @@ function passwordInput(name, autocomplete) {
 
 // A form in a dialog whose server errors that name a field show under it.
 function passwordForm({ close, fields, submit, busyLabel, check, onSubmit, after }) {
-  const errorSlot = h("div", { "aria-live": "assertive" });
+  const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
   const form = h("form", { class: "stack dialog-body", novalidate: true },
     fields.map((f) => (f.el ? f.el : f)), errorSlot,
     h("div", { class: "actions" }, h("button", { type: "button", class: "btn", onclick: close }, "Cancel"), submit));

@@ -11,7 +11,7 @@ export function mountAuth(main, app, mode, notice) {
   const left = sessionStorage.getItem(NOTICE);
   sessionStorage.removeItem(NOTICE);
   const signUp = mode === "signup";
-  const errorSlot = h("div", { class: "form-error", "aria-live": "assertive" });
+  const errorSlot = h("div", { class: "form-error" }); // its error box is an alert: no live region around it (read twice)
   const username = h("input", {
     name: "username", autocomplete: "username", required: true, autocapitalize: "none", spellcheck: "false",
     minlength: 3, maxlength: 32, autofocus: true,

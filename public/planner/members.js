@@ -148,7 +148,7 @@ function settingsBox(store) {
   const tz = h("input", { name: "timezone", maxlength: 64 });
   const currency = h("select", { name: "currency" });
   const fields = { title, start, destName, coords, tz, currency };
-  const errorSlot = h("div", { "aria-live": "assertive" });
+  const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
   const save = h("button", { type: "submit", class: "btn btn-primary", "data-needs-server": true }, "Save trip details");
   const actions = h("div", { class: "actions" }, save);
   const danger = deleteTripButton(store);

@@ -29,7 +29,7 @@ export function createThread(store, stop) {
   });
   text.value = store.draft("comments", stop.id);
   const send = h("button", { type: "submit", class: "btn btn-primary btn-sm" }, "Comment");
-  const errorSlot = h("div", { "aria-live": "assertive" });
+  const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
   const form = h("form", { class: "comment-form" }, text, h("div", { class: "row" }, send), errorSlot);
   const url = `${store.base}/stops/${encodeURIComponent(stop.id)}/comments`;
   let shownCount = stop.commentCount || 0;

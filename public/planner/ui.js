@@ -406,7 +406,7 @@ export function plainLimit(err) {
 // `after(result, checked)` (optional) runs. Anything thrown on the way shows
 // in the slot as its message.
 export function dialogForm({ fields, submitLabel, busyLabel, onSubmit, close, check, after, novalidate = false }) {
-  const errorSlot = h("div", { "aria-live": "assertive" });
+  const errorSlot = h("div"); // its error box is an alert: no live region around it (read twice)
   const submit = h("button", { type: "submit", class: "btn btn-primary" }, submitLabel);
   const form = h("form", { class: "stack dialog-body", novalidate },
     fields,
