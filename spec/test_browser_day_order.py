@@ -73,8 +73,11 @@ def test_shortest_order_previews_and_applies_the_previewed_order(settings, osm_s
         shot(page, "day-order-shortest-preview-390")
         page.set_viewport_size({"width": 1366, "height": 850})
 
-        panel.get_by_role("button", name="Apply Plan").click()
+        panel.get_by_role("button", name="Apply Plan").focus()
+        page.keyboard.press("Enter")                     # by keyboard: focus must not fall to the page's body
         panel.get_by_text("Plan applied").wait_for()
+        shortest = actions.get_by_role("button", name="Shortest order")
+        assert shortest.evaluate("(b) => b === document.activeElement"), "focus was lost with the preview"
         page.wait_for_function("(order) => JSON.stringify([...document.querySelectorAll('.timeline .stop .stop-name')]"
                                ".map((e) => e.textContent)) === JSON.stringify(order)", arg=after)
         assert travel_minutes(page) < before_travel
@@ -84,6 +87,10 @@ def test_shortest_order_previews_and_applies_the_previewed_order(settings, osm_s
         actions.get_by_role("button", name="Shortest order").click()
         panel.get_by_role("heading", name="This day is already in its shortest order").wait_for()
         assert panel.get_by_role("button", name="Apply Plan").count() == 0
+        panel.locator(".draft").get_by_role("button", name="Close").focus()
+        page.keyboard.press("Enter")
+        panel.locator(".draft").wait_for(state="detached")
+        assert shortest.evaluate("(b) => b === document.activeElement"), "focus was lost with the preview"
         page.errors.check()
 
 

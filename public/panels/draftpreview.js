@@ -40,7 +40,7 @@ export function draftPreview(store, draft, { label, headline, notes = [], staleT
   }
   const apply = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary", "data-testid": "apply-plan" }, "Apply Plan");
   const discard = h("button", { type: "button", class: "btn", onclick: () => onDone(null) }, "Discard");
-  const out = h("div", { "aria-live": "assertive" });
+  const out = h("div"); // its error box is an alert: no live region around it (read twice)
   apply.addEventListener("click", async () => {
     clear(out);
     let stale = false;

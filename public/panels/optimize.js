@@ -32,7 +32,14 @@ export function mountOptimize(el, store, panel) {
   optimize.addEventListener("click", () => runOptimize());
   shortest.addEventListener("click", () => runShortest());
 
-  const done = (shown) => (shown ? clear(results).append(shown) : clear(results));
+  // Apply, Discard and Close take the preview (and the button pressed) away:
+  // the keyboard goes back to the button that asked for it, not to the page's body.
+  const lost = () => !document.activeElement || document.activeElement === document.body;
+  const done = (from) => (shown) => {
+    if (shown) clear(results).append(shown);
+    else clear(results);
+    if (lost()) from.focus();
+  };
   // A preview lands under the buttons, often below the panel's fold.
   const reveal = (el) => { if (el) el.scrollIntoView({ block: "nearest" }); };
 
@@ -47,7 +54,7 @@ export function mountOptimize(el, store, panel) {
       const kept = !(res.draft.edits || []).length;
       clear(results).append(draftPreview(store, res.draft, {
         label: "Optimized plan preview", headline: kept ? KEPT_HEADLINE : "Preview", notes: [res.draft.preview && res.draft.preview.summary],
-        staleText: STALE_OPTIMIZE, appliedText: "Applied the optimized plan", onDone: done,
+        staleText: STALE_OPTIMIZE, appliedText: "Applied the optimized plan", onDone: done(optimize),
       }));
       if (res.shortestDraft) results.append(shortestOffer(res.draft, res.shortestDraft));
     } catch (err) {
@@ -71,7 +78,11 @@ export function mountOptimize(el, store, panel) {
       const preview = draftPreview(store, alternative, {
         label: "Shortest order preview", headline, notes: ["The same plan as above, in the order with the least travel."],
         staleText: STALE_SHORTEST, appliedText: "Applied the shortest order",
-        onDone: (shown) => (shown ? done(shown) : preview.remove()), // Discard leaves the AI's plan shown
+        onDone: (shown) => {
+          if (shown) return done(optimize)(shown);
+          preview.remove(); // Discard leaves the AI's plan shown
+          if (lost()) optimize.focus();
+        },
       });
       offer.replaceWith(preview);
       reveal(preview);
@@ -87,7 +98,7 @@ export function mountOptimize(el, store, panel) {
       const res = await withBusy(shortest, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/shortest`, {}), "Working it out…");
       clear(results).append(draftPreview(store, res.draft, {
         label: "Shortest order preview", ...shortestWords(res.draft),
-        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order", onDone: done,
+        staleText: STALE_SHORTEST, appliedText: "Applied the shortest order", onDone: done(shortest),
       }));
     } catch (err) {
       clear(results).append(errorBox(err)); // 409: no order fits, and which stop blocks (the server's words)
