@@ -14,6 +14,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from browser.a11y import small_targets
 from browser.harness import (PAGE_DEADLINE_MS, api, api_op, api_trip, api_user, chromium, live, offline, open_page,
                              panel_button, shot)
 from browser.scripts import proposing_responder
@@ -114,6 +115,9 @@ def test_nothing_the_agent_shows_covers_the_itinerary(settings, openai_standin):
             page.locator(".sugg-card").nth(1).wait_for()
             shot(page, f"tray-open-{width}")
             assert covered(page) == [], f"tray open at {width} px"
+            if phone:   # a finger's target: the bar and every card's buttons
+                small = small_targets(page, ".tray")
+                assert small == [], f"small targets in the tray at {width} px: {small}"
             bar.click()
 
             page.locator("[data-testid=add-stop]").click()         # a dialog, closed again
