@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from browser.a11y import nested_live_regions, watch_live_regions
 from browser.harness import (chromium, live, offline, open_ai_help, open_chat, open_page, shot, stop_card, stop_times,
                              timeline_caught_up, ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
@@ -235,8 +236,10 @@ def test_a_refused_first_question_leaves_no_invitation_to_ask_above_it(settings,
         page.goto(f"/#/trips/{trip['id']}")
         panel = open_ai_help(page)
         assert "ask anything about this day" in panel.locator(".copilot-log").inner_text()
+        watch_live_regions(page)
         panel.get_by_role("button", name="Review this day").click()
         panel.locator(".copilot-log .error-box", has_text="You have used your share").wait_for()
+        assert nested_live_regions(page) == []          # the log reads its progress line and the refusal, once
         shot(page, "review-share-spent-375")
         assert "ask anything about this day" not in panel.locator(".copilot-log").inner_text()
         page.errors.check()

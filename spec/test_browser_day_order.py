@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from browser.a11y import nested_live_regions, watch_live_regions
 from browser.harness import (add_stops, api, api_trip, api_user, chromium, live, names_on_screen, offline, open_ai_help,
                              open_page, shot, stop_card)
 from standins.osm_standin import osm_settings
@@ -129,10 +130,15 @@ def test_a_stop_that_blocks_every_order_is_named_in_plain_words(settings, osm_st
         page.goto(f"/#/trips/{trip['id']}")
         stop_card(page, "Lunch by the water").wait_for()
         panel = open_day_help(page)
-        panel.get_by_role("button", name="Shortest order").click()
+        watch_live_regions(page)
+        panel.get_by_role("button", name="Shortest order").focus()
+        page.keyboard.press("Enter")
         error = panel.locator(".assistant-results .error-box")
         error.wait_for()
         assert "Lunch by the water" in error.inner_text()
+        # Read once by the results' region (the progress line before it too), and the button keeps the keyboard.
+        assert nested_live_regions(page) == []
+        assert panel.get_by_role("button", name="Shortest order").evaluate("(b) => b === document.activeElement")
         assert "no_order" not in error.inner_text()
         shot(page, "day-order-no-order-1366")
         page.errors.check()

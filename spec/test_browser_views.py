@@ -17,7 +17,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from browser.a11y import nested_live_regions, violations
+from browser.a11y import nested_live_regions, violations, watch_live_regions
 from browser.harness import (api, api_op, api_trip, api_user, chromium, live, no_sideways_scroll, offline,
                              open_ai_help, open_chat, open_page, panel_button, settled, shot, stop_card)
 from browser.scripts import proposing_responder
@@ -152,6 +152,7 @@ def test_every_view_fits_phones_is_accessible_and_logs_nothing(settings, openai_
             pages.append(page)
             page.goto("/#/")
             page.locator(".trip-card").wait_for()
+            watch_live_regions(page)   # the same document to the end: what comes and goes is seen too
             check(page, width, "trips")
             page.goto("/#/preferences")
             page.get_by_role("heading", name="Your defaults").wait_for()

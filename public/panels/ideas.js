@@ -10,6 +10,9 @@ import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCr
 import { hoursReading, precheckSuggestion } from "../hours.js";
 import { icon } from "../planner/icons.js";
 
+// What goes in the results, a live region already (nested, it would be read twice).
+const IN_RESULTS = { live: false };
+
 export function mountIdeas(el, store) {
   const config = store.app.session.config;
   const results = h("div", { class: "assistant-results", "aria-live": "polite" });
@@ -44,7 +47,7 @@ export function mountIdeas(el, store) {
     const day = store.day();
     if (!day) return;
     shown = null;
-    clear(results).append(progressLine(kind === "eat" ? "Looking for places to eat…" : "Looking around the day's stops…"));
+    clear(results).append(progressLine(kind === "eat" ? "Looking for places to eat…" : "Looking around the day's stops…", IN_RESULTS));
     try {
       const res = await withBusy(button, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/${kind}`, body));
       clear(results);
@@ -59,7 +62,7 @@ export function mountIdeas(el, store) {
       const credit = osmCredit(config);
       if (credit) results.append(credit);
     } catch (err) {
-      clear(results).append(errorBox(err));
+      clear(results).append(errorBox(err, IN_RESULTS));
     }
   }
 

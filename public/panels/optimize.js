@@ -14,6 +14,8 @@ import { draftPreview } from "./draftpreview.js";
 
 const STALE_OPTIMIZE = "The day changed since this preview, so it cannot be applied. Optimize again for a fresh plan.";
 const KEPT_HEADLINE = "The AI would keep this day as it is";
+// What goes in the results, a live region already (nested, it would be read twice).
+const IN_RESULTS = { live: false };
 const STALE_SHORTEST = "The day changed since this preview, so it cannot be applied. Ask for the shortest order again.";
 
 export function mountOptimize(el, store, panel) {
@@ -46,7 +48,7 @@ export function mountOptimize(el, store, panel) {
   async function runOptimize() {
     const day = store.day();
     if (!day) return;
-    clear(results).append(progressLine("Optimizing the day: gathering places and asking the AI (this can take up to a minute)…"));
+    clear(results).append(progressLine("Optimizing the day: gathering places and asking the AI (this can take up to a minute)…", IN_RESULTS));
     try {
       const res = await withBusy(optimize, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/optimize`, {}), "Optimizing…");
       // A plan with no edits is the day as it is (Before and After alike, nothing to apply): the
@@ -58,7 +60,7 @@ export function mountOptimize(el, store, panel) {
       }));
       if (res.shortestDraft) results.append(shortestOffer(res.draft, res.shortestDraft));
     } catch (err) {
-      clear(results).append(errorBox(err));
+      clear(results).append(errorBox(err, IN_RESULTS));
       if (err.code === "preferences") {
         results.append(h("button", { type: "button", class: "btn", onclick: () => panel.open("preferences") }, "Open Preferences"));
       }
@@ -93,7 +95,7 @@ export function mountOptimize(el, store, panel) {
   async function runShortest() {
     const day = store.day();
     if (!day) return;
-    clear(results).append(progressLine("Working out the shortest order…"));
+    clear(results).append(progressLine("Working out the shortest order…", IN_RESULTS));
     try {
       const res = await withBusy(shortest, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/shortest`, {}), "Working it out…");
       clear(results).append(draftPreview(store, res.draft, {
@@ -101,7 +103,7 @@ export function mountOptimize(el, store, panel) {
         staleText: STALE_SHORTEST, appliedText: "Applied the shortest order", onDone: done(shortest),
       }));
     } catch (err) {
-      clear(results).append(errorBox(err)); // 409: no order fits, and which stop blocks (the server's words)
+      clear(results).append(errorBox(err, IN_RESULTS)); // 409: no order fits, and which stop blocks (the server's words)
     }
     reveal(results.firstElementChild);
   }

@@ -10,6 +10,8 @@ import { applyFix } from "../planner/findings.js";
 import { aiOffNote } from "./common.js";
 import { icon } from "../planner/icons.js";
 
+// What goes in the log, a live region already (nested, it would be read twice).
+const IN_LOG = { live: false };
 const MAX_QUESTION = 500;
 const MAX_TURNS = 4;
 const GENERAL_REVIEW = "Review this day: is it realistic, and what would you change?";
@@ -41,7 +43,7 @@ export function mountReview(el, store) {
     const text = question.value.trim() || GENERAL_REVIEW;
     const turns = turnsByDay.get(day.id) || [];
     const history = turns.flatMap((t) => [{ role: "user", text: t.question }, { role: "assistant", text: t.answer }]).slice(-MAX_TURNS);
-    const waiting = progressLine("Reading the day…");
+    const waiting = progressLine("Reading the day…", IN_LOG);
     const empty = log.querySelector(":scope > .copilot-empty");
     if (empty) empty.remove(); // the invitation to ask goes with the first question, answered or not
     log.append(bubble("you", text), waiting);
@@ -55,7 +57,7 @@ export function mountReview(el, store) {
       waiting.remove();
       if (store.dayId === day.id) render(true);
     } catch (err) {
-      waiting.replaceWith(errorBox(err));
+      waiting.replaceWith(errorBox(err, IN_LOG));
       question.value = text === GENERAL_REVIEW ? "" : text;
     }
     ask.textContent = question.value.trim() ? "Ask" : "Review this day";

@@ -268,11 +268,14 @@ export function focusPastRegion(region) {
   target.focus();
 }
 
-// A progress line for long AI waits: "Thinking… 4 s".
-export function progressLine(text) {
+// A progress line for long AI waits: "Thinking… 4 s". A status of its own,
+// unless it goes in a region that is live already (`live: false`): nested,
+// it would be read twice. The seconds are for the eye: read out, they would
+// be announced every second.
+export function progressLine(text, { live = true } = {}) {
   const label = h("span", null, text);
-  const secs = h("span", { class: "muted" });
-  const el = h("div", { class: "progress", role: "status", "aria-live": "polite" }, h("span", { class: "spinner", "aria-hidden": "true" }), label, secs);
+  const secs = h("span", { class: "muted", "aria-hidden": "true" });
+  const el = h("div", { class: "progress", role: live ? "status" : null }, h("span", { class: "spinner", "aria-hidden": "true" }), label, secs);
   const started = Date.now();
   const timer = setInterval(() => {
     if (!el.isConnected) return clearInterval(timer);
@@ -281,8 +284,10 @@ export function progressLine(text) {
   return el;
 }
 
-export function errorBox(err) {
-  return h("div", { class: "error-box", role: "alert" }, errorText(err));
+// An error in words: an alert of its own, unless it goes in a region that
+// is live already (`live: false`: the region reads it, once).
+export function errorBox(err, { live = true } = {}) {
+  return h("div", { class: "error-box", role: live ? "alert" : null }, errorText(err));
 }
 
 // A modal <dialog>. `build(close)` returns the body; the dialog gives focus

@@ -49,18 +49,42 @@ def assert_accessible(page, view: str) -> None:
 LIVE = "[role=alert], [role=status], [role=log], [role=marquee], [role=timer], [aria-live]:not([aria-live=off])"
 
 
+_NESTED = """(live) => {
+    const short = (el) => el.outerHTML.slice(0, el.outerHTML.indexOf('>') + 1);
+    const nested = (root) => [root, ...root.querySelectorAll(live)].filter((el) => el.matches(live)).flatMap((el) => {
+        const outer = el.parentElement && el.parentElement.closest(live);
+        return outer ? [`${short(outer)} > ${short(el)}`] : [];
+    });
+    return nested;
+}"""
+
+
 def nested_live_regions(page) -> list[str]:
     """Live regions inside another live region (a toast that is an alert in
     a status host, an error box in an assertive slot): a screen reader may
     read their words twice, once for each. axe has no rule for it. Each as
-    "outer > inner" in short HTML."""
-    return page.evaluate("""(live) => {
-        const short = (el) => el.outerHTML.slice(0, el.outerHTML.indexOf('>') + 1);
-        return [...document.querySelectorAll(live)].flatMap((el) => {
-            const outer = el.parentElement && el.parentElement.closest(live);
-            return outer ? [`${short(outer)} > ${short(el)}`] : [];
-        });
-    }""", LIVE)
+    "outer > inner" in short HTML: those on the page now, and those seen
+    since `watch_live_regions(page)` (a progress line that came and went)."""
+    return page.evaluate(f"""(live) => {{
+        const nested = ({_NESTED})(live);
+        return [...new Set([...nested(document.documentElement), ...(window.__nestedLive || [])])];
+    }}""", LIVE)
+
+
+def watch_live_regions(page) -> None:
+    """From now on (in this document), every live region put inside another
+    is remembered for `nested_live_regions`, however briefly it was there."""
+    page.evaluate(f"""(live) => {{
+        const nested = ({_NESTED})(live);
+        const seen = window.__nestedLive = window.__nestedLive || [];
+        new MutationObserver((records) => {{
+            for (const r of records) {{
+                const roots = r.type === 'attributes' ? [r.target] : [...r.addedNodes];
+                for (const el of roots) if (el.nodeType === 1) for (const n of nested(el)) if (!seen.includes(n)) seen.push(n);
+            }}
+        }}).observe(document.documentElement, {{ subtree: true, childList: true, attributes: true,
+                                                 attributeFilter: ['role', 'aria-live'] }});
+    }}""", LIVE)
 
 
 def small_targets(page, within: str, least: int = 44) -> list[str]:
