@@ -207,12 +207,17 @@ def test_a_review_recommends_a_fix_that_applies_once(settings, openai_standin):
         ui_add_stop(page, "Museu Nacional do Azulejo", set_time="10:00", duration=120, lat=38.7247, lng=-9.1135)
         ui_add_stop(page, "Oceanário de Lisboa", set_time="10:30", duration=90, lat=38.7635, lng=-9.0937)
         panel = open_ai_help(page)
+        watch_live_regions(page)
         panel.get_by_role("button", name="Review this day").click()
         apply = panel.locator(".copilot-log .btn-fix")
         apply.wait_for()
         assert apply.inner_text().startswith("Apply: ")
-        apply.click()
-        panel.locator(".copilot-log .pill", has_text="Applied").wait_for()
+        apply.focus()
+        page.keyboard.press("Enter")                    # by keyboard: the keyboard stays on what it did
+        applied = panel.locator(".copilot-log .pill", has_text="Applied")
+        applied.wait_for()
+        assert applied.evaluate("(p) => p === document.activeElement"), "focus was lost with the button"
+        assert nested_live_regions(page) == []          # the log reads its progress line, once
         assert panel.locator(".copilot-log .btn-fix").count() == 0  # nothing left to press twice
         page.locator(".stop[data-pinned=false]", has_text="Oceanário de Lisboa").wait_for()
         shot(page, "18b-review-fix-applied")

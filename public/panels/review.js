@@ -99,7 +99,12 @@ export function mountReview(el, store) {
     b.addEventListener("click", async () => {
       if (await applyFix(store, fix, b)) {
         turn.applied.set(fix.id, fix.label);
-        b.replaceWith(applied());
+        // The keyboard was on the button: it stays here, on what it did, not on the page's body.
+        const lost = !document.activeElement || document.activeElement === document.body || document.activeElement === b;
+        const done = applied();
+        done.tabIndex = -1;
+        b.replaceWith(done);
+        if (lost) done.focus();
       }
     });
     return b;
