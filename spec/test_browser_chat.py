@@ -271,8 +271,9 @@ def test_a_message_to_the_ai_refused_for_a_spent_share_goes_back_in_the_composer
         # Read once, as an alert, and again with the composer the words went back to.
         assert nested_live_regions(page) == []
         assert said.get_attribute("role") == "alert"
-        assert "You have used your share of today's AI help" in composer.evaluate(
-            "(t) => t.getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id).textContent).join(' ')")
+        described = composer.evaluate("(t) => t.getAttribute('aria-describedby').split(' ')"
+                                      ".map((id) => document.getElementById(id).textContent).join(' ')")
+        assert "You have used your share of today's AI help" in described
         assert panel.locator(".msg", has_text="where should we eat tonight").count() == 0
         assert [m for m in api(alice, "GET", f"/api/trips/{t}/agent/messages")["messages"] if m["role"] == "user"] == []
         page.errors.check()

@@ -13,7 +13,7 @@ from datetime import date
 
 import pytest
 
-from browser.a11y import assert_accessible
+from browser.a11y import assert_accessible, live_roles_around
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
                              no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
                              stop_card)
@@ -88,13 +88,7 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
         toast = dialog.locator(".toast-error")
         toast.wait_for()
         # Read once, as an alert: not inside another live region (a status around it reads it twice).
-        assert toast.evaluate("""(t) => {
-            const regions = [];
-            for (let el = t; el; el = el.parentElement) {
-                if (el.matches('[role=alert], [role=status], [role=log], [aria-live]')) regions.push(el.getAttribute('role'));
-            }
-            return regions;
-        }""") == ["alert"]
+        assert live_roles_around(toast) == ["alert"]
         box = toast.bounding_box()
         # Toasts let taps through (pointer-events: none); to ask what is painted on top, let them take hits.
         assert page.evaluate("""([x, y]) => {

@@ -24,7 +24,7 @@ import pytest
 from app.filestore import StoreUnavailable
 from app.web.application import PUBLIC_DIR
 from app.web.service_worker import ShellWorker
-from browser.a11y import assert_accessible
+from browser.a11y import assert_accessible, live_roles_around
 from browser.harness import (PAGE_DEADLINE_MS, add_stops, api, api_op, api_trip, api_user, chromium, live,
                              names_on_screen, no_sideways_scroll, open_installed, open_page, playwright_driver, png,
                              shot, stop_card)
@@ -200,13 +200,7 @@ def test_a_trip_opened_once_opens_cold_offline_and_what_is_done_there_arrives_on
         castle_on_bob.get_by_role("button", name=re.compile(r"^Vote for Castle, 1 so far")).wait_for()
         castle_on_bob.get_by_role("button", name="1 comment").wait_for()
         # The refusal is an alert of its own, in no other live region (nested ones are read twice).
-        assert refused.evaluate("""(r) => {
-            const regions = [];
-            for (let el = r; el; el = el.parentElement) {
-                if (el.matches('[role=alert], [role=status], [role=log], [aria-live]')) regions.push(el.getAttribute('role'));
-            }
-            return regions;
-        }""") == ["alert"]
+        assert live_roles_around(refused) == ["alert"]
         page.get_by_role("button", name="Dismiss: Move “Belém” to Day 2").focus()
         page.keyboard.press("Enter")
         refused.wait_for(state="detached")

@@ -80,7 +80,10 @@ def watch_live_regions(page) -> None:
         new MutationObserver((records) => {{
             for (const r of records) {{
                 const roots = r.type === 'attributes' ? [r.target] : [...r.addedNodes];
-                for (const el of roots) if (el.nodeType === 1) for (const n of nested(el)) if (!seen.includes(n)) seen.push(n);
+                for (const el of roots) {{
+                    if (el.nodeType !== 1) continue;
+                    for (const n of nested(el)) if (!seen.includes(n)) seen.push(n);
+                }}
             }}
         }}).observe(document.documentElement, {{ subtree: true, childList: true, attributes: true,
                                                  attributeFilter: ['role', 'aria-live'] }});
@@ -98,3 +101,13 @@ def small_targets(page, within: str, least: int = 44) -> list[str]:
         .filter(([, r]) => r.width < least - 0.5 || r.height < least - 0.5)
         .map(([el, r]) => `${(el.getAttribute('aria-label') || el.textContent).trim().slice(0, 60)}: `
              + `${Math.round(r.width)} x ${Math.round(r.height)}`)""", [within, least])
+
+
+def live_roles_around(locator) -> list[str | None]:
+    """The live regions an element is in, itself first, as their roles
+    (None for a bare aria-live): ["alert"] is an alert read once."""
+    return locator.evaluate("""(el, live) => {
+        const roles = [];
+        for (let at = el; at; at = at.parentElement) if (at.matches(live)) roles.push(at.getAttribute('role'));
+        return roles;
+    }""", LIVE)
