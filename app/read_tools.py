@@ -72,12 +72,13 @@ class ToolResult:
     error: str | None = None            # set instead of output when the tool failed: plain words, shown to people
     detail: str | None = None           # what went wrong, for the model only (field names, what to do instead)
     model_items: list[dict[str, Any]] = field(default_factory=list)  # extra input items (inline images/PDFs)
-    limit: int = OUTPUT_CHARS           # the model's text is cut here (a tool whose answer is bounded may say more)
+    limit: int | None = None            # a tool that bounds its own answer: where it is cut (else the caller's cut)
 
     def for_model(self) -> str:
         failure = {"error": self.error, **({"detail": self.detail} if self.detail else {})}
         text = json.dumps(failure if self.error else self.output, ensure_ascii=False)
-        return text if len(text) <= self.limit else text[:self.limit] + "…(truncated)"
+        limit = self.limit or OUTPUT_CHARS
+        return text if len(text) <= limit else text[:limit] + "…(truncated)"
 
 
 class ToolArgs(BaseModel):

@@ -54,8 +54,8 @@ from . import approvals, focus, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
 from .snapshot import agent_snapshot
 from .ui_stream import DONE, sse
-from .transcript import (WINDOW, UIMessageIn, build_input, compact_output, function_call, function_output,
-                         tool_name)
+from .transcript import (OUTPUT_CHARS, WINDOW, UIMessageIn, build_input, compact_output, function_call,
+                         function_output, tool_name)
 from .turncards import TurnCards, recent_cards
 
 log = logging.getLogger("wayline.agent")
@@ -389,7 +389,9 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                 emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "input": _loads(call.arguments),
                                    **({"state": "output-error", "errorText": result.error} if result.error else
                                       {"state": "output-available", "output": _storable(result.output)})})
-                turn.input += [call.as_input_item(), function_output(call.call_id, result.for_model()),
+                # A tool that bounds its own answer (readDay: a day in full) is not cut to 4,000 here.
+                turn.input += [call.as_input_item(),
+                               function_output(call.call_id, result.for_model(), result.limit or OUTPUT_CHARS),
                                *result.model_items]
                 more = True
             elif can_write and tools.is_write_tool(name):
