@@ -219,3 +219,39 @@ def test_a_small_trips_snapshot_is_byte_for_byte_what_it_was(settings, openai_st
         got = small_trip_snapshot(client, openai_standin)
     assert got == FIXTURE.read_text(encoding="utf-8").rstrip("\n")
     assert '"outline"' not in got
+
+
+def test_an_agent_comment_on_a_stop_of_a_long_trip_has_its_day_in_full(settings, openai_standin):
+    """An @agent comment on a stop of day 12: the reply's model call has that
+    day in full (and the trip bounded)."""
+    openai_standin.reply_text("It opens at 10:00.")
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        trip = long_trip(client, 14, 8)
+        stop = trip["days"][11]["stops"][3]
+        r = client.post(f"/api/trips/{trip['id']}/stops/{stop['id']}/comments", json={"body": "@agent when open?"})
+        assert r.status_code in (200, 201), r.text
+        eventually(lambda: openai_standin.requests)
+        sent = context(openai_standin.requests[0])["trip"]
+        assert size(sent) <= SNAPSHOT_CHARS
+        assert form(sent["days"][11]) == "full" and [form(d) for d in sent["days"]].count("full") < 14
+
+
+def test_the_days_a_message_names():
+    """focus.mentioned: a stop by its name as words of its own or its id, a
+    day by "day N", its date or its id; the first named first; nothing else."""
+    from app.agent.focus import mentioned
+    from app.trips.model import Day, Stop, Trip
+
+    trip = Trip(id="t", title="T", dest_name=None, dest_lat=None, dest_lng=None, start_date="2031-05-03",
+                timezone="Europe/Lisbon", currency="EUR", version=1, created_by="u")
+    names = (["Bar", "Castelo"], ["Barcelona walk", "Museu"], ["Pena"])
+    for d, stops in enumerate(names):
+        trip.days.append(Day(id=f"d{d}", position=d, stops=[
+            Stop(id=f"s{d}{i}", day_id=f"d{d}", position=i, kind="sight", name=name) for i, name in enumerate(stops)]))
+    assert mentioned(trip, "Move the museu after the castelo?") == ["d1", "d0"]
+    assert mentioned(trip, "barcelona walk then") == ["d1"]            # "Bar" is not a word of it
+    assert mentioned(trip, "What about day 3 and 2031-05-04?") == ["d2", "d1"]
+    assert mentioned(trip, "stop s20 or day d0") == ["d2", "d0"]
+    assert mentioned(trip, "第3天 的安排") == ["d2"]
+    assert mentioned(trip, "day 9, 2031-06-01, nothing") == [] and mentioned(trip, "") == []
