@@ -229,4 +229,3 @@ def agent_snapshot(trip: Trip, focus: Sequence[str] = (), *, now: datetime | Non
     `can_read`: the call has the readDay tool (the evaluation has no tools)."""
     return fit_days(trip_snapshot(trip), budget=budget, words=_agent_words(can_read),
                     focus=[*focus, *today_and_next(trip, now)], day_chars=DAY_CHARS)
-
