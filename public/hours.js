@@ -57,6 +57,33 @@ export function hoursOn(place, date, { meal = true } = {}) {
   return { status, spans };
 }
 
+// How a check of a place's hours ({status, fits, closesAt}, as the server's
+// suggestions and previews carry it) reads on the page: {tone, line, badge,
+// title}, or null without one. tone: "open", "closed" or "unknown". A place
+// with no hours known ("none": no hours listed, or an OpenStreetMap value that
+// can't be read) comes with fits false, since the rules never take it as open,
+// but it is not known to be closed either: it reads as unknown, in words.
+const HOURS_SOURCE = {
+  confirmed: "Hours confirmed for that date",
+  unconfirmed: "Usual weekly hours (not confirmed for that date)",
+};
+
+export function hoursReading(hours) {
+  if (!isObj(hours) || typeof hours.status !== "string") return null;
+  if (hours.status === "none") {
+    return { tone: "unknown", line: "Opening hours unknown for that date", badge: "hours unknown",
+      title: "No opening hours are known for this date: check with the place" };
+  }
+  const closes = hours.closesAt ? ` · closes ${hours.closesAt}` : "";
+  const open = hours.fits === true;
+  return {
+    tone: open ? "open" : "closed",
+    line: `${HOURS_SOURCE[hours.status] || hours.status}${closes}${open ? "" : " · does not fit"}`,
+    badge: open ? "open" : "closed then",
+    title: open ? (hours.closesAt ? `Open then; closes ${hours.closesAt}` : "Open then") : "Not open for the whole visit at this time",
+  };
+}
+
 // Whether [at, at + duration + buffer) lies inside one period (at in 0..1439).
 export function fit(hours, at, durationMin, bufferMin) {
   if (!hours) return { ...NO_HOURS };
@@ -71,6 +98,26 @@ export function fit(hours, at, durationMin, bufferMin) {
     if (s >= Math.max(o, 0) && (latest === null || s > latest)) latest = s;
   }
   return { status: hours.status, fits, closesAt, latestStart: latest === null ? null : fmt(latest) };
+}
+
+// Whether an edited start (HH:MM on the suggestion's date) and length fit
+// the periods the server sent with a suggestion (hours.spans: [open, close)
+// minutes from the date's midnight, for Google's and OpenStreetMap's hours
+// alike), by the meal rule (meal: + CLOSING_BUFFER_MIN) or the visit rule.
+// {fits, latestStart}, or null when there is nothing to go on (no hours
+// known, no spans, no usable input): the server checks again on apply.
+export function precheckSuggestion(hours, start, durationMin, meal) {
+  if (!isObj(hours) || hours.status === "none" || !Array.isArray(hours.spans)) return null;
+  if (!Number.isInteger(durationMin) || durationMin <= 0) return null;
+  const spans = hours.spans.filter((sp) => Array.isArray(sp) && sp.length === 2 && sp.every(Number.isInteger));
+  let at;
+  try {
+    at = parseClock(start);
+  } catch {
+    return null;
+  }
+  const r = fit({ status: hours.status, spans }, at, durationMin, meal ? CLOSING_BUFFER_MIN : 0);
+  return { fits: r.fits, latestStart: r.latestStart };
 }
 
 // The meal rule at HH:MM on the date.

@@ -55,6 +55,13 @@ def test_place_search_eat_and_optimize_with_preview_and_apply(settings, openai_s
         name = first.locator("h4").inner_text()
         assert "check" in first.inner_text().lower()  # every food suggestion says to check allergies/diets
         assert panel.locator(".osm-credit").count() == 0
+        # An edited start its hours rule out is said before Add (on the periods the suggestion carries).
+        start = first.get_by_label(f"Start time for {name}")
+        planned = start.input_value()
+        start.fill("04:00")
+        first.get_by_text("Won't fit the opening hours; latest start").wait_for()
+        start.fill(planned)
+        first.get_by_text("Won't fit the opening hours").wait_for(state="detached")
         shot(page, "11-assistant-eat")
         first.get_by_role("button", name="Add to day").click()
         first.get_by_text("Added").wait_for()

@@ -74,3 +74,30 @@ def test_a_place_that_names_its_country_keeps_its_own_holidays():
                                  "category": "amenity", "type": "cafe", "name": "Kaffe"}, None)
     assert osm_country(in_country(malmo, "DK")) == "SE"
     assert osm_country(in_country(copenhagen, "DK")) == "DK"
+
+
+def test_hours_not_checked_are_judged_on_the_date_a_stop_falls_on(settings, osm_standin):
+    """A stop past midnight is checked on the next date's hours (the `closed`
+    rule), so what could not be checked is judged there too: Sunday's hours
+    here are only a comment (unknown), Saturday's and Monday's are known."""
+    value = 'Tu-Fr 11:00-22:00; Sa 10:00-22:00; Su 10:00-16:00 "Kitchen closed 16:00-17:00"'   # a real one
+    osm_standin.add_place("node", 770001, 55.6786, 12.5739, name="Kaffebar", amenity="cafe", opening_hours=value)
+    with make_client(osm_settings(settings, osm_standin)) as client:
+        signup(client, "ana")
+
+        def night(start: str) -> dict:
+            trip = copenhagen_trip(client, start)
+            r = op(client, trip["id"], "insert_stop", dayId=trip["days"][0]["id"], name="Kaffebar", kind="sight",
+                   placeId="osm:node/770001", lat=55.6786, lng=12.5739, setTime="24:30", durationMin=60)
+            assert r.status_code == 200, r.text
+            return review(client, trip)
+
+        def hours_not_checked(data: dict) -> list[str]:
+            return [c["message"] for c in data["notChecked"] if c["check"] == "hours"]
+
+        saturday = night("2026-03-07")           # 00:30 on Sunday: unknown, never "workable" by default
+        assert closed_findings(saturday) == []
+        assert hours_not_checked(saturday) == ["Opening hours not checked for “Kaffebar”: no opening hours are known."]
+        sunday = night("2026-03-08")             # 00:30 on Monday: known (closed), so checked
+        assert len(closed_findings(sunday)) == 1
+        assert hours_not_checked(sunday) == [], "a stop that was checked is not listed as not checked"

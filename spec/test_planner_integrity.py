@@ -100,6 +100,52 @@ def test_explore_ranks_places_that_fit_their_hours_first_and_no_hours_last(env, 
     assert suggestions[-1]["place"]["placeId"] == "ChIJ_miradouro_luzia"
 
 
+def test_an_explored_sight_is_rechecked_on_apply_by_the_visit_rule(env):
+    """Hours apply to every stop with a place: an explored sight applied with an
+    edited start its (confirmed) hours rule out is refused like a meal (409
+    `hours` with the latest start, nothing saved), by the visit rule (no
+    buffer); a time that fits is saved; a sight with no hours known is not
+    refused (unknown is not closed)."""
+    signup(env)
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]["suggestions"]
+    castle = next(s for s in suggestions if s["place"]["placeId"] == "ChIJ_castelo_jorge")   # 09:00-21:00
+    version = trip_dto(env, t["id"])["version"]
+    r = env.post(f"/api/trips/{t['id']}/drafts/{castle['draftId']}/apply", json={"startTime": "04:00"})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "hours", r.text
+    # The visit rule: the whole visit inside the hours, no 30 minutes before closing.
+    assert r.json()["error"]["latestStart"] == f"{(21 * 60 - castle['durationMin']) // 60:02d}:" \
+                                                f"{(21 * 60 - castle['durationMin']) % 60:02d}"
+    assert "visit" in r.json()["error"]["message"] and "meal" not in r.json()["error"]["message"]
+    assert trip_dto(env, t["id"])["version"] == version, "nothing saved"
+    r = env.post(f"/api/trips/{t['id']}/drafts/{castle['draftId']}/apply", json={"startTime": "16:00"})
+    assert r.status_code == 200, r.text
+
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]["suggestions"]
+    viewpoint = next(s for s in suggestions if s["hours"]["status"] == "none")
+    r = env.post(f"/api/trips/{t['id']}/drafts/{viewpoint['draftId']}/apply", json={"startTime": "16:30"})
+    assert r.status_code == 200, r.text
+
+
+def test_each_suggestion_carries_its_dates_periods_for_the_pages_precheck(env):
+    """The page warns before Add when an edited start or length will not fit
+    (public/hours.js precheckSuggestion): each suggestion's hours carry the
+    date's periods by its rule (a meal: kitchen hours bound them), none when
+    no hours are known."""
+    signup(env)
+    t = plan_trip(env)
+    eat = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={"meal": "dinner"}).json()["data"]
+    ramiro = next(s for s in eat["suggestions"] if s["place"]["placeId"] == "ChIJ_cervejaria_ramiro")
+    # Thu 10 Dec: open 12:00-00:30, kitchen until 00:00; Wednesday night's kitchen ran to 00:00 too.
+    assert ramiro["hours"]["spans"] == [[12 * 60, 24 * 60]], ramiro["hours"]
+    explore = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]
+    castle = next(s for s in explore["suggestions"] if s["place"]["placeId"] == "ChIJ_castelo_jorge")
+    assert castle["hours"]["spans"] == [[9 * 60, 21 * 60]]
+    viewpoint = next(s for s in explore["suggestions"] if s["hours"]["status"] == "none")
+    assert viewpoint["hours"]["spans"] is None
+
+
 def test_the_preview_badges_each_side_from_its_own_times(env, model):
     signup(env)
     save_prefs(env)

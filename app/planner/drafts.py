@@ -63,8 +63,8 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
                       start_time: str | None = None, duration_min: int | None = None) -> Applied | None:
     """Apply exactly the stored edits in one change, or refuse: 404 for an
     unknown, expired or other trip's draft; 409 `stale` when the day changed;
-    409 `hours` (with `latestStart`) when a food suggestion's time or length
-    does not fit. Returns None when the draft changes nothing."""
+    409 `hours` (with `latestStart`) when a suggestion's time or length does
+    not fit its place's hours (a meal's rule or a visit's). Returns None when the draft changes nothing."""
     row = await svc.db.fetchone(
         "SELECT day_id, kind, fingerprint, edits_json, preview_json, place_json, expires_at FROM planner_drafts "
         "WHERE id = ? AND trip_id = ?", (draft_id, trip_id))
@@ -97,11 +97,16 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
             # A set time is on the day plan's clock ("24:30" is 00:30 the next morning), in minutes like a start.
             start = (to_minutes(args["setTime"]) if args.get("setTime")
                      else preview.get("startMinutes", to_minutes(preview["startTime"])))
-            check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=True)
-            if not check.fits:
+            # Hours apply to every stop with a place: a meal by the meal rule, a
+            # visit by the visit rule. A meal is only ever offered with hours; a
+            # visit to a place with none known is not refused (unknown is not closed).
+            meal = args.get("kind") == "food"
+            check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=meal)
+            if not check.fits and (meal or check.status != "none"):
                 latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
-                raise Conflict(f"{args['name']} is not open for the whole meal from {clock_label(start)} "
-                               f"(with 30 minutes before closing).{latest}",
+                whole = ("meal from {at} (with 30 minutes before closing)" if meal
+                         else "visit from {at}").format(at=clock_label(start))
+                raise Conflict(f"{args['name']} is not open for the whole {whole}.{latest}",
                                code="hours", latestStart=check.latest_start)
 
     if not edits:

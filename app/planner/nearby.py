@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import legs as legs_mod
 from ..errors import Invalid
-from ..hours.rules import check_at
+from ..hours.rules import check_at, hours_on
 from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS
 from ..legs import Leg, by_pair, haversine_m
 from ..preferences import PACE_VISIT_MIN, EffectivePreferences
@@ -143,7 +143,7 @@ POSITIONS_TRIED = 3          # places in the day tried for one suggestion, the p
 async def _one_suggestion(svc, ctx: DayContext, place: dict, meal: str | None, explore: bool, slots,
                           replaced: Stop | None) -> tuple[dict, list[dict], dict | None] | None:
     """(what the person sees, the draft's edits, the place JSON for the hours
-    re-check on apply), or None when the place fits nowhere in the day: a
+    re-check on apply: a meal's and a visit's alike), or None when the place fits nowhere in the day: a
     replacement where the old meal is; a new meal after the stop before its
     usual time, else the next nearest to it; an explored place where it adds
     the least distance, else the next cheapest."""
@@ -212,6 +212,9 @@ async def _suggestion_at(svc, ctx: DayContext, place: dict, meal: str | None, ex
                       weather=ctx.weather):
         return None
     hours = check_at(place["raw"], ctx.date, start, duration, meal=food)
+    # The date's periods by the stop's rule, so the page can warn before Add
+    # when an edited start or length will not fit (public/hours.js).
+    periods = hours_on(place["raw"], ctx.date, meal=food)
     note = args["note"] or (NO_HOURS_NOTE if hours.status == "none" else "")
     before = next((s.id for s, n in zip(ctx.day.stops, ctx.day.stops[1:]) if n.id == replaces), None)
     shown = {
@@ -220,8 +223,9 @@ async def _suggestion_at(svc, ctx: DayContext, place: dict, meal: str | None, ex
         "afterStopId": before if replaces else after_id, "replacesStopId": replaces,
         "startTime": to_hhmm(start), "startMinutes": start, "durationMin": duration,
         "setTime": args.get("setTime"), "kind": args["kind"], "meal": args.get("meal"),
-        "hours": {"status": hours.status, "fits": hours.fits, "closesAt": hours.closes_at},
+        "hours": {"status": hours.status, "fits": hours.fits, "closesAt": hours.closes_at,
+                  "spans": None if periods is None else [list(span) for span in periods.spans]},
         "note": note,
     }
     edits = [{"op": name, "args": edit_args} for name, edit_args in _edits(args, replaces)]
-    return shown, edits, place["raw"] if food else None
+    return shown, edits, place["raw"]

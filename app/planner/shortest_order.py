@@ -31,7 +31,9 @@ never worse than the current order when that is possible (`exact=False`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
+from typing import Any
 from collections.abc import Mapping, Sequence
 
 EXACT_LIMIT = 12
@@ -320,32 +322,73 @@ class _Graph:
     def _cost_to_go(self, day: _Day):
         """Least travel from each state to the end of the day, ignoring time (a
         relaxation, so a lower bound; BIG when no path is left). A backward
-        subset DP over (mask, j, column): column b < n is free stop b, column n
+        subset DP over (j, mask, column): column b < n is free stop b, column n
         the stop the stretch began at (the first anchor or the origin for j = 0,
-        else the j-th pinned stop). Flat, indexed by (mask * (k + 1) + j) * (n + 1) + column."""
-        np, k, free, bits = self.np, self.k, self.free, self.bits
+        else the j-th pinned stop). Flat, indexed by (j * 2**n + mask) * (n + 1) + column.
+        Only the states a search can be in are computed: the last free stop
+        visited is in the mask and the next one is not (a quarter of a full
+        table's pairs at 12 free stops; the rest stay BIG and are never read),
+        through index arrays that are the same for every day of n free stops."""
+        np, k, free = self.np, self.k, self.free
         n = len(free)
         into = np.where(self.reach, self.secs, BIG)   # into[v, w]: the leg v -> w
+        between = into[np.ix_(free, free)].ravel()     # between[a * n + b]: free stop a -> free stop b
         begin = day.first if day.first is not None else self.origin
-        table = np.full((1 << n, k + 1, n + 1), BIG, np.int64)
-        masks = np.arange(1 << n, dtype=np.int64)
-        popcount = ((masks[:, None] & bits) != 0).sum(axis=1)
-        for p in range(n, -1, -1):
-            rows = masks[popcount == p]
+        table = np.full((k + 1, (1 << n) * (n + 1)), BIG, np.int64)
+        for p, level in reversed(list(enumerate(_subsets(n)))):
             for j in range(k, -1, -1):
-                nodes = np.r_[free, begin if j == 0 else self.pins[j - 1]]
-                if p == n and j == k:
-                    table[rows, j] = into[nodes, day.last] if day.last is not None else 0
+                here, start = table[j], begin if j == 0 else self.pins[j - 1]
+                if p == n and j == k:   # every free stop visited, every pinned stop passed
+                    row = level.at_start[0] - n
+                    here[row:row + n + 1] = into[np.r_[free, start], day.last] if day.last is not None else 0
                     continue
-                best = np.full((len(rows), n + 1), BIG, np.int64)
-                if p < n:
-                    open_ = (rows[:, None] & bits) == 0
-                    after = np.where(open_, table[rows[:, None] | bits, j, np.arange(n)], BIG)   # (m, n)
-                    best = (after[:, None, :] + into[nodes][:, free][None]).min(axis=2)
-                if j < k:
-                    best = np.minimum(best, table[rows, j + 1, n][:, None] + into[nodes, self.pins[j]])
-                table[rows, j] = np.minimum(best, BIG)
+                from_inside = np.full(level.legs_to.shape[:2], BIG, np.int64)   # (masks, p)
+                from_start = np.full(len(level.at_start), BIG, np.int64)
+                if p < n:   # a free stop w not yet visited next, from where the stretch stands
+                    after = here.take(level.after)                               # (masks, n - p)
+                    if p:
+                        from_inside = (between.take(level.legs_to) + after[:, None, :]).min(axis=2)
+                    from_start = (into[start, free].take(level.outside) + after).min(axis=1)
+                if j < k:   # or on to the next pinned stop
+                    onward, pin = table[j + 1].take(level.at_start), self.pins[j]
+                    from_inside = np.minimum(from_inside, onward[:, None] + into[free, pin].take(level.inside))
+                    from_start = np.minimum(from_start, onward + into[start, pin])
+                here[level.at_inside] = np.minimum(from_inside, BIG)
+                here[level.at_start] = np.minimum(from_start, BIG)
         return table.reshape(-1)
+
+
+@dataclass(frozen=True)
+class _Subsets:
+    """The masks with p of n bits set, as flat indices into one j's slice of
+    the cost-to-go table (row mask * (n + 1)) and into the n x n leg matrix."""
+    inside: Any       # (masks, p): the bits set, where a stretch can stand
+    outside: Any      # (masks, n - p): the bits not set, where it can go next
+    at_inside: Any    # (masks, p): the states (mask, b) for b inside
+    at_start: Any     # (masks,): the states (mask, n), the stretch's start
+    after: Any        # (masks, n - p): the states (mask | w, w) for w outside
+    legs_to: Any      # (masks, p, n - p): the legs b -> w
+
+
+@functools.lru_cache(maxsize=EXACT_LIMIT + 1)
+def _subsets(n: int) -> tuple[_Subsets, ...]:
+    """Per count p of visited free stops (index p); the same for every day with n free stops."""
+    import numpy as np
+    masks = np.arange(1 << n, dtype=np.int64)
+    has = ((masks[:, None] >> np.arange(n)) & 1).astype(bool)
+    popcount = has.sum(axis=1)
+    levels = []
+    for p in range(n + 1):
+        rows = masks[popcount == p]
+        order = np.argsort(~has[popcount == p], axis=1, kind="stable")   # the set bits first, each part ascending
+        inside, outside = order[:, :p], order[:, p:]
+        levels.append(_Subsets(
+            inside=inside, outside=outside,
+            at_inside=rows[:, None] * (n + 1) + inside,
+            at_start=rows * (n + 1) + n,
+            after=(rows[:, None] | (1 << outside)) * (n + 1) + outside,
+            legs_to=inside[:, :, None] * n + outside[:, None, :]))
+    return tuple(levels)
 
 
 def _search(day: _Day, g: _Graph, width: int | None, bound: int | None) -> list[int] | None:
@@ -412,7 +455,7 @@ def _search(day: _Day, g: _Graph, width: int | None, bound: int | None) -> list[
 
     def lower_bound(mask, j, node, rest_before):
         if g.cost_to_go is not None:
-            return g.cost_to_go[(mask * (k + 1) + j) * (n + 1) + g.column[node]]
+            return g.cost_to_go[((j << n) + mask) * (n + 1) + g.column[node]]
         return rest_before - g.min_in_s[node]   # the cheapest leg into each stop still to come
 
     # The first label.

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterable
 
-from ..hours.rules import hours_on
+from ..hours.rules import hours_on, on_date
 from ..legs import Leg, by_pair, legs_for
 from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
-from ..trips.schedule import date_label
+from ..trips.schedule import Slot, date_label, day_schedule
 from .fixes import FixSearch, SearchResult
 from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, quote as _q
 from .remedies import strategies_for
@@ -142,25 +142,31 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
         places = {**(places or {}), **{a["placeId"]: a["raw"] for alts in alternatives.values() for a in alts}}
         book = None
     book = book or PlaceBook(places)
-    issues = detect(trip, day, legs_for(day, known, prefs), prefs, book, weather)
+    shown = legs_for(day, known, prefs)
+    issues = detect(trip, day, shown, prefs, book, weather)
     search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
                        alternatives)
     findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),
                                                              functools.partial(no_fix_reason, search, issue))
                          if with_fixes else None) for issue in issues]
-    return ReviewResult(_status(findings), tuple(findings), not_checked(trip, day, places, weather))
+    return ReviewResult(_status(findings), tuple(findings),
+                        not_checked(trip, day, places, weather, day_schedule(day, shown)))
 
 
 def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
-                weather: dict[str, Json] | None) -> tuple[Json, ...]:
+                weather: dict[str, Json] | None, slots: Iterable[Slot] = ()) -> tuple[Json, ...]:
     """The checks that could not run on this day, in plain words: opening
     hours of stops whose place (or its hours) is unknown, and the weather
     when it could not be read. A day that could not be checked never looks
-    fine by default."""
+    fine by default. A stop's hours are judged on the date it starts on, as
+    the `closed` rule checks them (past midnight: the next date); `slots`
+    give the starts (a stop without one counts from the day's midnight)."""
     out = []
+    starts = {slot.stop_id: slot.start for slot in slots}
+    date = trip.day_date(day)
     visits = [s for s in day.stops if s.kind not in NOT_VISITS]
-    unknown = [s for s in visits if s.place_id and (places is None or _no_hours(places.get(s.place_id),
-                                                                                 trip.day_date(day)))]
+    unknown = [s for s in visits if s.place_id and (places is None or _no_hours(places.get(s.place_id), date,
+                                                                                 starts.get(s.id, 0)))]
     if unknown:
         names = ", ".join(_q(s.name) for s in unknown[:3]) + (f" and {len(unknown) - 3} more"
                                                              if len(unknown) > 3 else "")
@@ -174,8 +180,8 @@ def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
     return tuple(out)
 
 
-def _no_hours(raw: Json | None, date: str | None) -> bool:
-    return raw is None or date is None or hours_on(raw, date, meal=False) is None
+def _no_hours(raw: Json | None, date: str | None, start: int) -> bool:
+    return raw is None or date is None or hours_on(raw, on_date(date, start)[0], meal=False) is None
 
 
 def added_findings(before: Trip, after: Trip, day_id: str, *, legs_before: Iterable[Leg], legs_after: Iterable[Leg],

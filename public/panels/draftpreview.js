@@ -6,6 +6,7 @@
 import { post } from "../api.js";
 import { h, clear, errorBox, withBusy, fmtMinutes, fmtClock, toast } from "../planner/ui.js";
 import { icon } from "../planner/icons.js";
+import { hoursReading } from "../hours.js";
 
 // `draft`: {id, edits, preview, travel}. Options:
 //   label       what the section is, for screen readers ("Shortest order preview")
@@ -71,13 +72,13 @@ function column(title, items) {
 }
 
 // This side's own check of the opening hours at this side's own times
-// (nothing when the place has no hours data).
+// (nothing when the stop has no place; "hours unknown" when its place has none).
+const BADGE_CLASS = { open: "badge-open", closed: "badge-estimate", unknown: "badge-unknown" };
+
 function hoursBadge(hours) {
-  if (!hours || typeof hours.fits !== "boolean") return null;
-  if (hours.fits) {
-    return h("span", { class: "badge badge-open", title: hours.closesAt ? `Open then; closes ${hours.closesAt}` : "Open then" }, "open");
-  }
-  return h("span", { class: "badge badge-estimate", title: "Not open for the whole visit at this time" }, "closed then");
+  const reading = hoursReading(hours);
+  if (!reading) return null;
+  return h("span", { class: `badge ${BADGE_CLASS[reading.tone]}`, title: reading.title }, reading.badge);
 }
 
 function travelText(travel) {

@@ -7,10 +7,8 @@
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, field, select, toast, osmCredit, fmtClock, MEALS, MEAL_MINUTES } from "../planner/ui.js";
-import { checkHours } from "../hours.js";
+import { hoursReading, precheckSuggestion } from "../hours.js";
 import { icon } from "../planner/icons.js";
-
-const HOURS_TEXT = { confirmed: "Hours confirmed for that date", unconfirmed: "Usual weekly hours (not confirmed for that date)", none: "No opening hours listed" };
 
 export function mountIdeas(el, store) {
   const config = store.app.session.config;
@@ -77,16 +75,13 @@ export function mountIdeas(el, store) {
     const add = h("button", { "data-needs-server": true, type: "button", class: "btn btn-primary btn-sm" }, replaces ? "Use instead" : "Add to day");
     // The time field reads on the day's own clock; after midnight the line above says "(+1)".
     const startText = typeof s.startMinutes === "number" && (!store.canEdit || s.startMinutes >= 1440) ? `starts ${fmtClock(s.startMinutes)}` : null;
-    const hours = s.hours || {};
+    const hours = hoursReading(s.hours);
+    // An edited start or length, checked on the periods the server sent (no
+    // opinion without them; the server checks again on apply).
     const precheck = () => {
       warn.textContent = "";
-      if (!p.raw || !start.value) return;
-      try {
-        const r = checkHours(p.raw, day.date, start.value, Number(duration.value));
-        if (!r.fits) warn.textContent = r.latestStart ? `Won't fit the opening hours; latest start ${r.latestStart}.` : "Won't fit the opening hours at that time.";
-      } catch {
-        // the server checks again on apply
-      }
+      const r = precheckSuggestion(s.hours, start.value, Number(duration.value), s.kind === "food");
+      if (r && !r.fits) warn.textContent = r.latestStart ? `Won't fit the opening hours; latest start ${r.latestStart}.` : "Won't fit the opening hours at that time.";
     };
     start.addEventListener("change", precheck);
     duration.addEventListener("change", precheck);
@@ -113,8 +108,7 @@ export function mountIdeas(el, store) {
         p.rating ? `★ ${p.rating}` : null, p.priceLevel ? "€".repeat(p.priceLevel) : null,
         replaces ? null : after ? `after ${after.name}` : "at the end of the day",
       ].filter(Boolean).join(" · ")),
-      hours.status ? h("p", { class: `hours hours-${hours.status}${hours.fits === false ? " no-fit" : ""}` },
-        HOURS_TEXT[hours.status] || hours.status, hours.closesAt ? ` · closes ${hours.closesAt}` : "", hours.fits === false ? " · does not fit" : "") : null,
+      hours ? h("p", { class: `hours hours-${s.hours.status}${hours.tone === "closed" ? " no-fit" : ""}` }, hours.line) : null,
       s.note ? h("p", { class: "hint" }, s.note) : null,
       store.canEdit ? h("div", { class: "suggestion-fields" }, field("Start", start), field("Minutes", duration), add) : null,
       warn);

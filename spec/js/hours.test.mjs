@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { checkHours, checkVisit, mealMinutes, MEAL_MINUTES, CLOSING_BUFFER_MIN } from "../../public/hours.js";
+import { checkHours, checkVisit, hoursReading, precheckSuggestion, mealMinutes, MEAL_MINUTES, CLOSING_BUFFER_MIN } from "../../public/hours.js";
 
 const all = JSON.parse(
   readFileSync(new URL("../fixtures/hours_vectors.json", import.meta.url), "utf8"),
@@ -77,4 +77,49 @@ test("bad input is refused", () => {
   ]) {
     assert.throws(() => checkHours({}, date, start, dur), RangeError, `${date} ${start} ${dur}`);
   }
+});
+
+// How a server check of a place's hours reads on the page (a suggestion's
+// line, a preview's badge). No hours known is never "closed" or "does not
+// fit": the server's "none" comes with fits false (never open to the rules),
+// and the page must say the hours are unknown, in words.
+test("a check with no hours reads as unknown, never as closed", () => {
+  const none = hoursReading({ status: "none", fits: false, closesAt: null });
+  assert.equal(none.tone, "unknown");
+  assert.equal(none.badge, "hours unknown");
+  assert.match(none.line, /opening hours unknown/i);
+  assert.doesNotMatch(`${none.line} ${none.badge} ${none.title}`, /closed|does not fit|won't fit/i);
+});
+
+test("a check that fits or not reads as open or closed then, with its source", () => {
+  const open = hoursReading({ status: "unconfirmed", fits: true, closesAt: "18:00" });
+  assert.deepEqual([open.tone, open.badge], ["open", "open"]);
+  assert.equal(open.line, "Usual weekly hours (not confirmed for that date) · closes 18:00");
+  assert.equal(open.title, "Open then; closes 18:00");
+  const shut = hoursReading({ status: "confirmed", fits: false, closesAt: null });
+  assert.deepEqual([shut.tone, shut.badge], ["closed", "closed then"]);
+  assert.equal(shut.line, "Hours confirmed for that date · does not fit");
+  assert.equal(hoursReading(null), null);
+  assert.equal(hoursReading({}), null);
+});
+
+// Places to eat / Explore nearby warn before Add when an edited start or
+// length will not fit: the server sends the date's periods with each
+// suggestion (hours.spans, minutes from the date's midnight; none when no
+// hours are known), the same rule decides (a meal: + 30 minutes).
+test("a suggestion's edited time is prechecked on the periods the server sent", () => {
+  const lunch = { status: "unconfirmed", fits: true, closesAt: "15:00", spans: [[720, 900], [1140, 1380]] };
+  assert.deepEqual(precheckSuggestion(lunch, "12:30", 60, true), { fits: true, latestStart: "21:30" });
+  const late = precheckSuggestion(lunch, "14:00", 60, true);  // 15:00 close, 30 min before: no
+  assert.deepEqual(late, { fits: false, latestStart: "21:30" });
+  assert.equal(precheckSuggestion(lunch, "14:00", 60, false).fits, true, "a visit has no buffer");
+  assert.equal(precheckSuggestion(lunch, "04:00", 60, true).fits, false);
+  // A bar open past midnight: a start late in the evening carries on.
+  const bar = { status: "unconfirmed", fits: true, closesAt: "03:00", spans: [[0, 180], [1080, 1620]] };
+  assert.equal(precheckSuggestion(bar, "23:30", 120, false).fits, true);
+  // No hours known, or an old answer without spans: no opinion (never "won't fit").
+  assert.equal(precheckSuggestion({ status: "none", fits: false, closesAt: null, spans: null }, "04:00", 60, false), null);
+  assert.equal(precheckSuggestion({ status: "confirmed", fits: true, closesAt: "18:00" }, "04:00", 60, true), null);
+  assert.equal(precheckSuggestion(lunch, "", 60, true), null);
+  assert.equal(precheckSuggestion(lunch, "12:30", 0, true), null);
 });
