@@ -147,8 +147,12 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
         assert note.input_value() == "Meet at the gate.\nBus: then walk.\n"
         assert files.locator("section").is_hidden()                     # no file left to list
         stop_dialog.get_by_label("Name", exact=True).fill("Castle")
-        stop_dialog.get_by_role("button", name="Add stop").click()
+        stop_dialog.get_by_role("button", name="Add stop").focus()
+        page.keyboard.press("Enter")
         stop_card(page, "Castle").get_by_text("Bus: then walk.").wait_for()
+        # The day's header (and its Add stop) was rebuilt with the new stop: focus is back on it, not on the body.
+        focused = page.evaluate("() => document.activeElement.outerHTML.slice(0, 100)")
+        assert page.locator("[data-testid=add-stop]").evaluate("(b) => b === document.activeElement"), focused
         stops = api(alice, "GET", f"/api/trips/{t}")["days"][0]["stops"]
         assert [s["note"] for s in stops if s["name"] == "Castle"] == ["Meet at the gate.\nBus: then walk.\n"]
         page.errors.check()

@@ -291,9 +291,13 @@ export function errorBox(err, { live = true } = {}) {
 }
 
 // A modal <dialog>. `build(close)` returns the body; the dialog gives focus
-// back to whatever opened it when it closes.
+// back to whatever opened it when it closes. An opener rebuilt meanwhile (the
+// day's header, after the stop the dialog added) is found again by its
+// `data-fkey`; failing that, focus goes to the page's main, never its body.
 export function openDialog(title, build, { wide = false } = {}) {
   const opener = document.activeElement;
+  const fkey = opener && opener.dataset ? opener.dataset.fkey : null;
+  const item = fkey ? opener.closest("[data-key]") : null; // a stop's Edit: that stop's, not the first one's
   const titleId = uid("dlg");
   const dialog = h("dialog", { class: `dialog${wide ? " dialog-wide" : ""}`, "aria-labelledby": titleId });
   const close = () => dialog.close();
@@ -306,7 +310,13 @@ export function openDialog(title, build, { wide = false } = {}) {
   dialog.append(header, build(close));
   dialog.addEventListener("close", () => {
     dialog.remove();
-    if (opener && opener.isConnected) opener.focus();
+    if (opener && opener.isConnected) return opener.focus();
+    const within = item ? `[data-key="${CSS.escape(item.dataset.key)}"] ` : "";
+    const again = fkey ? [...document.querySelectorAll(`${within}[data-fkey="${CSS.escape(fkey)}"]`)]
+      .find((el) => el.getClientRects().length) : null;
+    if (again) return again.focus();
+    const main = opener && opener !== document.body ? document.getElementById("main") : null;
+    if (main) main.focus({ preventScroll: true });
   });
   document.body.append(dialog);
   dialog.showModal();
