@@ -13,7 +13,7 @@ from datetime import date
 
 import pytest
 
-from browser.a11y import assert_accessible, live_roles_around
+from browser.a11y import assert_accessible, live_roles_around, small_targets
 from browser.harness import (PASSWORD, add_stops, api, api_op, api_trip, api_user, chromium, live, names_on_screen,
                              no_sideways_scroll, offline, open_ai_help, open_page, panel_button, shot,
                              stop_card)
@@ -73,6 +73,7 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
             assert head.bounding_box()["x"] + head.bounding_box()["width"] <= \
                 box.bounding_box()["x"] + box.bounding_box()["width"] + 0.5, "the Balance column is cut off"
             assert card.locator(".scroll-hint").is_hidden()
+        assert small_targets(page, ".expense") == []                    # Edit and Delete, for a finger
         shot(page, "expenses-balances-360")
         page.set_viewport_size({"width": 250, "height": 740})   # narrower than any phone: the table must scroll
         page.locator(".balance-card .scroll-hint").first.wait_for()
@@ -118,6 +119,8 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
             page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=thumb)
         box = remove_tickets.bounding_box()
         assert box["height"] >= 44 and box["width"] >= 44, box          # a finger's target
+        assert small_targets(page, ".dialog-head") == []                # and the dialog's Close
+        assert small_targets(page, "dialog .btn-sm") == []              # and Attach a file
         assert no_sideways_scroll(page) == 0
         files.scroll_into_view_if_needed()
         page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")  # for the picture

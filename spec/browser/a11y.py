@@ -94,13 +94,16 @@ def small_targets(page, within: str, least: int = 44) -> list[str]:
     """Visible buttons, links and form controls under `within` that a finger
     gets less than `least` CSS px of, either way (WCAG 2.5.5's 44 px), each
     as "name: width x height"."""
-    return page.evaluate("""([within, least]) => [...document.querySelectorAll(within)].flatMap((root) =>
-        [...root.querySelectorAll('button, a[href], input:not([type=hidden]), select, textarea, summary')])
+    return page.evaluate("""([within, least]) => {
+        const TARGETS = 'button, a[href], input:not([type=hidden]), select, textarea, summary';
+        return [...document.querySelectorAll(within)].flatMap((root) =>
+        [root, ...root.querySelectorAll('*')].filter((el) => el.matches(TARGETS)))
         .filter((el) => el.getClientRects().length && getComputedStyle(el).visibility !== 'hidden')
         .map((el) => [el, el.getBoundingClientRect()])
         .filter(([, r]) => r.width < least - 0.5 || r.height < least - 0.5)
         .map(([el, r]) => `${(el.getAttribute('aria-label') || el.textContent).trim().slice(0, 60)}: `
-             + `${Math.round(r.width)} x ${Math.round(r.height)}`)""", [within, least])
+             + `${Math.round(r.width)} x ${Math.round(r.height)}`);
+    }""", [within, least])
 
 
 def live_roles_around(locator) -> list[str | None]:
