@@ -294,5 +294,23 @@ def test_the_chat_and_ai_help_open_from_their_own_buttons(settings):
         panel_button(page, "AI help").click()
         page.locator("#side-panel.open").wait_for()
         assert page.locator("#side-panel").get_attribute("aria-label") == "AI help"
-        page.locator("#side-panel").get_by_role("button", name="Close AI help").click()
+        page.locator("#side-panel").get_by_role("button", name="Close AI help").focus()
+        page.keyboard.press("Enter")
+        page.locator("#side-panel.open").wait_for(state="detached")
+        # By keyboard: closing gives focus back to the button that opens it, not to the page's body.
+        is_focused = "(b) => b === document.activeElement"
+        focus = "() => document.activeElement.outerHTML.slice(0, 100)"
+        assert panel_button(page, "AI help").evaluate(is_focused), page.evaluate(focus)
+        panel_button(page, "Chat").focus()
+        page.keyboard.press("Enter")
+        page.locator("#side-panel.open .agent-composer").wait_for()
+        page.locator("#side-panel").get_by_label("Message", exact=True).focus()
+        page.keyboard.press("Escape")                                   # the sheet closes from inside it
+        page.locator("#side-panel.open").wait_for(state="detached")
+        assert panel_button(page, "Chat").evaluate(is_focused)
+        page.set_viewport_size({"width": 1280, "height": 800})          # the top bar's toggles: rebuilt on open
+        panel_button(page, "Chat").focus()
+        page.keyboard.press("Enter")
+        page.locator("#side-panel.open").wait_for()
+        assert panel_button(page, "Chat").evaluate(is_focused), page.evaluate(focus)
         page.errors.check()

@@ -118,6 +118,22 @@ export function mountPanel(side, store) {
     if (view.shown) view.shown();
   }
 
+  // The keyboard goes back to the button that opens what just closed (the
+  // top bar's toggle, or the phone's tab), whichever shows.
+  function returnFocus(mode) {
+    const controls = [...document.querySelectorAll('[aria-controls="side-panel"]')].filter((b) => b.getClientRects().length);
+    const target = controls.find((b) => b.dataset.mode === mode || b.dataset.fkey === mode) || controls[0];
+    if (target) target.focus();
+  }
+
+  // Escape closes the panel (on phones a sheet over the page) from anywhere in it.
+  side.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && open && !e.defaultPrevented) {
+      e.preventDefault();
+      api.close();
+    }
+  });
+
   const api = {
     isOpen: () => open,
     active: () => active,
@@ -140,10 +156,13 @@ export function mountPanel(side, store) {
     },
     close({ save = true } = {}) {
       const changed = open;
+      const mode = modeOf(active);
+      const inside = side.contains(document.activeElement); // closing makes the panel inert: focus would fall to the body
       open = false;
       if (save && changed && !isPhone()) remember(false);
       show();
       listeners.forEach((fn) => fn(open));
+      if (inside) returnFocus(mode);
     },
     // On phones the panel is a sheet over the page: showing something on the page closes it.
     closeIfSheet() {

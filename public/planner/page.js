@@ -188,9 +188,10 @@ export function mountPlanner(main, app, tripId, params) {
     const chat = panel.showing("chat");
     const help = panel.showing("help");
     patch(toggles, sig(unread, chat, help), () => [
-      h("button", { type: "button", class: "btn btn-ghost panel-toggle", "data-mode": "chat", "aria-controls": "side-panel",
+      // data-fkey: the rebuilt toggle keeps the keyboard (it is the button just pressed).
+      h("button", { type: "button", class: "btn btn-ghost panel-toggle", "data-mode": "chat", "data-fkey": "toggle-chat", "aria-controls": "side-panel",
         "aria-expanded": String(chat), onclick: () => panel.toggle("chat") }, panelButtonContent("chat", unread, 18)),
-      h("button", { type: "button", class: "btn btn-ghost panel-toggle sparkle", "data-mode": "help", "aria-controls": "side-panel",
+      h("button", { type: "button", class: "btn btn-ghost panel-toggle sparkle", "data-mode": "help", "data-fkey": "toggle-help", "aria-controls": "side-panel",
         "aria-expanded": String(help), onclick: () => panel.toggle("help") }, panelButtonContent("help", 0, 18)),
     ]);
     const open = panel.isOpen();
