@@ -240,7 +240,8 @@ async def create_user(db: Database, username: str, password: str, display_name: 
     return user
 
 
-async def authenticate(db: Database, username: str, password: str, *, hash_n: int) -> dict | None:
+async def authenticate(db: Database, username: str, password: str, *, hash_n: int) -> tuple[dict, str] | None:
+    """The user and the password hash the password matched (for create_session); None when it did not."""
     row = await db.fetchone(
         "SELECT id, username, display_name, password_hash FROM users WHERE username = ?", (username,)
     )
@@ -250,16 +251,31 @@ async def authenticate(db: Database, username: str, password: str, *, hash_n: in
         return None
     if not await asyncio.to_thread(verify_password, password, row["password_hash"]):
         return None
-    return {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+    user = {"id": row["id"], "username": row["username"], "displayName": row["display_name"]}
+    return user, str(row["password_hash"])
 
 
-async def create_session(db: Database, user_id: str) -> str:
+async def create_session(db: Database, user_id: str, checked_hash: str | None = None) -> str:
+    """A new session. `checked_hash`: the password hash a sign-in's password
+    matched. The check ran before this write, and the password may have
+    changed in between: a session then would let the old password in after
+    the change that was meant to shut it out (someone signing in over and over
+    with a stolen password would almost surely straddle it). None: the
+    account was just created by this request."""
     token = secrets.token_urlsafe(32)
     expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
-    await db.write(lambda tx: tx.execute(
-        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-        (token_hash(token), user_id, utcnow(), iso(expires)),
-    ))
+
+    def work(tx: Tx) -> None:
+        # The insert first: for an account deleted meanwhile the database's
+        # trigger answers (401 account_deleted, migrations/0046).
+        tx.execute("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                   (token_hash(token), user_id, utcnow(), iso(expires)))
+        if checked_hash is not None and tx.fetchval(
+                "SELECT password_hash FROM users WHERE id = ?", (user_id,)) != checked_hash:
+            raise NotSignedIn("The password was changed while you were signing in. Sign in with the new one.",
+                              code="password_changed")   # raised inside the write: the session is rolled back
+
+    await db.write(work)
     return token
 
 

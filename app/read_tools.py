@@ -13,10 +13,11 @@ added). Both run it with `run_read_tool`.
 Place search, nearby, details and routes come from the places provider
 (Google or OpenStreetMap), lodging from Places with type lodging (no
 scraping), weather from Open-Meteo, and `readTripMedia` reads this trip's
-uploads (app/media_for_model.py; never fetched over the network). The trip
-as the agent's snapshot, the day review, the day's shortest order and the
-timeline's latest lines are for assistants (the agent has them in its
-context already).
+uploads (app/media_for_model.py; never fetched over the network). `readDay`
+gives the agent one day in full when its bounded snapshot (app/agent/snapshot.py)
+shows that day as an outline or a line. The trip as the agent's snapshot, the
+day review, the day's shortest order and the timeline's latest lines are for
+assistants (the agent has them in its context already).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import media_for_model
 from .agent import timeline
-from .agent.snapshot import trip_snapshot
+from .agent.snapshot import DAY_CHARS, capped_day, day_json, fit_days, trip_snapshot
 from .ai_schema import strict_schema
 from .db import Database
 from .errors import AppError, NotFound, Unavailable
@@ -71,11 +72,13 @@ class ToolResult:
     error: str | None = None            # set instead of output when the tool failed: plain words, shown to people
     detail: str | None = None           # what went wrong, for the model only (field names, what to do instead)
     model_items: list[dict[str, Any]] = field(default_factory=list)  # extra input items (inline images/PDFs)
+    limit: int | None = None            # a tool that bounds its own answer: where it is cut (else the caller's cut)
 
     def for_model(self) -> str:
         failure = {"error": self.error, **({"detail": self.detail} if self.detail else {})}
         text = json.dumps(failure if self.error else self.output, ensure_ascii=False)
-        return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "…(truncated)"
+        limit = self.limit or OUTPUT_CHARS
+        return text if len(text) <= limit else text[:limit] + "…(truncated)"
 
 
 class ToolArgs(BaseModel):
@@ -347,26 +350,9 @@ class TripRead(ToolArgs):
 TRIP_ANSWER_CHARS = 50_000
 
 
-def _outlined(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """The snapshot within TRIP_ANSWER_CHARS as valid JSON: its first days in
-    full, the later ones as an outline (from the end, as many as it takes)."""
-    def size(value: Any) -> int:
-        return len(json.dumps(value, ensure_ascii=False)) + 2   # and the ", " between days
-
-    days = list(snapshot["days"])
-    total = size({**snapshot, "days": []}) + sum(size(d) for d in days) + 200   # room for the outline's words
-    outlined = 0
-    while outlined < len(days) and total > TRIP_ANSWER_CHARS:
-        outlined += 1
-        day = days[-outlined]
-        days[-outlined] = {"id": day["id"], "position": day["position"], "date": day["date"], "title": day["title"],
-                           "stopCount": len(day["stops"])}
-        total += size(days[-outlined]) - size(day)
-    if not outlined:
-        return snapshot
-    return {**snapshot, "days": days,
-            "outline": f"{outlined} of the {len(days)} days are an outline here (too long for one answer): read "
-                       "each in full with get_trip and its dayId."}
+def _outline_words(full: int, outlined: int, lines: int, days: int) -> str:
+    return (f"{lines} of the {days} days are an outline here (too long for one answer): read each in full with "
+            "get_trip and its dayId.")
 
 
 @read_tool("getTrip", "A trip: its days, stops (ids, times as the page shows them, places), expenses and shared "
@@ -374,12 +360,29 @@ def _outlined(snapshot: dict[str, Any]) -> dict[str, Any]:
 async def get_trip(ctx: ToolContext, args: TripRead) -> ToolResult:
     view = await ctx.deps.trip_cache.entry(ctx.trip.id)
     snapshot = trip_snapshot(view.trip, view.legs)
-    if args.dayId is None:
-        return ToolResult(_outlined(snapshot))
+    if args.dayId is None:   # its first days in full, the later ones a line each (as many as it takes)
+        return ToolResult(fit_days(snapshot, budget=TRIP_ANSWER_CHARS, words=_outline_words, outline=False))
     days = [d for d in snapshot["days"] if d["id"] == args.dayId]
     if not days:
         raise NotFound(f"No day {args.dayId} in this trip", code="day_not_found")
     return ToolResult({**snapshot, "days": days})
+
+
+class DayRead(ToolArgs):
+    dayId: str = Field(min_length=1, max_length=64, description="The id of one of this trip's days")
+
+
+@read_tool("readDay", "One day of this trip in full: every stop with its id, times, place, coordinates and "
+           "note. Use it for a day the trip in your context shows only as an outline or a line.", "read the day")
+async def read_day(ctx: ToolContext, args: DayRead) -> ToolResult:
+    # The trip the turn started from, with estimated legs: the same times as the agent's snapshot.
+    day = next((d for d in ctx.trip.days if d.id == args.dayId), None)
+    if day is None:
+        return ToolResult(error="Could not read the day: it is not a day of this trip.",
+                          detail=f"dayId {args.dayId!r} is not one of this trip's days; use a day id from the trip "
+                                 "in your context")
+    # At most DAY_CHARS (long notes of a long day cut shorter), so the answer is never cut mid-JSON.
+    return ToolResult({"day": capped_day(day_json(ctx.trip, day))}, limit=DAY_CHARS + 1_000)
 
 
 @read_tool("reviewDay", "The day review: problems and warnings from plain rules (timing, opening hours, weather, "

@@ -96,6 +96,15 @@ async def held_at_its_write(db, start: Callable[[], Awaitable[T]]) -> tuple[asyn
     return task, gate.set
 
 
+def concurrent_client(client: TestClient, **kwargs) -> httpx.AsyncClient:
+    """An async client on `client`'s app as it runs (its core started), for
+    requests that must overlap on the app's own loop (in `client.portal.call`)."""
+    async def app(scope, receive, send):
+        await client.app({**scope, "state": client.app_state.copy()}, receive, send)
+
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver", **kwargs)
+
+
 def make_client(settings: Settings, **overrides) -> TestClient:
     return TestClient(create_app(settings, **overrides), base_url="http://testserver")
 

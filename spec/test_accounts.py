@@ -8,11 +8,9 @@ import time
 from pathlib import Path
 from datetime import datetime, timedelta, UTC
 
-import httpx
-
 from app import accounts
 from app.ids import iso
-from helpers import held_at_its_write, join, new_trip, op, signup, use
+from helpers import concurrent_client, held_at_its_write, join, new_trip, op, signup, use
 
 PASSWORD = "correct horse"
 
@@ -205,14 +203,10 @@ def test_a_request_under_way_when_its_account_is_deleted_leaves_nothing_behind(c
     join(client, owner, trip["id"], voter, role="editor")
     svc = client.app.state.services
 
-    async def app(scope, receive, send):   # the app as the test client serves it, with its started core
-        await client.app({**scope, "state": client.app_state.copy()}, receive, send)
-
     async def under_way(user, method, path, body):
         """The request, held at its write while `user`'s account is deleted."""
         cookies = {"wayline_session": user["token"]} if method != "POST" or "signin" not in path else None
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver",
-                                     cookies=cookies) as http:
+        async with concurrent_client(client, cookies=cookies) as http:
             sent, release = await held_at_its_write(svc.db, lambda: http.request(method, path, json=body))
             await accounts.delete_account(svc.db, svc.files, user["id"], svc.sessions)
             release()
@@ -232,6 +226,34 @@ def test_a_request_under_way_when_its_account_is_deleted_leaves_nothing_behind(c
         assert conn.execute(f"SELECT COUNT(*) FROM users WHERE id IN {ghosts}").fetchone() == (3,)
         for table in ("sessions", "members", "votes"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id IN {ghosts}").fetchone() == (0,), table
+
+
+def test_a_sign_in_that_straddles_a_password_change_gets_no_session(client, settings):
+    """Someone with the old password signs in while the owner changes it: the
+    password was checked before the change, the session written after it, so
+    the old password kept a way in after the change that was meant to end it."""
+    from app import auth
+
+    owner = signup(client, "owner")
+    svc = client.app.state.services
+
+    async def straddling():
+        async with concurrent_client(client) as http:
+            sent, release = await held_at_its_write(
+                svc.db, lambda: http.post("/api/auth/signin", json={"username": "owner", "password": PASSWORD}))
+            await auth.change_password(svc.db, owner["id"], "a new secret phrase", svc.sessions, None,
+                                       hash_n=settings.password_hash_n)
+            release()
+            return await sent
+
+    r = client.portal.call(straddling)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "password_changed", r.text
+    assert "wayline_session" not in r.cookies
+    with sqlite3.connect(settings.db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (owner["id"],)).fetchone() == (0,)
+    assert client.post("/api/auth/signin", json={"username": "owner", "password": PASSWORD}).status_code == 401
+    r = client.post("/api/auth/signin", json={"username": "owner", "password": "a new secret phrase"})
+    assert r.status_code == 200
 
 
 def standing_secrets_work(client, trip_id: str, token: str, feed_url: str) -> tuple[int, int]:

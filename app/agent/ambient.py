@@ -19,6 +19,7 @@ member message it answers as its turn id (and so do its model calls).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import json
@@ -38,7 +39,7 @@ from ..trips import store
 from ..trips.model import Trip
 from .. import media_for_model as files
 from ..read_tools import AGENT_READ_TOOLS, ToolContext, ToolResult, read_tool_specs, run_read_tool
-from . import addressing, grounding, timeline
+from . import addressing, focus, grounding, timeline
 from .chat import instructions_for
 
 log = logging.getLogger("wayline.agent")
@@ -50,7 +51,8 @@ HISTORY = 12
 
 AMBIENT_INSTRUCTIONS = """You are Wayline's trip agent, reading the shared chat of a group planning a trip.
 A member's message was addressed to you; answer it briefly, in the member's language.
-You can look things up with your tools (places, lodging, routes, weather, the trip's uploaded files).
+You can look things up with your tools (places, lodging, routes, weather, a day of the trip in full, the trip's
+uploaded files).
 Facts come from tools and from the trip below: never invent places, opening hours, prices, times or ids.
 You do not change the trip from this chat. If the member wants a change, describe it and ask them to
 write again starting with @agent, so the change can be written and approved."""
@@ -123,7 +125,8 @@ async def _maybe_reply(svc: AgentDeps, trip_id: str, user: dict, row: dict, deci
             return
         trip = await svc.trips.trip(trip_id)
         items = await _recent_items(svc, trip_id, row["seq"])
-        reply = await read_only_reply(svc, trip, user, items, turn_id=row["id"])
+        days = focus.mentioned(trip, timeline.text_of(json.loads(row["parts_json"])))
+        reply = await read_only_reply(svc, trip, user, items, turn_id=row["id"], days=days)
         if reply:
             await svc.db.write(lambda tx: store.append_message(
                 tx, trip_id, role="assistant", parts=[{"type": "text", "text": reply}], source=row["source"],
@@ -178,17 +181,18 @@ async def _recent_items(svc: AgentDeps, trip_id: str, up_to_seq: int, stop_id: s
 
 
 async def read_only_reply(svc: AgentDeps, trip: Trip, user: dict, items: list[dict], extra: str = "", *,
-                          turn_id: str | None = None) -> str:
+                          turn_id: str | None = None, days: Sequence[str] = ()) -> str:
     """A reply with read tools only, one guarded model round (agent_ambient) per
     step; "" when the model did not finish. A round that fails or is unusable
     (refused, cut off) leaves nothing to post, even after earlier rounds said
     something: that was the way to an answer ("Let me check the forecast") and
     a tool call, not one, and the group would read a promise nothing follows.
     So does the step limit reached while it still looks things up; a spent AI
-    budget raises from the round (nothing posted either)."""
+    budget raises from the round (nothing posted either). `days`: the days
+    the message is about (focus.py), in full on a long trip."""
     role = await svc.db.fetchval("SELECT role FROM members WHERE trip_id = ? AND user_id = ?",
                                  (trip.id, user["id"])) or "viewer"
-    instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra)
+    instructions = await instructions_for(svc, trip, user, role, AMBIENT_INSTRUCTIONS + extra, days=days)
     specs = read_tool_specs()
     texts: list[str] = []
     for _ in range(svc.settings.ai_max_tool_steps):
@@ -253,7 +257,8 @@ async def _reply_on_stop(svc: AgentDeps, trip_id: str, stop_id: str, user: dict,
             items = await _recent_items(svc, trip_id, row["seq"], stop_id=stop_id)
             extra = (f"\n\nThis conversation is the comment thread of the stop {stop.name!r} (id {stop.id}) on "
                      f"{trip.day_date(day)}; answer about that stop, in a few sentences of plain text.")
-            reply = await read_only_reply(svc, trip, user, items, extra, turn_id=row["id"])
+            days = [day.id, *focus.mentioned(trip, timeline.text_of(json.loads(row["parts_json"])))]
+            reply = await read_only_reply(svc, trip, user, items, extra, turn_id=row["id"], days=days)
             parts = [{"type": "text", "text": reply}]
         if not reply:
             return

@@ -36,7 +36,7 @@ import logging
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from ..ids import new_id
 from ..ai import OUTPUT_MESSAGES, require_ai, unusable_round
@@ -50,12 +50,12 @@ from ..trips import store
 from ..trips.apply import apply_ops
 from .. import media_for_model as files
 from ..read_tools import AGENT_READ_TOOLS, ToolContext, read_tool_specs, run_read_tool
-from . import approvals, grounding, timeline, tools
+from . import approvals, focus, grounding, timeline, tools
 from .cardtool import SHOW_CARD, tool_spec as card_tool_spec
-from .snapshot import trip_snapshot
+from .snapshot import agent_snapshot
 from .ui_stream import DONE, sse
-from .transcript import (WINDOW, UIMessageIn, build_input, compact_output, function_call, function_output,
-                         tool_name)
+from .transcript import (OUTPUT_CHARS, WINDOW, UIMessageIn, build_input, compact_output, function_call,
+                         function_output, tool_name)
 from .turncards import TurnCards, recent_cards
 
 log = logging.getLogger("wayline.agent")
@@ -101,13 +101,15 @@ class Turn:
     continuing: bool = False
     own_hosts: tuple[str, ...] = ()   # hosts whose absolute upload URLs count as ours
     street_view: grounding.Request | None = None   # answered by the application, no model
+    day_in_view: str | None = None    # the day the member's page shows (the request's dayId), if any
+    focus_text: str = ""              # the member's words that started the turn: the days they name
 
 
 # -- before the stream ---------------------------------------------------------
 
 
 async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages: list[UIMessageIn],
-                  own_hosts: tuple[str, ...]) -> Turn:
+                  own_hosts: tuple[str, ...], day_in_view: str | None = None) -> Turn:
     if not messages:
         raise Invalid("messages: send at least one message", field="messages")
     last = messages[-1]
@@ -134,7 +136,7 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
             svc, trip_id, await timeline.chat_history(svc, trip_id, row["id"], WINDOW), continuing=False,
             own_hosts=own_hosts)
         return Turn(trip_id, user, role, "msg_" + new_id(), row["id"], items, own_hosts=own_hosts,
-                    street_view=street_view)
+                    street_view=street_view, day_in_view=day_in_view, focus_text=text)
     if last.role != "assistant":
         raise Invalid("messages: the last message must be the member's or the assistant turn to continue",
                       field="messages")
@@ -152,7 +154,9 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
     answered = frozenset(r.tool_call_id for r in responses if r.error is None)
     items = await build_input(svc, trip_id, history, continuing=True, answered=answered, own_hosts=own_hosts)
     turn_id = await timeline.turn_of(svc, trip_id, message_id) or message_id
-    return Turn(trip_id, user, role, message_id, turn_id, items, responses, continuing=True, own_hosts=own_hosts)
+    started = next((timeline.text_of(m["parts"]) for m in history if m["id"] == turn_id), "")
+    return Turn(trip_id, user, role, message_id, turn_id, items, responses, continuing=True, own_hosts=own_hosts,
+                day_in_view=day_in_view, focus_text=started)
 
 
 # -- applying approved writes -------------------------------------------------------
@@ -223,11 +227,16 @@ class _Emitter:
 
 
 async def instructions_for(svc: AgentDeps, trip: Trip, user: dict, role: str, base: str,
-                           cards: list[dict] | None = None) -> str:
+                           cards: list[dict] | None = None, days: Sequence[str] = ()) -> str:
+    """The prompt with its context; `days`: the days this call is about
+    (focus.py), in full when the trip is too long to send whole."""
     prefs = await effective(svc.db, user["id"], trip.prefs, trip.prefs_set)
-    context: dict[str, Any] = {"today": timeline.now_dt(svc).date().isoformat(),
+    now = timeline.now_dt(svc)
+    # Off the event loop: a month of full days takes a few tens of milliseconds to weigh.
+    snapshot = await asyncio.to_thread(agent_snapshot, trip, days, now=now)
+    context: dict[str, Any] = {"today": now.date().isoformat(),
                                "member": {"name": user["displayName"], "role": role},
-               "memberPreferences": prefs.for_model(), "trip": trip_snapshot(trip)}
+               "memberPreferences": prefs.for_model(), "trip": snapshot}
     if cards:
         context["recentCards"] = cards
     note = f"\n\n{VIEWER_NOTE}" if role == "viewer" else ""
@@ -345,7 +354,8 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
     specs = read_tool_specs() + [card_tool_spec()] + (tools.write_tool_specs() if can_write else [])
     offered = await recent_cards(svc, trip)
     cards = TurnCards(trip, offered)
-    instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered)
+    instructions = await instructions_for(svc, trip, turn.user, turn.role, CHAT_INSTRUCTIONS, offered,
+                                          days=turn_focus(trip, turn))
     working = trip.edit()  # proposed writes of this turn are checked in order on one copy
     unchanged_card = False
     for step in range(svc.settings.ai_max_tool_steps):
@@ -379,7 +389,9 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
                 emit.parts.append({"type": f"tool-{name}", "toolCallId": call.call_id, "input": _loads(call.arguments),
                                    **({"state": "output-error", "errorText": result.error} if result.error else
                                       {"state": "output-available", "output": _storable(result.output)})})
-                turn.input += [call.as_input_item(), function_output(call.call_id, result.for_model()),
+                # A tool that bounds its own answer (readDay: a day in full) is not cut to 4,000 here.
+                turn.input += [call.as_input_item(),
+                               function_output(call.call_id, result.for_model(), result.limit or OUTPUT_CHARS),
                                *result.model_items]
                 more = True
             elif can_write and tools.is_write_tool(name):
@@ -399,6 +411,13 @@ async def _loop(svc: AgentDeps, turn: Turn, emit: _Emitter) -> str:
         if not more:
             return "stop"
     return "other"  # the step limit: the answer so far stands
+
+
+def turn_focus(trip: Trip, turn: Turn) -> list[str]:
+    """The days a turn is about: those the member's words name, the day
+    their page shows, and, after approvals, the days those writes named."""
+    return [*focus.mentioned(trip, turn.focus_text), *([turn.day_in_view] if turn.day_in_view else []),
+            *focus.named(trip, [r.input for r in turn.responses if r.error is None])]
 
 
 def _say(emit: _Emitter, text_id: str, text: str) -> None:

@@ -54,7 +54,8 @@ from ..trips.events import OpsApplied
 from ..review.facts import stop_places, trip_country, trip_weather
 from ..review.findings import material_risks, review_day
 from .timeline import iso, now_dt
-from .snapshot import trip_snapshot
+from . import focus
+from .snapshot import agent_snapshot
 from .watch import remember_seen
 
 log = logging.getLogger("wayline.agent")
@@ -272,7 +273,8 @@ class Evaluator:
         risks = await asyncio.to_thread(new_risks, burst.before, after, places, weather)
         if not risks:
             return
-        if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id):
+        if await self.decide(after, risks, burst.summaries[-12:], burst.actor_id,
+                             days=focus.changed(burst.before, after)):
             await remember_seen(svc, trip_id, [r["id"] for r in risks])   # the watch need not raise them again
         else:
             await self._carry_over(trip_id, burst)
@@ -294,13 +296,17 @@ class Evaluator:
                                        list(burst.summaries))
         self.svc.background.spawn(self._after_quiet(trip_id), name=f"agent-eval-{trip_id}")
 
-    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None) -> bool:
+    async def decide(self, trip: Trip, risks: list[dict], edit: list[str], user_id: str | None,
+                     days: list[str] | None = None) -> bool:
         """Ask the model about new material risks (feature `agent_eval`, under
         the AI limits) and record what it decided; False when the trip moved
         on meanwhile (nothing recorded). Raises AppError when the limits or
-        the provider refuse."""
+        the provider refuse. A long trip is sent with the risks' days (their
+        stops, their fixes' days) and the edited `days` in full."""
         usable = {id(fix) for _, fix in offered_fixes(risks)}
-        payload = {"trip": trip_snapshot(trip), "edit": edit, "newRisks": [
+        snapshot = await asyncio.to_thread(agent_snapshot, trip, [*focus.named(trip, risks), *(days or ())],
+                                           now=now_dt(self.svc), can_read=False)
+        payload = {"trip": snapshot, "edit": edit, "newRisks": [
             {**{k: r[k] for k in ("kind", "severity", "message", "stopIds")},
              "fixes": [f for f in r.get("fixes", []) if id(f) in usable]} for r in risks]}
         decision = await require_ai(self.svc.ai).structured(

@@ -87,10 +87,11 @@ def function_call(call_id: str, name: str, tool_input: Any) -> dict:
             "arguments": json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False)}
 
 
-def function_output(call_id: str, output: Any) -> dict:
+def function_output(call_id: str, output: Any, limit: int = OUTPUT_CHARS) -> dict:
+    """`limit`: a read tool's own bound on its answer (readDay's day is longer than most)."""
     text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    if len(text) > OUTPUT_CHARS:
-        text = text[:OUTPUT_CHARS] + "…(truncated)"
+    if len(text) > limit:
+        text = text[:limit] + "…(truncated)"
     return {"type": "function_call_output", "call_id": call_id, "output": text}
 
 

@@ -79,6 +79,9 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     messages: list[UIMessageIn] | None = Field(default=None, max_length=400)
     message: UIMessageIn | None = None
+    dayId: str | None = Field(default=None, max_length=64,
+                              description="The day the page shows: on a long trip the agent reads it in full "
+                                          "(ignored when not a day of this trip)")
 
 
 class Approval(BaseModel):
@@ -122,7 +125,7 @@ async def chat_turn(request: Request):
     user, role = await member(request, trip_id)   # the body's size is bounded by app/web/bodies.py (4 MiB)
     args = await body(request, ChatRequest)
     messages = args.messages or ([args.message] if args.message else [])
-    turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc))
+    turn = await chat.prepare(svc, trip_id, user, role, messages, own_hosts(request, svc), args.dayId)
     return StreamingResponse(chat.stream(svc, turn), headers=HEADERS, media_type="text/event-stream")
 
 

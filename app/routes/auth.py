@@ -56,12 +56,13 @@ async def signin(request: Request):
     username = args.username.strip().lower()
     address = counted_address(request.scope, svc.settings)
     async with svc.limiter.attempt(username, address) as attempt:
-        user = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
-        if user is None:
+        found = await auth.authenticate(svc.db, username, args.password, hash_n=svc.settings.password_hash_n)
+        if found is None:
             attempt.failed()
             raise NotSignedIn("Wrong username or password", code="bad_credentials")
         attempt.succeeded()
-    token = await auth.create_session(svc.db, user["id"])
+    user, checked_hash = found
+    token = await auth.create_session(svc.db, user["id"], checked_hash)
     response = ok({"user": user})
     _set_cookie(request, response, token)
     return response

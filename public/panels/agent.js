@@ -305,7 +305,8 @@ export function mountAgent(el, store, panel) {
     let refused = null;
     let received = false;
     try {
-      await streamChunks(`${store.base}/agent/chat`, { id: store.tripId, ...body, ...(continuing ? { messageId: continuing.id } : {}) }, {
+      // dayId: the day shown, which the agent reads in full on a trip too long to send whole.
+      await streamChunks(`${store.base}/agent/chat`, { id: store.tripId, dayId: store.day()?.id ?? null, ...body, ...(continuing ? { messageId: continuing.id } : {}) }, {
         signal: abort.signal,
         onChunk(chunk) {
           received = true;
