@@ -8,6 +8,7 @@ import json
 import select
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -155,6 +156,52 @@ def test_a_chunked_upload_is_refused_before_it_is_spooled(settings, tmp_path, mo
     spooled = sum(p.stat().st_size for p in spool.rglob("*") if p.is_file())
     assert spooled <= bodies.UPLOAD_BODY
     assert not any(Path(settings.uploads_dir).rglob("*.txt"))
+
+
+
+def closed_by_the_server(sock: socket.socket, dribble: bytes = b"", within_s: float = 20.0) -> bool:
+    """Waits for the server to close `sock`, sending `dribble` (one header
+    byte, say) every tenth of a second meanwhile; False if it is still open
+    after `within_s`."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([sock], [], [], 0.1)   # the server's close, or the next byte's turn
+        if readable:
+            try:
+                return sock.recv(4096) == b""
+            except ConnectionError:
+                return True
+        if dribble:
+            try:
+                sock.sendall(dribble)
+            except OSError:
+                return True
+    return False
+
+
+def test_a_request_head_that_never_arrives_whole_is_closed(settings):
+    """uvicorn gives a request's head no deadline: a connection that sent
+    nothing, or a header byte every few seconds, stayed open as long as its
+    client liked (40 s and counting over HTTP), and some 4,000 of them from
+    anyone, no account needed, take every file the process may open. The
+    head now has `head_timeout_s` (20 s; half a second here); a request that
+    arrives whole is answered, and a kept-alive connection waits as before."""
+    with LiveServer(create_app(settings), head_timeout_s=0.5) as server:
+        address = ("127.0.0.1", server.port)
+        with socket.create_connection(address) as silent, socket.create_connection(address) as slow, \
+                socket.create_connection(address) as kept:
+            slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in kept.recv(4096)
+            assert closed_by_the_server(silent), "a connection that sent nothing was kept open"
+            assert closed_by_the_server(slow, dribble=b"X"), "a head sent a byte at a time was kept open"
+            # After an answer, a whole request on the kept-alive connection is answered as before.
+            kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in kept.recv(4096)
+            # ...but the next head, started and never finished, has its deadline too.
+            kept.sendall(b"GET /healthz HTTP/1.1\r\n")
+            assert closed_by_the_server(kept, dribble=b"Y")
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
 
 
 # -- the chat route --------------------------------------------------------------------------
