@@ -148,7 +148,7 @@ async def measure(port: int, pid: int, trip: dict, cookies: list[str], writer: h
         # The write runs in a thread so that this loop keeps reading the streams meanwhile.
         response = await asyncio.to_thread(writer.post, f"/api/trips/{trip_id}/ops/update_trip",
                                            json={"title": f"Bench {n}"})
-        assert response.json()["data"]["trip"]["version"] == version
+        assert response.json()["data"]["change"]["trip"]["version"] == version
         deadline = time.perf_counter() + 10
         while any(r.arrived is None for r in readers) and time.perf_counter() < deadline:
             await asyncio.sleep(0.001)

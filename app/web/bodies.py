@@ -24,6 +24,7 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Awaitable
 from itertools import accumulate
 from typing import Any
 
@@ -85,17 +86,26 @@ class BodyLimitMiddleware:
     def __init__(self, app):
         self.app = app
 
-    async def __call__(self, scope, receive, send):
+    def __call__(self, scope, receive, send) -> Awaitable[None]:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
         rule = route_limit(scope["method"], scope["path"])
-        limit = rule.limit
+        chunked = False
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > limit:
+            if name == b"content-length" and value.isdigit() and int(value) > rule.limit:
                 error = TooLarge(rule.message)
-                await JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
-                return
+                return JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
+            chunked = chunked or name == b"transfer-encoding"
+        if not chunked:
+            # Without Transfer-Encoding the body is the Content-Length checked
+            # above, or none (RFC 9112, 6.3): the server reads no more. The
+            # inner app's coroutine, not awaited here: no frame of ours for the
+            # request's life (hours for a live stream).
+            return self.app(scope, receive, send)
+        return self._counted(scope, receive, send, rule)
+
+    async def _counted(self, scope, receive, send, rule: RouteLimit) -> None:
+        limit = rule.limit
         received = 0
         deadline: float | None = None   # set by the body's first read; None again once it is whole
         whole = False

@@ -13,7 +13,7 @@ Brotli at quality 4 makes that trip 13 kB in about 1.6 ms; gzip at level 6
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 
 import brotli
 from starlette.middleware.gzip import GZipMiddleware
@@ -79,9 +79,17 @@ class GzipWhenAccepted:
         self.app = app
         self.gzip = GZipMiddleware(app, minimum_size=MIN_BYTES, compresslevel=GZIP_LEVEL)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and any(name == b"accept-encoding" and b"gzip" in value.lower()
-                                           for name, value in scope["headers"]):
-            await self.gzip(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # Either app's own coroutine, not awaited here: no frame of ours for
+        # the request's life. A live stream is never compressed (an event
+        # stream), so it skips GZipMiddleware's responder, which it would
+        # otherwise keep for hours.
+        if scope["type"] == "http" and not is_live_stream(scope["path"]) and any(
+                name == b"accept-encoding" and b"gzip" in value.lower() for name, value in scope["headers"]):
+            return self.gzip(scope, receive, send)
+        return self.app(scope, receive, send)
+
+
+def is_live_stream(path: str) -> bool:
+    """GET /api/trips/:id/live (app/routes/live.py)."""
+    return path.endswith("/live") and path.startswith("/api/trips/")

@@ -10,6 +10,8 @@ an upload or a street-view image (`private, max-age`), a live stream.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from ..settings import Settings
 from .csp import content_security_policy
 
@@ -28,10 +30,11 @@ class ResponseHeadersMiddleware:
         self.app = app
         self.pages = page_headers(settings)
 
-    async def __call__(self, scope, receive, send):
+    def __call__(self, scope, receive, send) -> Awaitable[None]:
+        # The inner app's own coroutine with `send` wrapped, not awaited here:
+        # no frame of ours for the request's life (hours for a live stream).
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
         api = scope["path"].startswith("/api/")
 
         async def with_headers(message):
@@ -47,4 +50,4 @@ class ResponseHeadersMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, with_headers)
+        return self.app(scope, receive, with_headers)

@@ -11,6 +11,8 @@ Requests without the header, or without a session, are not touched.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from starlette.responses import JSONResponse, Response
 
 from ..auth import user_for_token
@@ -30,14 +32,18 @@ class IdempotencyMiddleware:
     def __init__(self, app):
         self.app = app
 
-    async def __call__(self, scope, receive, send):
+    def __call__(self, scope, receive, send) -> Awaitable[None]:
+        # Not a keyed write: the inner app's own coroutine, so no frame of
+        # ours stays for the request's life (a live stream's is hours, and
+        # each frame held is about 0.4 KiB a stream).
         if scope["type"] != "http" or scope["method"] not in WRITES or not scope["path"].startswith("/api/"):
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
         raw_key = next((v for k, v in scope["headers"] if k == HEADER), None)
         if raw_key is None:
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._keyed(scope, receive, send, raw_key)
+
+    async def _keyed(self, scope, receive, send, raw_key: bytes) -> None:
         svc = scope["state"]["services"]   # the lifespan's state, as routes.common.services reads it
         user = await user_for_token(svc.db, session_token(scope), svc.sessions)
         if user is None:   # the route answers 401

@@ -13,7 +13,7 @@ and Host header, the scheme as a trusted proxy's `X-Forwarded-Proto` gives it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -81,15 +81,19 @@ class SameOriginMiddleware:
         self.app = app
         self.settings = settings
 
-    async def __call__(self, scope, receive, send):
+    def __call__(self, scope, receive, send) -> Awaitable[None]:
         if scope["type"] == "http" and scope["method"] in UNSAFE_METHODS and scope["path"].startswith("/api/"):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
-            length = headers.get("content-length")
-            has_body = ctype != "" or (length not in (None, "0"))
-            allowed_type = (not has_body) or ctype in ("application/json", "multipart/form-data")
-            if not allowed_type or not same_origin(headers, lambda: our_origin(scope, self.settings)):
-                response = JSONResponse({"error": {"code": "cross_site", "message": REFUSED}}, status_code=403)
-                await response(scope, receive, send)
-                return
+            return self._checked(scope, receive, send)
+        return self.app(scope, receive, send)   # safe methods: no frame of ours for the request's life
+
+    async def _checked(self, scope, receive, send) -> None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        length = headers.get("content-length")
+        has_body = ctype != "" or (length not in (None, "0"))
+        allowed_type = (not has_body) or ctype in ("application/json", "multipart/form-data")
+        if not allowed_type or not same_origin(headers, lambda: our_origin(scope, self.settings)):
+            response = JSONResponse({"error": {"code": "cross_site", "message": REFUSED}}, status_code=403)
+            await response(scope, receive, send)
+            return
         await self.app(scope, receive, send)

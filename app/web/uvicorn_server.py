@@ -133,9 +133,9 @@ def abortable(protocol: Any, access: AccessLog | None = None, head_timeout_s: fl
             connection = {"abort": lambda: reset(transport),
                           "limit_write_buffer": lambda high: transport.set_write_buffer_limits(high=high)}
 
-            async def with_connection(scope, receive, send):
+            def with_connection(scope, receive, send):
                 scope.setdefault("extensions", {})[CONNECTION] = connection
-                await app(scope, receive, send)
+                return app(scope, receive, send)   # not awaited here: no frame of ours for the request's life
 
             self.app = with_connection
 
