@@ -90,18 +90,22 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             return self.app(scope, receive, send)
         rule = route_limit(scope["method"], scope["path"])
-        chunked = False
+        has_body = False
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > rule.limit:
-                error = TooLarge(rule.message)
-                return JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
-            chunked = chunked or name == b"transfer-encoding"
-        if not chunked:
-            # Without Transfer-Encoding the body is the Content-Length checked
-            # above, or none (RFC 9112, 6.3): the server reads no more. The
-            # inner app's coroutine, not awaited here: no frame of ours for the
-            # request's life (hours for a live stream).
+            if name == b"content-length":
+                if value.isdigit() and int(value) > rule.limit:
+                    error = TooLarge(rule.message)
+                    return JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
+                has_body = has_body or value.strip(b"0 ") != b""
+            has_body = has_body or name == b"transfer-encoding"
+        if not has_body:
+            # Without Transfer-Encoding or a Content-Length there is no body
+            # (RFC 9112, 6.3): nothing to bound or wait for. The inner app's
+            # coroutine, not awaited here: no frame of ours for the request's
+            # life (hours for a live stream).
             return self.app(scope, receive, send)
+        # A body, chunked (counted: it has no length) or of the length checked
+        # above: read in its time (`body_seconds`).
         return self._counted(scope, receive, send, rule)
 
     async def _counted(self, scope, receive, send, rule: RouteLimit) -> None:
