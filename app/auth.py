@@ -342,10 +342,25 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
     return user
 
 
+def end_standing_secrets(tx: Tx, user_id: str) -> None:
+    """End the account's assistant tokens and calendar links. Any session may
+    make them and they outlive it: a stolen cookie made one, and it kept
+    reading (and proposing) after the owner signed out everywhere or changed
+    the password. Both now end them with the sessions."""
+    tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
+    tx.execute("DELETE FROM calendar_feeds WHERE user_id = ?", (user_id,))
+
+
 async def end_sessions(db: Database, user_id: str, cache: SessionCache, *, keep_token: str | None = None) -> None:
-    """End every session of the user (but the one of `keep_token`), cached ones at once."""
+    """End every session of the user (but the one of `keep_token`), cached ones at once, and
+    the account's assistant tokens and calendar links."""
     keep = token_hash(keep_token) if keep_token else ""
-    await db.write(lambda tx: tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep)))
+
+    def work(tx: Tx) -> None:
+        tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+        end_standing_secrets(tx, user_id)
+
+    await db.write(work)
     cache.drop_user(user_id, keep=keep or None)
 
 
@@ -361,7 +376,8 @@ def require_new_password(password: str, field: str) -> None:
 
 async def change_password(db: Database, user_id: str, new_password: str, cache: SessionCache,
                           keep_token: str | None, *, hash_n: int) -> None:
-    """Store the new password and end every other session of the user, in one transaction."""
+    """Store the new password and end every other session of the user, its
+    assistant tokens and calendar links, in one transaction."""
     require_new_password(new_password, "newPassword")
     password_hash = await asyncio.to_thread(hash_password, new_password, hash_n)
     keep = token_hash(keep_token) if keep_token else ""
@@ -369,6 +385,7 @@ async def change_password(db: Database, user_id: str, new_password: str, cache: 
     def work(tx: Tx) -> None:
         tx.execute("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
         tx.execute("DELETE FROM sessions WHERE user_id = ? AND token_hash != ?", (user_id, keep))
+        end_standing_secrets(tx, user_id)
 
     await db.write(work)
     cache.drop_user(user_id, keep=keep or None)

@@ -66,6 +66,16 @@ class Invalid(AppError):
     status, code = 422, "invalid"
 
 
+class TooSlow(AppError):
+    """A body that did not arrive in time (app/web/bodies.py): the rest of it
+    is never read, so the connection ends with the answer."""
+
+    status, code = 408, "request_timeout"
+
+    def headers(self) -> dict[str, str]:
+        return {"Connection": "close"}
+
+
 class Busy(AppError):
     status, code = 429, "busy"
 

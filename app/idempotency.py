@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from .db import Database, Tx
 from .errors import BadRequest, Conflict, Invalid
 from .ids import iso
+from .quotas import KEPT_ROW_BYTES, check_kept_answers
 
 KEEP_FOR = timedelta(hours=24)
 # The draft's key is a structured-field string: printable ASCII, quoted or not.
@@ -70,8 +71,10 @@ class IdempotencyKeys:
     or `abandon` when there is no answer worth keeping (a failure on our
     side: a repeat may run again)."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, *, kept_mb: int = 32):
         self.db = db
+        # What one account's keys of the last day may keep (app/quotas.py): past it, a new key is 429.
+        self.kept_mb = kept_mb
         # (user, key) -> (fingerprint, the first request's answer: None when abandoned)
         self._running: dict[tuple[str, str], tuple[str, asyncio.Future[Answer | None]]] = {}
 
@@ -91,7 +94,7 @@ class IdempotencyKeys:
         # Claimed before the first await, so a concurrent repeat waits for this one.
         self._running[slot] = (print_, asyncio.get_running_loop().create_future())
         try:
-            row = await self.db.write(lambda tx: _claim(tx, user_id, key, print_))
+            row = await self.db.write(lambda tx: _claim(tx, user_id, key, print_, self.kept_mb))
         except BaseException:
             self._release(slot, None)
             raise
@@ -140,15 +143,22 @@ class IdempotencyKeys:
             running[1].set_result(answer)
 
 
-def _claim(tx: Tx, user_id: str, key: str, print_: str) -> tuple | None:
+def _claim(tx: Tx, user_id: str, key: str, print_: str, kept_mb: int) -> tuple | None:
     """In one transaction: forget expired keys, then the stored row for this
-    key, or a new row with no answer yet (None)."""
+    key, or a new row with no answer yet (None) while the account's keys keep
+    less than `kept_mb` (a repeat of a kept key is always answered)."""
     now = datetime.now(UTC)
     tx.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (iso(now - KEEP_FOR),))
     row = tx.execute("SELECT fingerprint, status, content_type, body FROM idempotency_keys "
                      "WHERE user_id = ? AND key = ?", (user_id, key)).fetchone()
     if row is not None:
         return tuple(row)
+    kept, oldest = tx.execute(
+        "SELECT COALESCE(SUM(COALESCE(LENGTH(body), 0) + LENGTH(key) + ?), 0), MIN(created_at) FROM idempotency_keys "
+        "WHERE user_id = ?", (KEPT_ROW_BYTES, user_id)).fetchone()
+    if oldest is not None:
+        frees_in = datetime.fromisoformat(oldest.replace("Z", "+00:00")) + KEEP_FOR - now
+        check_kept_answers(kept, kept_mb=kept_mb, retry_after_s=int(frees_in.total_seconds()) + 1)
     tx.execute("INSERT INTO idempotency_keys (user_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)",
                (user_id, key, print_, iso(now)))
     return None

@@ -135,7 +135,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 last_use=overrides.get("last_use") or LastUse(),
                 # The MCP server for outside assistants: started on the first /mcp request.
                 assistants=Assistants(background, **knobs["assistants"]),
-                idempotency=IdempotencyKeys(db))
+                idempotency=IdempotencyKeys(db, kept_mb=settings.kept_answers_mb_per_user))
     # The trip agent evaluates members' edits (debounced, in the background),
     # answers @agent in stop comments, and a periodic pass notices risks that
     # come without an edit (the forecast).

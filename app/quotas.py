@@ -13,6 +13,7 @@ with defaults that suit a small group's server:
 | upload bytes per account (all its trips) | `WAYLINE_UPLOAD_MB_PER_USER` | 100 MiB | 413 |
 | expenses per trip | fixed (app/trips/ops.py `MAX_EXPENSES`) | 1000 | 413 |
 | assistants' proposals waiting per member and trip | fixed (assistants/proposals.py) | 20 | 429 |
+| answers kept for an account's Idempotency-Key writes (a day) | `WAYLINE_KEPT_ANSWERS_MB_PER_USER` | 32 MiB | 429 |
 
 Counts are 429 (too many), sizes 413 (too large); every refusal is
 `quota_exceeded` with a plain message and the quota's name in `quota`.
@@ -119,3 +120,19 @@ def check_upload(size: int, trip_bytes: int, user_bytes: int, *, trip_mb: int, u
     if user_bytes + size > user_mb * MIB:
         raise quota_size(f"You have used all of your upload space (at most {user_mb} MiB across your trips).",
                          "upload_bytes_per_user")
+
+
+# -- answers kept for Idempotency-Key writes ----------------------------------
+# Each keyed write keeps its whole answer for a day (app/idempotency.py). With
+# no bound, one member repeating a cheap write under new keys kept a whole
+# trip per request (`?full=1`, a megabyte on a long trip): 320 MB in 15 s. A
+# day of the page's offline queue keeps a few hundred answers of a few KB.
+KEPT_ROW_BYTES = 128   # a kept key's row besides its key and answer (fingerprint, time, index)
+
+
+def check_kept_answers(kept_bytes: int, *, kept_mb: int, retry_after_s: int) -> None:
+    """`kept_bytes`: what the account's keyed writes of the last day keep already."""
+    if kept_bytes >= kept_mb * MIB:
+        raise quota_count(f"You have sent too many changes marked to be sent once (Idempotency-Key) today (their "
+                          f"answers are kept for a day, at most {kept_mb} MiB). Send this change again later, or "
+                          "without the key.", "kept_answers_mb_per_user", retryAfterS=max(1, retry_after_s))

@@ -97,6 +97,7 @@ class Settings:
     days_per_trip: int = 30
     upload_mb_per_trip: int = 200
     upload_mb_per_user: int = 100
+    kept_answers_mb_per_user: int = 32
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -282,6 +283,7 @@ class Settings:
             days_per_trip=at_least_one("WAYLINE_DAYS_PER_TRIP", d.days_per_trip, MAX_DAYS_CEILING),
             upload_mb_per_trip=at_least_one("WAYLINE_UPLOAD_MB_PER_TRIP", d.upload_mb_per_trip),
             upload_mb_per_user=at_least_one("WAYLINE_UPLOAD_MB_PER_USER", d.upload_mb_per_user),
+            kept_answers_mb_per_user=at_least_one("WAYLINE_KEPT_ANSWERS_MB_PER_USER", d.kept_answers_mb_per_user),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

@@ -96,7 +96,8 @@ def wayline_env(tmp: Path, **extra: str) -> dict[str, str]:
             "WAYLINE_NOMINATIM_URL": CLOSED, "WAYLINE_OVERPASS_URL": f"{CLOSED}/api/interpreter",
             "WAYLINE_OSRM_URL": f"{CLOSED}/routed-{{profile}}",
             # Every simulated member signs up from loopback: the sign-up quota would stop them.
-            "WAYLINE_SIGNUPS_PER_ADDRESS_HOUR": "100000", **extra}
+            "WAYLINE_SIGNUPS_PER_ADDRESS_HOUR": "100000",
+            "WAYLINE_KEPT_ANSWERS_MB_PER_USER": "100000", **extra}
 
 
 @contextmanager

@@ -217,7 +217,7 @@ class LiveServer:
     The listening socket is bound here (port 0) and handed to uvicorn, so two
     xdist workers can never race for the same port."""
 
-    def __init__(self, app, access: AccessLog | None = None):
+    def __init__(self, app, access: AccessLog | None = None, **server_options):
         self.app = app
         self.socket = loopback_socket()
         self.port = self.socket.getsockname()[1]
@@ -226,7 +226,8 @@ class LiveServer:
         # uvicorn's 5 s default lapses between two requests, and a request sent as the server closes
         # the connection fails ("Server disconnected without sending a response").
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_keep_alive=600)
-        self.server = Server(config, access)   # access lines only when given (app/web/access_log.py)
+        # access lines only when given (app/web/access_log.py); `server_options`: e.g. head_timeout_s
+        self.server = Server(config, access, **server_options)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self):

@@ -254,3 +254,47 @@ def test_a_sign_in_that_straddles_a_password_change_gets_no_session(client, sett
     assert client.post("/api/auth/signin", json={"username": "owner", "password": PASSWORD}).status_code == 401
     r = client.post("/api/auth/signin", json={"username": "owner", "password": "a new secret phrase"})
     assert r.status_code == 200
+
+
+def standing_secrets_work(client, trip_id: str, token: str, feed_url: str) -> tuple[int, int]:
+    """(the assistant token's /mcp status, the calendar link's status), asked without a session."""
+    listed = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, cookies=None,
+                         headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+                                  "Cookie": ""})
+    feed = client.get(feed_url.removeprefix("http://testserver"), headers={"Cookie": ""})
+    return listed.status_code, feed.status_code
+
+
+def make_standing_secrets(client, trip_id: str) -> tuple[str, str]:
+    """What any session of the account can make, and what outlives it: an assistant's token, a calendar link."""
+    token = client.post("/api/users/me/assistants", json={"name": "Claude", "scope": "propose"}).json()["data"]["token"]
+    feed = client.post(f"/api/trips/{trip_id}/calendar").json()["data"]["url"]
+    return token, feed
+
+
+def test_a_password_change_and_sign_out_everywhere_end_assistant_tokens_and_calendar_links(client):
+    """A stolen cookie can make an assistant token (reads every trip, files
+    proposals) and calendar links (every stop's place and time) without the
+    password. They outlived the stolen session: after the owner signed out
+    everywhere or changed the password, both still answered. Now both end
+    them with the sessions; a plain sign-out does not."""
+    alice = signup(client, "alice")
+    trip = new_trip(client)
+    token, feed = make_standing_secrets(client, trip["id"])
+    assert standing_secrets_work(client, trip["id"], token, feed) == (200, 200)
+    use(client, alice)
+    r = client.post("/api/auth/password", json={"currentPassword": PASSWORD, "newPassword": "new password 1"})
+    assert r.status_code == 200
+    assert standing_secrets_work(client, trip["id"], token, feed) == (401, 404)
+    use(client, alice)
+    assert client.get("/api/users/me/assistants").json()["data"]["tokens"] == []
+    assert client.get(f"/api/trips/{trip['id']}/calendar").json()["data"]["enabled"] is False
+
+    token, feed = make_standing_secrets(client, trip["id"])
+    other = second_session(client, "alice", "new password 1")
+    use(client, {"token": other})
+    assert client.post("/api/auth/signout", json={}).status_code == 200   # one device: the secrets stay
+    assert standing_secrets_work(client, trip["id"], token, feed) == (200, 200)
+    use(client, alice)
+    assert client.post("/api/auth/signout", json={"everywhere": True}).status_code == 200
+    assert standing_secrets_work(client, trip["id"], token, feed) == (401, 404)

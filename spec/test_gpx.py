@@ -65,3 +65,30 @@ def test_a_day_and_the_trip_as_gpx(settings, osm_standin):
         assert whole.routes[1].name.startswith("Day 2")
 
         assert client.get(f"/api/trips/{t}/days/not-a-day/route.gpx").status_code == 404
+
+
+def test_control_characters_in_members_text_leave_both_files_readable(client):
+    """XML 1.0 cannot carry a NUL or an escape character at all: one stop whose
+    name was pasted with one made the trip's GPX unreadable for every member
+    (and the calendar feed carried them raw, which RFC 5545 forbids). They are
+    left out of both files; every other character stays."""
+    from icalendar import Calendar
+
+    signup(client, "alice")
+    trip = new_trip(client, days=1, startDate="2027-05-03", timezone="Europe/Copenhagen", title="Copenhagen\x00\x1b")
+    t, day = trip["id"], trip["days"][0]["id"]
+    name = "Torvehallerne\x00\x01\x1b[31m <b>&amp;</b>\x7f\u2028"
+    assert op(client, t, "insert_stop", dayId=day, name=name, lat=TORVEHALLERNE[0], lng=TORVEHALLERNE[1],
+              note="bring \x0ba bag\x0c", address="Frederiksborggade 21\x08").status_code == 200
+    for path in (f"/api/trips/{t}/trip.gpx", f"/api/trips/{t}/days/{day}/route.gpx"):
+        r = client.get(path)
+        assert r.status_code == 200
+        doc = gpxpy.parse(r.text)   # a NUL made this "not well-formed (invalid token)"
+        [point] = doc.waypoints
+        assert point.name == "Torvehallerne[31m <b>&amp;</b>\x7f\u2028"
+        assert (point.comment, point.description) == ("bring a bag", "Frederiksborggade 21")
+    link = client.post(f"/api/trips/{t}/calendar", json={}).json()["data"]["url"]
+    feed = client.get(link.removeprefix("http://testserver")).content
+    assert not any(b < 0x20 and b not in b"\t\r\n" or b == 0x7f for b in feed)
+    [event] = [e for e in Calendar.from_ical(feed).walk("VEVENT") if e.get("GEO")]
+    assert str(event["SUMMARY"]) == "Torvehallerne[31m <b>&amp;</b>\u2028"

@@ -8,6 +8,7 @@ import json
 import select
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -155,6 +156,80 @@ def test_a_chunked_upload_is_refused_before_it_is_spooled(settings, tmp_path, mo
     spooled = sum(p.stat().st_size for p in spool.rglob("*") if p.is_file())
     assert spooled <= bodies.UPLOAD_BODY
     assert not any(Path(settings.uploads_dir).rglob("*.txt"))
+
+
+
+def read_until_closed(sock: socket.socket, dribble: bytes = b"", within_s: float = 20.0) -> bytes | None:
+    """What the server sends before it closes `sock`, sending `dribble` (one
+    byte of a head or a body, say) every tenth of a second meanwhile; None if
+    it is still open after `within_s`."""
+    deadline, got = time.monotonic() + within_s, b""
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([sock], [], [], 0.1)   # the server's bytes or close, or the next byte's turn
+        if readable:
+            try:
+                chunk = sock.recv(4096)
+            except ConnectionError:
+                return got
+            if not chunk:
+                return got
+            got += chunk
+        elif dribble:
+            try:
+                sock.sendall(dribble)
+            except OSError:
+                return got
+    return None
+
+
+def test_a_request_head_that_never_arrives_whole_is_closed(settings):
+    """uvicorn gives a request's head no deadline: a connection that sent
+    nothing, or a header byte every few seconds, stayed open as long as its
+    client liked (40 s and counting over HTTP), and some 4,000 of them from
+    anyone, no account needed, take every file the process may open. The
+    head now has `head_timeout_s` (20 s; half a second here); a request that
+    arrives whole is answered, and a kept-alive connection waits as before."""
+    with LiveServer(create_app(settings), head_timeout_s=0.5) as server:
+        address = ("127.0.0.1", server.port)
+        with socket.create_connection(address) as silent, socket.create_connection(address) as slow, \
+                socket.create_connection(address) as kept:
+            slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in kept.recv(4096)
+            assert read_until_closed(silent) == b"", "a connection that sent nothing was kept open"
+            assert read_until_closed(slow, dribble=b"X") == b"", "a head sent a byte at a time was kept open"
+            # After an answer, a whole request on the kept-alive connection is answered as before.
+            kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200 OK" in kept.recv(4096)
+            # ...but the next head, started and never finished, has its deadline too.
+            kept.sendall(b"GET /healthz HTTP/1.1\r\n")
+            assert read_until_closed(kept, dribble=b"Y") == b""
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
+
+
+
+def test_a_body_that_never_arrives_whole_is_408_and_its_connection_closed(settings, monkeypatch):
+    """A body sent a byte every few seconds held its connection and request
+    as long as its client liked (45 s and counting on the sign-in route, no
+    account needed). It has 30 s plus a second per 32 KiB its route may take
+    (half a second here), then 408 in the API's shape and the connection ends."""
+    monkeypatch.setattr(bodies, "BODY_BASE_S", 0.5)
+    monkeypatch.setattr(bodies, "BODY_BYTES_PER_S", 10**12)
+    with LiveServer(create_app(settings), head_timeout_s=600) as server:   # the head's own deadline out of the way
+        with socket.create_connection(("127.0.0.1", server.port)) as slow:
+            slow.sendall(b"POST /api/auth/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n{")
+            answer = read_until_closed(slow, dribble=b" ")
+        assert answer is not None, "a body sent a byte at a time was waited for"
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), head
+        assert json.loads(body)["error"] == {"code": "request_timeout",
+                                             "message": "The request took too long to arrive; send it again."}
+        with httpx.Client(base_url=server.url) as http:   # a body that arrives is read as before
+            r = http.post("/api/auth/signup", json={"username": "alice", "password": "correct horse"})
+            assert r.status_code == 201
+            trip = http.post("/api/trips", json={"title": "T", "startDate": "2026-05-01", "days": 1})
+            assert trip.status_code == 201
 
 
 # -- the chat route --------------------------------------------------------------------------

@@ -215,3 +215,46 @@ def test_concurrent_repeats_apply_once_and_all_get_the_first_answer(settings):
 
     with LiveServer(create_app(settings)) as server:
         anyio.run(scenario, server)
+
+
+
+def test_one_member_cannot_fill_the_disk_with_kept_answers(settings):
+    """Every keyed write keeps its whole answer for a day. Unbounded, a member
+    repeating a cheap write under new keys kept a whole trip per request
+    (`?full=1`): 320 MB in 15 s on a long trip, a full volume for everyone.
+    Past what one account may keep (WAYLINE_KEPT_ANSWERS_MB_PER_USER: 32 MiB,
+    1 here), a new key is refused before anything runs; repeats of kept keys,
+    other members and writes without a key go on."""
+    with make_client(settings.with_(kept_answers_mb_per_user=1)) as client:
+        bob = signup(client, "bob")
+        signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        for i in range(8):
+            assert client.post(f"/api/trips/{trip['id']}/ops/insert_stop",
+                               json={"dayId": day, "name": f"Stop {i}", "note": "n" * 4000}).status_code == 200
+        path = f"/api/trips/{trip['id']}/ops/update_trip?full=1"
+        answers = []
+        for i in range(200):
+            r = keyed(client, path, {"title": f"Lisbon {i}"}, f"fill-{i}")
+            if r.status_code != 200:
+                break
+            answers.append(r)
+        assert r.status_code == 429, "every keyed answer was kept"
+        error = r.json()["error"]
+        assert (error["code"], error["quota"]) == ("quota_exceeded", "kept_answers_mb_per_user")
+        assert "Idempotency-Key" in error["message"] and int(r.headers["retry-after"]) == error["retryAfterS"] > 0
+        size = len(answers[0].content)
+        assert size > 32_000 and 1024 * 1024 <= size * len(answers) < 1024 * 1024 + 3 * size
+        with sqlite3.connect(settings.db_path) as db:
+            kept = db.execute("SELECT SUM(LENGTH(body)) FROM idempotency_keys").fetchone()[0]
+        assert kept < 1024 * 1024 + 3 * size
+        # The refused write did not run; a kept key still gets its first answer.
+        assert client.get(f"/api/trips/{trip['id']}").json()["data"]["title"] == f"Lisbon {len(answers) - 1}"
+        again = keyed(client, path, {"title": "Lisbon 0"}, "fill-0")
+        assert (again.status_code, again.content) == (200, answers[0].content)
+        # Without a key the member still edits; another member's keys are their own.
+        assert client.post(path, json={"title": "Porto"}).status_code == 200
+        use(client, bob)
+        assert keyed(client, "/api/trips", {"title": "Bob's", "startDate": "2027-01-01", "days": 1},
+                     "bob-1").status_code == 201

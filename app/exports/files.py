@@ -19,6 +19,15 @@ from ..errors import NotFound
 # icalendar and gpxpy are imported by the first export, not at start-up
 # (bench/startup.py: most servers' members rarely export).
 
+# Control characters members' text may hold (a name pasted with a NUL or an
+# escape) that neither format can carry: XML 1.0 has no way to write them,
+# so one stop named with one made every member's GPX unreadable, and
+# RFC 5545 allows no control character but tab in a value. Both libraries
+# escape everything else; these are left out of the file.
+UNWRITABLE_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# (On the bytes: line ends are CRLF, and UTF-8 uses these bytes for nothing else.)
+UNWRITABLE_ICS = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
 
 async def calendar_file(trip_cache: TripCache, trip_id: str, *, page_url: str,
                         updated_at: datetime) -> tuple[bytes, str]:
@@ -32,7 +41,8 @@ async def calendar_file(trip_cache: TripCache, trip_id: str, *, page_url: str,
     key = (page_url, updated_at)
     built: tuple[Any, bytes, str] | None = view.derived.get("calendar")  # type: ignore[assignment]
     if built is None or built[0] != key:
-        body = await asyncio.to_thread(trip_calendar, view.trip, view.legs, page_url=page_url, updated_at=updated_at)
+        made = await asyncio.to_thread(trip_calendar, view.trip, view.legs, page_url=page_url, updated_at=updated_at)
+        body = UNWRITABLE_ICS.sub(b"", made)
         built = (key, body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
         view.derived["calendar"] = built
     return built[1], built[2]
@@ -53,7 +63,7 @@ async def gpx_file(trip_cache: TripCache, places: PlacesProvider, trip_id: str, 
     for day in days:
         paths.update(await leg_paths(places, legs.get(day.id, []), stops))
     name = file_name(trip.title) + ("" if day_id is None else f"-day-{days[0].position + 1}")
-    return trip_gpx(trip, days, legs, paths, page_url=page_url), f"{name}.gpx"
+    return UNWRITABLE_XML.sub("", trip_gpx(trip, days, legs, paths, page_url=page_url)), f"{name}.gpx"
 
 
 def file_name(title: str) -> str:

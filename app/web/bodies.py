@@ -9,10 +9,18 @@ rest is never buffered. Parsing refuses nesting deeper than `MAX_DEPTH`
 malformed JSON (400), and text with lone surrogates (422 naming the field),
 escaped (`"\\ud800"`) or as raw bytes (`ED A0 80`, which `json.loads` decodes
 with "surrogatepass"), which could not be stored or sent back as UTF-8.
+
+A body must also arrive in time: `body_seconds(limit)` from its first read
+(30 s, plus a second per 32 KiB it may hold: 32 s for a small JSON body,
+94 s for an upload), else 408 and the connection closes. Without it a
+client that sent a body a byte every few seconds held its connection and
+request as long as it liked, no account needed (the sign-in route's body
+included).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -23,7 +31,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from .. import media
-from ..errors import BadRequest, Invalid, TooLarge
+from ..errors import BadRequest, Invalid, TooLarge, TooSlow
 
 KIB = 1024
 SMALL_JSON = 64 * KIB             # sign-in, comments, invites, preferences, everything else
@@ -55,6 +63,13 @@ ROUTE_LIMITS = [
     RouteLimit("POST", re.compile(r"^/mcp$"), OP_BODY, "This request is too large to send."),
 ]
 DEFAULT_LIMIT = RouteLimit("*", re.compile(""), SMALL_JSON, "This request is too large to send.")
+BODY_BASE_S = 30.0
+BODY_BYTES_PER_S = 32 * KIB   # the slowest upload speed a body is waited for, past the base
+
+
+def body_seconds(limit: int) -> float:
+    """How long a body of a route with this size limit may take to arrive."""
+    return BODY_BASE_S + limit / BODY_BYTES_PER_S
 
 
 def route_limit(method: str, path: str) -> RouteLimit:
@@ -75,32 +90,49 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             return self.app(scope, receive, send)
         rule = route_limit(scope["method"], scope["path"])
-        chunked = False
+        has_body = False
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > rule.limit:
-                error = TooLarge(rule.message)
-                return JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
-            chunked = chunked or name == b"transfer-encoding"
-        if not chunked:
-            # Without Transfer-Encoding the body is the Content-Length checked
-            # above, or none (RFC 9112, 6.3): the server reads no more. The
-            # inner app's coroutine, not awaited here: no frame of ours for the
-            # request's life (hours for a live stream).
+            if name == b"content-length":
+                if value.isdigit() and int(value) > rule.limit:
+                    error = TooLarge(rule.message)
+                    return JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
+                has_body = has_body or value.strip(b"0 ") != b""
+            has_body = has_body or name == b"transfer-encoding"
+        if not has_body:
+            # Without Transfer-Encoding or a Content-Length there is no body
+            # (RFC 9112, 6.3): nothing to bound or wait for. The inner app's
+            # coroutine, not awaited here: no frame of ours for the request's
+            # life (hours for a live stream).
             return self.app(scope, receive, send)
+        # A body, chunked (counted: it has no length) or of the length checked
+        # above: read in its time (`body_seconds`).
         return self._counted(scope, receive, send, rule)
 
     async def _counted(self, scope, receive, send, rule: RouteLimit) -> None:
         limit = rule.limit
         received = 0
+        deadline: float | None = None   # set by the body's first read; None again once it is whole
+        whole = False
 
         async def counted_receive():
-            nonlocal received
-            message = await receive()
+            nonlocal received, deadline, whole
+            if whole:   # later reads wait for the client to go (a live stream): no deadline
+                return await receive()
+            if deadline is None:
+                deadline = asyncio.get_running_loop().time() + body_seconds(limit)
+            try:
+                async with asyncio.timeout_at(deadline):   # a timer, not a task: most bodies are here already
+                    message = await receive()
+            except TimeoutError:
+                raise TooSlow("The request took too long to arrive; send it again.") from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     # Raised inside the handler's read: the app's error handler answers 413.
                     raise TooLarge(rule.message)
+                whole = not message.get("more_body", False)
+            else:
+                whole = True   # the client went away: nothing more to wait for
             return message
 
         await self.app(scope, counted_receive, send)

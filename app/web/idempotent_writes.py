@@ -3,8 +3,8 @@
 A signed-in member's POST, PUT, PATCH or DELETE under /api/ that carries the
 header runs once per key: the first answer (any status below 500 but 429)
 is kept and sent again, byte for byte, to every repeat, with
-`Idempotent-Replayed: true`. A 5xx answer, a 429 (it says "try again
-later", and the page's outbox does, with the same key) or an error on our
+`Idempotent-Replayed: true`. A 5xx answer, a 408 or a 429 (they say "try
+again", and the page's outbox does, with the same key) or an error on our
 side is not kept, so a repeat runs again. A streamed answer (the AI chat) is passed through and not kept.
 Requests without the header, or without a session, are not touched.
 """
@@ -114,7 +114,7 @@ async def _run_once(app, scope, body: bytes, receive, send, svc, user_id: str, k
     async def _keep_then_send(start_message: dict, payload: bytes) -> None:
         status = start_message["status"]
         headers = dict(start_message.get("headers", []))
-        if status < 500 and status != 429:
+        if status < 500 and status not in (408, 429):   # "try again": a repeat runs again
             content_type = headers.get(b"content-type", b"").decode("latin-1")
             svc.background.spawn(keys.finish(user_id, key, Answer(status, content_type, payload)),
                                  "idempotency answer")

@@ -16,6 +16,13 @@ connection (SO_LINGER 0, then `transport.abort()`: the socket closes at
 once with a RST and its buffered bytes are dropped), and
 `limit_write_buffer(n)` pauses the response's writes once n bytes wait in
 the transport (uvicorn's default is 64 KiB). app/live/sse.py uses both.
+
+A request's head must arrive whole within `HEAD_TIMEOUT_S` of the
+connection opening, or of its first byte after an answer. uvicorn has no
+such deadline: a connection that sent nothing, or one header byte every few
+seconds, was held for as long as the client liked (a slowloris), and about
+4,000 of them, opened by anyone without an account, take every file the
+process may open.
 """
 
 from __future__ import annotations
@@ -103,18 +110,25 @@ class HeldHead:
         return getattr(self.transport, name)
 
 
-def abortable(protocol: Any, access: AccessLog | None = None) -> Any:
+HEAD_TIMEOUT_S = 20.0   # for a request's head (the request line and headers) to arrive whole
+
+
+def abortable(protocol: Any, access: AccessLog | None = None, head_timeout_s: float = HEAD_TIMEOUT_S) -> Any:
     """uvicorn's HTTP protocol class (h11's or httptools'), with the
-    connection's controls in every request's scope, and its access lines
-    written by `access` when given (app/web/access_log.py)."""
+    connection's controls in every request's scope, its access lines
+    written by `access` when given (app/web/access_log.py), and a deadline
+    for each request's head."""
 
     class Abortable(protocol):
         app: Any
+        head_deadline: asyncio.TimerHandle | None = None
+        waited_after: Any = None   # the request before the head being waited for (None: the first)
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             if access is not None:   # what uvicorn's protocols hand each request's cycle
                 self.access_logger, self.access_log = access, True
             super().connection_made(HeldHead(transport))
+            self.wait_for_head()   # a new connection: uvicorn's keep-alive timer is not running yet
             app = self.app
             connection = {"abort": lambda: reset(transport),
                           "limit_write_buffer": lambda high: transport.set_write_buffer_limits(high=high)}
@@ -125,14 +139,42 @@ def abortable(protocol: Any, access: AccessLog | None = None) -> Any:
 
             self.app = with_connection
 
+        def waiting_for_head(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def wait_for_head(self) -> None:
+            if self.head_deadline is not None:
+                self.head_deadline.cancel()
+            self.waited_after = self.cycle
+            self.head_deadline = self.loop.call_later(head_timeout_s, self.head_too_slow)
+
+        def head_too_slow(self) -> None:
+            self.head_deadline = None
+            if self.cycle is self.waited_after and self.waiting_for_head():
+                self.transport.close()   # nothing of ours is in flight: a plain close
+
+        def data_received(self, data: bytes) -> None:
+            # The first bytes after an answer stop uvicorn's keep-alive timer: the next head's deadline starts.
+            if self.waiting_for_head() and (self.head_deadline is None or self.waited_after is not self.cycle):
+                self.wait_for_head()
+            super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self.head_deadline is not None:
+                self.head_deadline.cancel()
+                self.head_deadline = None
+            super().connection_lost(exc)
+
     Abortable.__name__ = f"Abortable{protocol.__name__}"
     return Abortable
 
 
 class Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, access: AccessLog | None = None) -> None:
+    def __init__(self, config: uvicorn.Config, access: AccessLog | None = None,
+                 head_timeout_s: float = HEAD_TIMEOUT_S) -> None:
         if isinstance(config.http, str):   # "auto", "h11", "httptools" (a class given by hand is left alone)
-            config.http = abortable(import_from_string(HTTP_PROTOCOLS.get(config.http, config.http)), access)
+            config.http = abortable(import_from_string(HTTP_PROTOCOLS.get(config.http, config.http)), access,
+                                    head_timeout_s)
         super().__init__(config)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:

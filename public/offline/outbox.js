@@ -169,8 +169,9 @@ async function deliver(entry) {
     answer = await api(entry.path, { method: entry.method, body: entry.body, headers: { "Idempotency-Key": entry.key } });
   } catch (err) {
     if (err.status === 0 || err.status === 401) return "stop"; // not reached, or not signed in: tried again later
-    if (err.status === 429 || err.status >= 500) {
-      retryTimer = setTimeout(flush, RETRY_MS); // busy: asked again with the same key
+    if (err.status === 408 || err.status === 429 || err.status >= 500) {
+      // busy, or the body arrived too slowly (a poor connection): asked again with the same key
+      retryTimer = setTimeout(flush, RETRY_MS);
       return "stop";
     }
     if (waiter) {

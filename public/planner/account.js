@@ -102,7 +102,7 @@ function openChangePassword() {
   openDialog("Change your password", (close) => {
     const current = fieldWithError("Current password", passwordInput("currentPassword", "current-password"));
     const next = fieldWithError("New password", passwordInput("newPassword", "new-password"),
-      "At least 8 characters. You stay signed in here; your other devices are signed out.");
+      "At least 8 characters. You stay signed in here; your other devices are signed out, and connected assistants and calendar links stop working.");
     return passwordForm({
       close,
       fields: [current, next],
@@ -120,7 +120,7 @@ function openChangePassword() {
 
 async function signOutEverywhere(app) {
   const sure = await confirmDialog("Sign out everywhere?",
-    "You will be signed out on every device and browser, this one included.", "Sign out everywhere");
+    "You will be signed out on every device and browser, this one included. Connected assistants and calendar links stop working.", "Sign out everywhere");
   if (!sure) return;
   try {
     await post("/api/auth/signout", { everywhere: true });
