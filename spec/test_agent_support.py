@@ -88,13 +88,14 @@ FAR_AWAY = {"name": "Palácio da Pena", "lat": 38.7876, "lng": -9.3906}   # Sint
 def make_set_time_unreachable(client, trip_id: str, day_id: str) -> tuple[str, str]:
     """A two-hour visit in Lisbon from 09:00, then a stop in Sintra set for
     11:05: the trip there cannot arrive in time. Returns (first, second) ids."""
-    r = op(client, trip_id, "insert_stop", dayId=day_id, kind="sight", name="Castelo de São Jorge",
-           lat=38.7139, lng=-9.1335, durationMin=120)
-    assert r.status_code == 200, r.text
-    first = r.json()["data"]["trip"]["days"][0]["stops"][-1]["id"]
-    r = op(client, trip_id, "insert_stop", dayId=day_id, kind="sight", setTime="11:05", **FAR_AWAY)
-    assert r.status_code == 200, r.text
-    second = r.json()["data"]["trip"]["days"][0]["stops"][-1]["id"]
+    def last_stop(answer) -> str:   # of this day: other members may be filling other days meanwhile
+        assert answer.status_code == 200, answer.text
+        day = next(d for d in answer.json()["data"]["trip"]["days"] if d["id"] == day_id)
+        return day["stops"][-1]["id"]
+
+    first = last_stop(op(client, trip_id, "insert_stop", dayId=day_id, kind="sight", name="Castelo de São Jorge",
+                         lat=38.7139, lng=-9.1335, durationMin=120))
+    second = last_stop(op(client, trip_id, "insert_stop", dayId=day_id, kind="sight", setTime="11:05", **FAR_AWAY))
     return first, second
 
 
