@@ -122,9 +122,7 @@ class IdempotencyKeys:
         if running is not None and not running[1].done():
             running[1].set_result(answer)
         try:
-            await self.db.write(lambda tx: tx.execute(
-                "UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE user_id = ? AND key = ?",
-                (answer.status, answer.content_type, answer.body, user_id, key)))
+            await self.db.write(lambda tx: _keep(tx, user_id, key, answer))
         finally:
             self._release(slot, answer)
 
@@ -149,16 +147,31 @@ def _claim(tx: Tx, user_id: str, key: str, print_: str, kept_mb: int) -> tuple |
     less than `kept_mb` (a repeat of a kept key is always answered)."""
     now = datetime.now(UTC)
     tx.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (iso(now - KEEP_FOR),))
+    # An hour's bytes go once the whole hour is past KEEP_FOR: kept bytes count up to an hour longer than keys.
+    tx.execute("DELETE FROM idempotency_kept_bytes WHERE hour < ?", (_hour(now - KEEP_FOR),))
     row = tx.execute("SELECT fingerprint, status, content_type, body FROM idempotency_keys "
                      "WHERE user_id = ? AND key = ?", (user_id, key)).fetchone()
     if row is not None:
         return tuple(row)
-    kept, oldest = tx.execute(
-        "SELECT COALESCE(SUM(COALESCE(LENGTH(body), 0) + LENGTH(key) + ?), 0), MIN(created_at) FROM idempotency_keys "
-        "WHERE user_id = ?", (KEPT_ROW_BYTES, user_id)).fetchone()
+    kept, oldest = tx.execute("SELECT COALESCE(SUM(bytes), 0), MIN(hour) FROM idempotency_kept_bytes "
+                              "WHERE user_id = ?", (user_id,)).fetchone()
     if oldest is not None:
-        frees_in = datetime.fromisoformat(oldest.replace("Z", "+00:00")) + KEEP_FOR - now
+        frees_in = datetime.fromisoformat(f"{oldest}:00:00+00:00") + timedelta(hours=1) + KEEP_FOR - now
         check_kept_answers(kept, kept_mb=kept_mb, retry_after_s=int(frees_in.total_seconds()) + 1)
     tx.execute("INSERT INTO idempotency_keys (user_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)",
                (user_id, key, print_, iso(now)))
     return None
+
+
+def _keep(tx: Tx, user_id: str, key: str, answer: Answer) -> None:
+    """Store the key's answer and count its bytes in this hour's total (what the quota reads)."""
+    tx.execute("UPDATE idempotency_keys SET status = ?, content_type = ?, body = ? WHERE user_id = ? AND key = ?",
+               (answer.status, answer.content_type, answer.body, user_id, key))
+    tx.execute("INSERT INTO idempotency_kept_bytes (user_id, hour, bytes) VALUES (?, ?, ?) "
+               "ON CONFLICT (user_id, hour) DO UPDATE SET bytes = bytes + excluded.bytes",
+               (user_id, _hour(datetime.now(UTC)), len(answer.body) + len(key) + KEPT_ROW_BYTES))
+
+
+def _hour(moment: datetime) -> str:
+    """The UTC hour of `moment` as idempotency_kept_bytes stores it ('YYYY-MM-DDTHH')."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H")
