@@ -121,6 +121,9 @@ def test_balances_fit_a_phone_and_the_stop_dialog_refuses_an_upload_and_removes_
         assert box["height"] >= 44 and box["width"] >= 44, box          # a finger's target
         assert small_targets(page, ".dialog-head") == []                # and the dialog's Close
         assert small_targets(page, "dialog .btn-sm") == []              # and Attach a file
+        assert small_targets(page, "dialog details.more > summary") == []   # and the Location disclosure
+        plus_one = stop_dialog.locator(".next-day-choice").bounding_box()  # the (+1) box's label row
+        assert plus_one["height"] >= 44, plus_one
         assert no_sideways_scroll(page) == 0
         files.scroll_into_view_if_needed()
         page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")  # for the picture
