@@ -32,8 +32,12 @@ def test_second_member_sees_edit_vote_and_chat_without_reloading(settings, opena
         bob = open_page(browser, server)
         bob.goto(invite)
         bob.get_by_text("Sign in or create an account to join").wait_for()
-        bob.get_by_role("link", name="Create an account").click()
+        # Bob types his name at sign-in before he sees he has no account: the
+        # sign-up form he switches to keeps it.
         bob.get_by_label("Username").fill("bob")
+        bob.get_by_role("link", name="Create an account").click()
+        bob.get_by_role("heading", name="Create your account").wait_for()
+        assert bob.get_by_label("Username").input_value() == "bob"
         bob.get_by_label("Display name (optional)").fill("Bob")
         bob.get_by_label("Password").fill(PASSWORD)
         bob.get_by_role("button", name="Create account").click()

@@ -260,6 +260,11 @@ def test_a_deep_link_returns_to_its_day_after_sign_in_sign_up_and_an_invite(sett
         page.goto("/#/preferences")
         page.get_by_role("heading", name="Welcome back").wait_for()
         page.get_by_role("link", name="Create an account").click()
+        page.get_by_role("heading", name="Create your account").wait_for()
+        # A blank form is said in words, at the field to fill, before anything is sent.
+        page.get_by_role("button", name="Create account").click()
+        page.get_by_role("alert").filter(has_text="Choose a username.").wait_for()
+        assert page.evaluate("document.activeElement.name") == "username"
         page.get_by_label("Username").fill("carol")
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Create account").click()
@@ -274,6 +279,7 @@ def test_a_deep_link_returns_to_its_day_after_sign_in_sign_up_and_an_invite(sett
         page.goto(f"/#/invite/{invite}")
         page.get_by_text("Sign in or create an account to join").wait_for()
         page.get_by_role("link", name="Create an account").click()
+        page.get_by_role("heading", name="Create your account").wait_for()
         page.get_by_label("Username").fill("bob")
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Create account").click()

@@ -7,6 +7,19 @@ import { h, field, handleSubmit, plainLimit } from "./ui.js";
 
 export const NOTICE = "wayline.notice";
 
+// The username typed so far, carried between sign-in and sign-up: someone who
+// typed it at sign-in and then chose "Create an account" (or the other way
+// round) does not type it again. Forgotten once they are in.
+let typedUsername = "";
+
+// A blank field is said in words before anything is sent (the server's
+// refusal names the field as the API does: "username: must not be empty").
+function blank(message, field) {
+  const err = new Error(message);
+  err.details = { field };
+  return err;
+}
+
 export function mountAuth(main, app, mode, notice) {
   const left = sessionStorage.getItem(NOTICE);
   sessionStorage.removeItem(NOTICE);
@@ -14,8 +27,9 @@ export function mountAuth(main, app, mode, notice) {
   const errorSlot = h("div", { class: "form-error" }); // its error box is an alert: no live region around it (read twice)
   const username = h("input", {
     name: "username", autocomplete: "username", required: true, autocapitalize: "none", spellcheck: "false",
-    minlength: 3, maxlength: 32, autofocus: true,
+    minlength: 3, maxlength: 32, autofocus: true, value: typedUsername,
   });
+  username.addEventListener("input", () => { typedUsername = username.value; });
   const password = h("input", {
     name: "password", type: "password", required: true, minlength: signUp ? 8 : 1,
     autocomplete: signUp ? "new-password" : "current-password",
@@ -45,12 +59,17 @@ export function mountAuth(main, app, mode, notice) {
     errorSlot,
     busyLabel: signUp ? "Creating…" : "Signing in…",
     check: () => {
+      if (!username.value.trim()) throw blank(signUp ? "Choose a username." : "Enter your username.", "username");
+      if (!password.value) throw blank(signUp ? "Choose a password." : "Enter your password.", "password");
       const body = { username: username.value.trim().toLowerCase(), password: password.value };
       if (signUp && displayName.value.trim()) body.displayName = displayName.value.trim();
       return body;
     },
     onSubmit: (body) => post(signUp ? "/api/auth/signup" : "/api/auth/signin", body).catch((err) => { throw plainLimit(err); }),
-    after: () => app.afterSignIn(),
+    after: () => {
+      typedUsername = "";
+      return app.afterSignIn();
+    },
     onError: (err) => {
       unreachable = err.code === "network";
       const target = err.details && err.details.field === "password" ? password : username;

@@ -468,6 +468,9 @@ def reads_done(page) -> None:
 
 def ui_signup(page, username: str, display_name: str | None = None) -> None:
     page.goto("/#/signup")
+    # On a page already open, the form changes after goto returns (the hash's
+    # route runs then): fill the sign-up form, not the one it replaces.
+    page.get_by_role("heading", name="Create your account").wait_for()
     page.get_by_label("Username").fill(username)
     if display_name:
         page.get_by_label("Display name (optional)").fill(display_name)
@@ -478,6 +481,7 @@ def ui_signup(page, username: str, display_name: str | None = None) -> None:
 
 def ui_signin(page, username: str) -> None:
     page.goto("/#/signin")
+    page.get_by_role("heading", name="Welcome back").wait_for()
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
