@@ -131,3 +131,22 @@ def test_only_replayable_ops_may_be_sent_later(client):
     r = op(client, trip_id, "move_stop", stopId=stops["Castle"], toDayId=day2, position=0, madeOnVersion="3")
     assert r.status_code == 422
     assert names(client, trip_id) == [["Castle", "Belém"], []]
+
+
+def test_a_stop_another_member_changed_in_a_change_of_several_ops_is_not_changed_again(client):
+    """A review fix or an approved suggestion is one timeline line carrying each op's data: an offline edit
+    to any stop it changed (not only its first op's) is refused, never laid silently over it."""
+    alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
+    use(client, bob)
+    r = client.post(f"/api/trips/{trip_id}/ops", json={"edits": [
+        {"op": "update_stop", "args": {"stopId": stops["Castle"], "note": "Tickets at 9"}},
+        {"op": "update_stop", "args": {"stopId": stops["Belém"], "setTime": "11:00"}}]})
+    assert r.status_code == 200, r.text
+    use(client, alice)
+    r = op(client, trip_id, "update_stop", stopId=stops["Belém"], setTime="15:00", madeOnVersion=made_on)
+    assert r.status_code == 409, r.text
+    error = r.json()["error"]
+    assert error["code"] == "changed_meanwhile" and error["by"] == "bob"
+    assert error["message"].startswith("While you were offline, bob ") and "Belém" in error["message"]
+    belem = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["stops"][1]
+    assert (belem["name"], belem["setTime"]) == ("Belém", "11:00")

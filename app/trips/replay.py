@@ -60,13 +60,17 @@ def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names:
         "WHERE trip_id = ? AND source = 'operation' ORDER BY seq DESC", (trip_id,))
     for actor, actor_name, parts_json in rows:
         parts = json.loads(parts_json)
-        data = next((p.get("data") or {} for p in parts if p.get("type") == "data-operation"), {})
-        if not isinstance(data.get("version"), int) or data["version"] <= made_on:
+        # A change of several ops (a review fix, an approved suggestion) is one
+        # line with one data part per op, all at the same version: each counts.
+        ops = [p.get("data") or {} for p in parts if p.get("type") == "data-operation"]
+        version = ops[0].get("version") if ops else None
+        if not isinstance(version, int) or version <= made_on:
             break
-        spec = TRIP_OPS.get(data.get("op", ""))
-        if actor == actor_id or spec is None:
+        if actor == actor_id:
             continue
-        theirs = {(data.get("args") or {}).get(field) for field in spec.changes}
+        theirs = {(data.get("args") or {}).get(field)
+                  for data in ops if (spec := TRIP_OPS.get(data.get("op", ""))) is not None
+                  for field in spec.changes}
         if names & theirs:
             summary = next((p.get("text", "") for p in parts if p.get("type") == "text"), "")
             what = f" {summary[:1].lower()}{summary[1:]}" if summary else " changed it"
