@@ -266,7 +266,8 @@ def test_deleting_the_account_or_signing_out_everywhere_ends_that_users_streams(
             assert (await bobs.next("gone"))["data"] == {"reason": "account"}
             await bobs.until_ended()
             assert (await carol.post("/api/auth/signout", json={"everywhere": True})).status_code == 200
-            await carols.next("gone")
+            # Her account goes on: her pages must not say it was deleted.
+            assert (await carols.next("gone"))["data"] == {"reason": "signedOut"}
             await carols.until_ended()
             await alices.next("members")   # the others only hear that the members changed
         for c in (alice, bob, carol):
@@ -290,6 +291,7 @@ def test_a_sessions_streams_end_with_it(settings):
             await phone_page.hello()
             await laptop_page.hello()
             assert (await laptop.post("/api/auth/signout", json={})).status_code == 200
+            assert (await laptop_page.next("gone"))["data"] == {"reason": "signedOut"}
             await laptop_page.until_ended()
             assert not phone_page.ended, "the phone's session goes on"
 
@@ -302,6 +304,7 @@ def test_a_sessions_streams_end_with_it(settings):
             r = await bob.post("/api/auth/password", json={"currentPassword": PASSWORD,
                                                                "newPassword": "another long passphrase"})
             assert r.status_code == 200, r.text
+            assert (await thiefs_page.next("gone"))["data"] == {"reason": "signedOut"}
             await thiefs_page.until_ended()
             assert not owners_page.ended, "the page of the session that changed it stays"
         for c in (alice, bob, laptop, thief):
