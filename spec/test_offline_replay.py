@@ -50,6 +50,13 @@ def test_every_op_the_page_keeps_offline_shows_in_its_picture_of_the_trip(client
     node_test(ROOT / "spec" / "js" / "project.test.mjs")
 
 
+def test_the_page_sends_kept_writes_in_order_past_a_refused_one_and_says_why_in_words():
+    """public/offline/outbox.js back online: a refused write (409, a trip its author was removed from) is
+    kept with its reason, the ones after it still go, a 503 keeps it waiting under the same key; the reason
+    reads in words (offline/words.js `refusalText`), never the id the API names a gone stop by."""
+    node_test(ROOT / "spec" / "js" / "outbox.test.mjs")
+
+
 def test_an_offline_move_lands_on_a_newer_version_when_others_changed_other_things(client):
     alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
     use(client, bob)

@@ -272,8 +272,9 @@ export function createStore(app, tripId) {
     },
 
     // Through the outbox, labelled in words for the list of waiting changes.
+    // The trip's title goes with it: a refusal for a trip its author can no longer open names it.
     keepWrite(write) {
-      return send({ ...write, tripId, label: writeLabel(store, write) });
+      return send({ ...write, tripId, tripTitle: state.trip ? state.trip.title : null, label: writeLabel(store, write) });
     },
 
     dismissWrite(key) {
