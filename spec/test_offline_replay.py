@@ -157,3 +157,25 @@ def test_a_stop_another_member_changed_in_a_change_of_several_ops_is_not_changed
     assert error["message"].startswith("While you were offline, bob ") and "Belém" in error["message"]
     belem = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["stops"][1]
     assert (belem["name"], belem["setTime"]) == ("Belém", "11:00")
+
+
+def test_a_stop_added_offline_after_a_stop_that_left_its_day_is_refused_in_words(client):
+    """The stop a new one was to follow was moved to another day (or removed) meanwhile: the page shows the
+    refusal to its author as it is, so it says what happened, not "afterStopId must be a stop of the same day"
+    or the other stop's id."""
+    alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
+    use(client, bob)
+    assert op(client, trip_id, "move_stop", stopId=stops["Castle"], toDayId=day2, position=0).status_code == 200
+    assert op(client, trip_id, "delete_stop", stopId=stops["Belém"]).status_code == 200
+    use(client, alice)
+    for after in (stops["Castle"], stops["Belém"]):
+        r = op(client, trip_id, "insert_stop", dayId=day1, afterStopId=after, name="Pastéis", madeOnVersion=made_on)
+        assert r.status_code == 409, r.text
+        error = r.json()["error"]
+        assert error["code"] == "changed_meanwhile"
+        assert error["message"] == ("While you were offline, the stop you put “Pastéis” after was moved to another "
+                                    "day or removed, so “Pastéis” was not added. Add it again where it fits now.")
+    assert names(client, trip_id) == [[], ["Castle"]]
+    # Sent online (no madeOnVersion), the op's own answer names the field for the API caller.
+    r = op(client, trip_id, "insert_stop", dayId=day1, afterStopId=stops["Castle"], name="Pastéis")
+    assert r.status_code == 422 and r.json()["error"]["field"] == "afterStopId"

@@ -28,6 +28,7 @@ from ..db import Tx
 from ..errors import Conflict, Invalid
 from .apply import Applied, apply_ops
 from .ops import TRIP_OPS, validate_args
+from .model import Trip
 from .state import TripStates
 
 
@@ -49,7 +50,23 @@ async def apply_replayed(trips: TripStates, trip_id: str, actor_id: str, op_name
         if names:
             _refuse_if_changed(tx, trip_id, actor_id, made_on_version, names)
 
-    return await apply_ops(trips, trip_id, actor_id, [(op_name, validated)], claim=unchanged_by_others)
+    return await apply_ops(trips, trip_id, actor_id, [(op_name, validated)], claim=unchanged_by_others,
+                           precondition=lambda trip: _anchor_still_there(trip, validated))
+
+
+def _anchor_still_there(trip: Trip, args: Any) -> None:
+    """A stop added offline after a stop that has since left its day (moved or
+    removed by someone): 409 in words. The op's own refusal is for API callers
+    ("afterStopId must be a stop of the same day", or the anchor's id), and the
+    page shows a refusal to the person who made the change."""
+    after, day_id = getattr(args, "afterStopId", None), getattr(args, "dayId", None)
+    if not isinstance(after, str) or not isinstance(day_id, str):
+        return
+    day = next((d for d in trip.days if d.id == day_id), None)
+    if day is not None and not any(s.id == after for s in day.stops):
+        raise Conflict(f"While you were offline, the stop you put “{args.name}” after was moved to another day or "
+                       f"removed, so “{args.name}” was not added. Add it again where it fits now.",
+                       code="changed_meanwhile")
 
 
 def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names: set[str]) -> None:
