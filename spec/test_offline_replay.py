@@ -57,6 +57,13 @@ def test_the_page_sends_kept_writes_in_order_past_a_refused_one_and_says_why_in_
     node_test(ROOT / "spec" / "js" / "outbox.test.mjs")
 
 
+def test_nothing_arriving_after_signing_out_is_kept_on_the_device():
+    """public/offline/kept.js and outbox.js: a read, a trip page's copy or a kept write's refusal that
+    arrives after the device was cleared (signing out while a trip's reviews, thumbnails or kept writes were
+    on their way) is not stored again for the next person to open offline."""
+    node_test(ROOT / "spec" / "js" / "kept.test.mjs")
+
+
 def test_an_offline_move_lands_on_a_newer_version_when_others_changed_other_things(client):
     alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
     use(client, bob)

@@ -25,7 +25,7 @@ import { post, ApiError } from "../api.js";
 import { toast } from "./ui.js";
 import { sig } from "./keyed.js";
 import { patched } from "./patch.js";
-import { readThrough, keep, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
+import { readThrough, keep, keptEra, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
 import { send, writesOf, onOutbox, dismiss } from "../offline/outbox.js";
 import { isOnline, onConnection } from "../offline/connection.js";
 import { projectTrip } from "../offline/project.js";
@@ -77,6 +77,7 @@ export function createStore(app, tripId) {
   const base = `/api/trips/${encodeURIComponent(tripId)}`;
   const state = initialState();
   const reviewsLoading = new Map(); // "dayId@version" -> the request on its way
+  const madeIn = keptEra(); // what arrives after this device was cleared (signed out) is not kept
   let thumbnailsKept = false;
 
   // The picture shown: the server's trip and the writes still waiting.
@@ -191,10 +192,10 @@ export function createStore(app, tripId) {
       state.savedAt = savedAt;
       state.fromDevice = fromDevice;
       if (!fromDevice) {
-        keep(base, trip, savedAt);
+        keep(base, trip, savedAt, madeIn);
         if (!thumbnailsKept) {
           thumbnailsKept = true;
-          keepThumbnails(trip);
+          keepThumbnails(trip, madeIn);
         }
       }
       state.writes = writesOf(tripId);
@@ -209,7 +210,7 @@ export function createStore(app, tripId) {
     confirmCurrent() {
       state.savedAt = Date.now();
       state.fromDevice = false;
-      stillCurrent(base);
+      stillCurrent(base, madeIn);
       emit("connection");
     },
 
@@ -404,7 +405,7 @@ export function createStore(app, tripId) {
         const entry = await store.review(day.id);
         if (!entry || entry.error) return;
       }
-      await storePut("meta", mark, trip.version);
+      if (keptEra() === madeIn) await storePut("meta", mark, trip.version);
     },
 
     async loadWeather() {
