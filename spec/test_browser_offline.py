@@ -442,7 +442,8 @@ def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_tri
     """Bob adds an expense offline; meanwhile Alice removes him from the trip. Back online his page
     leaves the trip (it is not his any more) and the kept expense is refused. Refused changes show only in
     the planner, which cannot open now: the expense was kept for ever and never mentioned. The trips list
-    says it, in words and with the trip's name, until he dismisses it."""
+    says it, in words and with the trip's name, until he dismisses it. The trip's kept copy goes: it no
+    longer opens from his device offline."""
     with live(settings) as server, chromium() as browser:
         alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
         trip = api_trip(alice, bob, title="Lisbon offline")
@@ -460,9 +461,13 @@ def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_tri
         dialog.wait_for(state="detached")
         page.get_by_text("1 change waits to be sent").wait_for()
 
+        assert page.evaluate(KEPT, [f"/api/trips/{t}"])   # the trip opens from this device offline
+
         api(alice, "DELETE", f"/api/trips/{t}/members/{bob.user['id']}")
         page.context.set_offline(False)
         page.get_by_role("heading", name="Your trips").wait_for()
+        # Not his trip any more: it no longer opens from this device either (its kept copy is gone).
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{t}']).then((here) => !here)")
         refused = page.get_by_test_id("refused-write")
         refused.wait_for()
         assert refused.locator(".refused-title").inner_text() == "Not sent: Add the expense “Dinner” (42.50 EUR)"

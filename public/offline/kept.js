@@ -139,6 +139,33 @@ export async function forget() {
   });
 }
 
+// A trip that is not this account's any more (its member removed, the trip
+// deleted): its kept answers and thumbnails go, so it does not open from
+// this device offline. Its kept writes stay until their refusal is read
+// (outbox.js, offline/status.js).
+export async function forgetTrip(tripId) {
+  const db = await openDb();
+  if (!db) return;
+  const path = `/api/trips/${encodeURIComponent(tripId)}`;
+  await new Promise((resolve) => {
+    const tx = db.transaction(["reads", "media", "meta"], "readwrite");
+    const reads = tx.objectStore("reads");
+    const keys = reads.getAllKeys();
+    keys.onsuccess = () => {
+      for (const url of keys.result) if (url === path || String(url).startsWith(`${path}/`)) reads.delete(url);
+    };
+    const media = tx.objectStore("media");
+    const thumbs = media.getAll();
+    thumbs.onsuccess = () => {
+      for (const thumb of thumbs.result) if (thumb && thumb.tripId === tripId) media.delete(thumb.path);
+    };
+    tx.objectStore("meta").delete(`reviews:${tripId}`);
+    tx.oncomplete = resolve;
+    tx.onerror = resolve;
+    tx.onabort = resolve;
+  });
+}
+
 // -- thumbnails ----------------------------------------------------------------------
 
 const IMAGE_LINK = /!\[[^\]]*\]\((\/api\/uploads\/trips\/[^)\s]+)\)/g;

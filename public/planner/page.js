@@ -21,6 +21,7 @@ import { trackReading } from "../panels/chatread.js";
 import { icon } from "./icons.js";
 import { showOnPlan } from "../panels/common.js";
 import { createTripStatus } from "../offline/status.js";
+import { forgetTrip } from "../offline/kept.js";
 
 const VIEWS = [
   ["plan", "Itinerary", "calendar", createDayView],
@@ -147,6 +148,7 @@ export function mountPlanner(main, app, tripId, params) {
       if (app.session.me) app.signedOut("You were signed out.");
       return;
     }
+    forgetTrip(store.tripId); // not theirs to open any more, with or without a connection
     const title = store.trip ? `“${store.trip.title}”` : "This trip";
     const message = {
       deleted: `${title} was deleted.`,
