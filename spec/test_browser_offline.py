@@ -447,8 +447,14 @@ def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_tri
     with live(settings) as server, chromium() as browser:
         alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
         trip = api_trip(alice, bob, title="Lisbon offline")
+        porto = api_trip(alice, bob, title="Porto")["id"]
         t = trip["id"]
         page = open_page(browser, server, session=bob.token, viewport=WIDE)
+        page.goto(f"/#/trips/{porto}")
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{porto}'])")
+        page.goto("/#/")
+        page.locator(f"[data-trip-id='{t}']").click()
+        page.locator(".day-view").wait_for()
         page.goto(f"/#/trips/{t}?view=expenses")
         page.get_by_role("button", name="Add expense").wait_for()
         page.context.set_offline(True)
@@ -478,6 +484,12 @@ def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_tri
         refused.wait_for(state="detached")
         page.wait_for_function(f"() => ({COUNT})(['outbox']).then((n) => n === 0)")
         assert api(alice, "GET", f"/api/trips/{t}")["expenses"] == []
+        # Removed from Porto while his page shows the trips list: the list read next forgets it too.
+        assert page.evaluate(KEPT, [f"/api/trips/{porto}"])
+        api(alice, "DELETE", f"/api/trips/{porto}/members/{bob.user['id']}")
+        page.reload()
+        page.get_by_role("heading", name="Your trips").wait_for()
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{porto}']).then((here) => !here)")
         page.errors.check()
 
 

@@ -143,23 +143,42 @@ export async function forget() {
 // deleted): its kept answers and thumbnails go, so it does not open from
 // this device offline. Its kept writes stay until their refusal is read
 // (outbox.js, offline/status.js).
-export async function forgetTrip(tripId) {
+export function forgetTrip(tripId) {
+  return forgetTripsWhere((id) => id === tripId);
+}
+
+// The server's list of this account's trips just came: any other trip kept
+// here is not theirs any more (removed while this page was elsewhere).
+export function keepOnlyTrips(tripIds) {
+  const mine = new Set(tripIds);
+  return forgetTripsWhere((id) => !mine.has(id));
+}
+
+const TRIP_READ = /^\/api\/trips\/([^/?]+)(?:[/?]|$)/;
+
+async function forgetTripsWhere(gone) {
   const db = await openDb();
   if (!db) return;
-  const path = `/api/trips/${encodeURIComponent(tripId)}`;
   await new Promise((resolve) => {
     const tx = db.transaction(["reads", "media", "meta"], "readwrite");
     const reads = tx.objectStore("reads");
     const keys = reads.getAllKeys();
     keys.onsuccess = () => {
-      for (const url of keys.result) if (url === path || String(url).startsWith(`${path}/`)) reads.delete(url);
+      for (const url of keys.result) {
+        const match = TRIP_READ.exec(String(url));
+        if (match && gone(decodeURIComponent(match[1]))) reads.delete(url);
+      }
     };
     const media = tx.objectStore("media");
     const thumbs = media.getAll();
     thumbs.onsuccess = () => {
-      for (const thumb of thumbs.result) if (thumb && thumb.tripId === tripId) media.delete(thumb.path);
+      for (const thumb of thumbs.result) if (thumb && gone(thumb.tripId)) media.delete(thumb.path);
     };
-    tx.objectStore("meta").delete(`reviews:${tripId}`);
+    const meta = tx.objectStore("meta");
+    const marks = meta.getAllKeys();
+    marks.onsuccess = () => {
+      for (const key of marks.result) if (String(key).startsWith("reviews:") && gone(String(key).slice(8))) meta.delete(key);
+    };
     tx.oncomplete = resolve;
     tx.onerror = resolve;
     tx.onabort = resolve;

@@ -1,7 +1,7 @@
 // Your trips: the list, creating a trip, and accepting an invite link.
 
 import { get, post, ApiError } from "../api.js";
-import { readThrough, kept } from "../offline/kept.js";
+import { readThrough, kept, keepOnlyTrips } from "../offline/kept.js";
 import { isOnline, onConnection } from "../offline/connection.js";
 import { offlineLine, createGoneTripRefusals } from "../offline/status.js";
 import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, toast, withBusy } from "./ui.js";
@@ -92,6 +92,7 @@ export function mountTrips(main, app) {
         status.append(offlineLine("your trips", savedAt, "Trips you opened on this device open without a connection."));
       }
       refusals.setTrips(trips.map((t) => t.id));
+      if (!fromDevice) keepOnlyTrips(trips.map((t) => t.id)); // removed meanwhile: no longer opens offline
       clear(list);
       if (!trips.length) {
         list.append(
