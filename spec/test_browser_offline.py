@@ -452,6 +452,7 @@ def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_tri
         page = open_page(browser, server, session=bob.token, viewport=WIDE)
         page.goto(f"/#/trips/{porto}")
         page.wait_for_function(f"() => ({KEPT})(['/api/trips/{porto}'])")
+        page.wait_for_url(re.compile(r"day="))   # the planner has put its day in the address: it will not again
         page.goto("/#/")
         page.locator(f"[data-trip-id='{t}']").click()
         page.locator(".day-view").wait_for()
