@@ -61,6 +61,11 @@ export function writeLabel(store, write) {
 export function refusalText(write) {
   const error = write && write.error;
   if (!error) return "The server did not take this change.";
+  if (error.code === "idempotency_unknown") {
+    // The server stopped while it had this change in hand (its own sentence names the HTTP header).
+    return "The server restarted while this change was being sent, so it may or may not have been made. "
+      + "Check the plan, and make it again if it is not there.";
+  }
   if (error.status === 404 && error.code === "not_found") {
     const trip = write.tripTitle ? `“${write.tripTitle}”` : "this trip";
     return `You are no longer a member of ${trip}, or it was deleted, so this change was not made.`;

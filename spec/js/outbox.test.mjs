@@ -67,6 +67,10 @@ test("a refused write is said in words: a thing gone by what it is, not by its i
   // The trip itself answered 404: its author was removed from it, or it was deleted.
   assert.equal(refusalText(write({ status: 404, code: "not_found", message: "Trip not found" })),
     "You are no longer a member of “Lisbon”, or it was deleted, so this change was not made.");
+  assert.equal(refusalText(write({ status: 409, code: "idempotency_unknown",
+    message: "The first request with this Idempotency-Key did not finish (the server restarted), …" })),
+  "The server restarted while this change was being sent, so it may or may not have been made. "
+    + "Check the plan, and make it again if it is not there.");
   assert.equal(refusalText(write({ status: 403, code: "forbidden", message: "Only owners and editors can do this; you are a viewer on this trip." })),
     "Only owners and editors can do this; you are a viewer on this trip.");
 });
