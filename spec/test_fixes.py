@@ -247,6 +247,37 @@ def test_edits_apply_all_or_nothing_in_one_version(app, settings):
     assert lines == 2, "the insert, then one line for the two edits"
 
 
+def test_a_fix_made_stale_by_another_members_edit_is_refused_not_applied(app, google_standin):
+    """The review says which version its fixes were worked out on; sent back with it (as the page
+    does), a fix that another member's edit overtook is refused, and the plan stays as that member
+    left it: "Set “Bistro” to 20:15" after a 120-minute dinner would not clear the closing time."""
+    google_standin.add_place("ChIJ_bistro", "Bistro", 55.6790, 12.5900, ["restaurant", "food"],
+                             hours=weekly(EVERY_DAY, ("12:00", "15:00"), ("17:00", "22:00")))
+    ana = signup(app, "ana2")
+    trip = copenhagen(app, days=1)
+    bistro = add(app, trip, 0, "Bistro", (55.6790, 12.5900), kind="food", meal="dinner", placeId="ChIJ_bistro",
+                 setTime="21:55", durationMin=75)
+    result = review(app, trip)
+    assert result["version"] == trip_dto(app, trip)["version"]
+    fix = only(result, "closed")["fixes"][0]
+    assert fix["label"] == "Set “Bistro” to 20:15"
+    bob = signup(app, "bob")
+    join(app, ana, trip["id"], bob)
+    assert op(app, trip["id"], "update_stop", stopId=bistro, durationMin=120).status_code == 200
+    use(app, ana)
+    r = app.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"], "baseVersion": result["version"]})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "stale", r.text
+    [stop] = trip_dto(app, trip)["days"][0]["stops"]
+    assert (stop["setTime"], stop["durationMin"]) == ("21:55", 120)
+    # The review of the plan as it is now offers a fix for it, with its version.
+    fresh = review(app, trip)
+    assert fresh["version"] == trip_dto(app, trip)["version"] == result["version"] + 1
+    fix = only(fresh, "closed")["fixes"][0]
+    r = app.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"], "baseVersion": fresh["version"]})
+    assert r.status_code == 200, r.text
+    assert "closed" not in [f["kind"] for f in review(app, trip)["findings"]]
+
+
 def test_viewers_cannot_apply_edits(app):
     owner = signup(app, "owner")
     trip = copenhagen(app, days=1)
