@@ -146,9 +146,10 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     issues = detect(trip, day, shown, prefs, book, weather)
     search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
                        alternatives)
+    # An observation (`info`) has nothing to fix: no search, so no reason why one found nothing either.
     findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),
                                                              functools.partial(no_fix_reason, search, issue))
-                         if with_fixes else None) for issue in issues]
+                         if with_fixes and issue.severity != "info" else None) for issue in issues]
     return ReviewResult(_status(findings), tuple(findings),
                         not_checked(trip, day, places, weather, day_schedule(day, shown)))
 
