@@ -216,6 +216,36 @@ def test_the_route_crossing_itself_three_times_is_one_finding_with_one_fix(app):
     assert "backtracking" not in [f["kind"] for f in review(app, trip)["findings"]]
 
 
+def test_removing_a_duplicate_sets_the_time_of_the_tea_it_would_bring_forward(app):
+    """The only way to clear a duplicate is to remove it, and that starts what follows earlier: an
+    afternoon tea at 14:08, before its window. The fix says so and sets the tea's time; there was
+    no fix at all ("Every change Wayline tried would cause a new problem")."""
+    trip = copenhagen(app, days=1)
+    add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    add(app, trip, 0, "Long walk", (55.6820, 12.5770), durationMin=240)
+    add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    add(app, trip, 0, "Tea", (55.6800, 12.5790), kind="food", meal="afternoon_tea", durationMin=45)
+    finding = only(review(app, trip), "duplicate")
+    assert [f["label"] for f in finding["fixes"]] == ["Remove the second “Rundetaarn”, and set “Tea” to 14:30"]
+    clears(app, trip, finding, finding["fixes"][0])
+    assert [(s["name"], s["startTime"]) for s in trip_dto(app, trip)["days"][0]["stops"]][-1] == ("Tea", "14:30")
+
+
+def test_uncrossing_the_route_before_lunch_keeps_lunch_in_its_window(app):
+    """Untangling the morning saves the minutes that kept lunch at 11:02: the fix sets lunch to a
+    time that holds however the routing provider times the new legs (it was offered none)."""
+    trip = copenhagen(app, days=1)
+    assert op(app, trip["id"], "update_day", dayId=trip["days"][0]["id"], startTime="08:25").status_code == 200
+    for i, (x, y) in enumerate([(0, 0), (6, 4), (1, 4), (5, 0)]):
+        add(app, trip, 0, f"Stop {i}", (55.680 + y * 0.001, 12.560 + x * 0.0018), durationMin=30)
+    add(app, trip, 0, "Lunch", (55.682, 12.5654), kind="food", meal="lunch", durationMin=60)
+    assert trip_dto(app, trip)["days"][0]["stops"][-1]["startTime"] == "11:02"
+    finding = only(review(app, trip), "backtracking")
+    assert finding["fixes"] and all(f["label"].endswith(", and set “Lunch” to 11:15") for f in finding["fixes"]), \
+        finding
+    clears(app, trip, finding, finding["fixes"][0])
+
+
 # -- the ops endpoint --------------------------------------------------------------------------------
 
 
