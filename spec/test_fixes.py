@@ -153,8 +153,11 @@ def test_every_mode_avoided_allows_the_mode_that_makes_the_leg_shortest(app):
     add(app, trip, 0, "Amager Strandpark", (55.6540, 12.6490))
     add(app, trip, 0, "Kongens Have", (55.6849, 12.5797))
     finding = only(review(app, trip), "avoided_mode")
+    # In the preferences form's words, not the field's values ("The trip avoids walk ... is by walk").
+    assert finding["message"] == "The trip avoids walking, but the leg from “Amager Strandpark” to “Kongens Have” " \
+                                 "is on foot."
     assert finding["fixes"], finding
-    assert finding["fixes"][0]["label"] == "Allow drive on this trip"   # the fastest, 5 km across town
+    assert finding["fixes"][0]["label"] == "Allow driving on this trip"   # the fastest, 5 km across town
     clears(app, trip, finding, finding["fixes"][0])
 
 

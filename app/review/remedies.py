@@ -36,7 +36,7 @@ from ..fields import LAST_SERVICE_MINUTE
 from ..hours.rules import buffer_for, on_date
 from ..legs import estimate
 from ..meals import FOOD_NOTE, MEALS
-from ..preferences import PACE_STOPS
+from ..preferences import MODE_NAMES, PACE_STOPS
 from ..trips.model import DAY_START, Day, Stop, Trip
 from ..trips.schedule import Slot, clock_label, date_label, to_minutes, to_service_time
 from .fixes import Candidate, FixSearch, Strategy, day_of
@@ -467,7 +467,7 @@ def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
         def seconds(mode: str) -> int:
             return estimate(a.id, b.id, ends[0], ends[1], mode).duration_s
         for mode in sorted((m for m in avoided if issue.kind == "avoided_mode" or m != "walk"), key=seconds):
-            yield Candidate(f"Allow {mode} on this trip", (("set_trip_preferences", {
+            yield Candidate(f"Allow {MODE_NAMES[mode]} on this trip", (("set_trip_preferences", {
                 "avoidModes": [m for m in avoided if m != mode]}),), W_PREFS, seconds(mode) // 60)
 
     out = [Strategy(W_PREFS, allow, tries=4, most=2)]
