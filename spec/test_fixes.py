@@ -339,6 +339,24 @@ def test_a_day_says_which_checks_could_not_run(app, google_standin):
         "Weather not checked for Mon 14 Dec: the forecast could not be read."]
 
 
+def test_a_place_that_could_not_be_read_is_not_said_to_have_no_hours(app, google_standin):
+    """Places down: the restaurant's hours were not checked because it could not be read, not
+    because it lists none (it opens 11-22 every day): the page showed "no opening hours are known"."""
+    google_standin.add_place("ChIJ_rest", "Rest", 55.6780, 12.5790, ["restaurant", "food"],
+                             hours=weekly(EVERY_DAY, ("11:00", "22:00")))
+    google_standin.add_place("ChIJ_nohours", "Amalienborg", 55.6840, 12.5930, ["tourist_attraction"])
+    trip = copenhagen(app, days=1)
+    add(app, trip, 0, "Amalienborg", (55.6840, 12.5930), placeId="ChIJ_nohours")
+    assert [c["message"] for c in review(app, trip)["notChecked"]][0] == \
+        "Opening hours not checked for “Amalienborg”: no opening hours are known."
+    google_standin.fail("/v1/places/ChIJ_rest", 503)
+    add(app, trip, 0, "Rest", (55.6780, 12.5790), placeId="ChIJ_rest", kind="food", meal="lunch", setTime="12:00")
+    assert [c["message"] for c in review(app, trip)["notChecked"]] == [
+        "Opening hours not checked for “Rest”: its place could not be read just now.",
+        "Opening hours not checked for “Amalienborg”: no opening hours are known.",
+        "Weather not checked for Mon 14 Dec: the forecast could not be read."]
+
+
 # -- Optimize never applies a draft with new findings -----------------------------------------------------
 
 

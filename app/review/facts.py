@@ -40,6 +40,7 @@ class DayContext:
     places: dict[str, Json] | None           # the trip's stops' place JSON (None: no places provider)
     weather: dict[str, Json] | None = None   # date -> app.providers.weather day (None: unknown)
     trip_legs: dict[str, list[Leg]] | None = None   # every day's shown legs
+    unreadable: frozenset[str] = frozenset()   # place ids the provider could not answer for just now
 
     @property
     def date(self) -> str:
@@ -47,7 +48,7 @@ class DayContext:
 
     def review(self, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
-                          trip_legs=self.trip_legs, alternatives=alternatives)
+                          trip_legs=self.trip_legs, alternatives=alternatives, unreadable=self.unreadable)
 
     def fingerprint(self) -> str:
         return day_fingerprint(self.trip, self.day)
@@ -110,27 +111,34 @@ async def load_day(sources: FactSources, trip_id: str, day_id: str, *, review_fa
     entry = await sources.trip_cache.entry(trip_id)
     day = entry.trip.day(day_id)
     places = weather = None
+    unreadable: set[str] = set()
     if review_facts:
         stops = entry.trip.all_stops() if fixes else day.stops
-        places, weather = await asyncio.gather(stop_places(sources.places, stops, trip_country(entry.trip)),
+        places, weather = await asyncio.gather(stop_places(sources.places, stops, trip_country(entry.trip),
+                                                           unreadable=unreadable),
                                                trip_weather(sources.weather, entry.trip))
-    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
+    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs),
+                      frozenset(unreadable))
 
 
 def trip_country(trip: Trip) -> str | None:
     return country_of_timezone(trip.timezone)
 
 
-async def stop_places(places: PlacesProvider, stops: Iterable[Stop],
-                      country: str | None = None) -> dict[str, dict[str, Any]]:
+async def stop_places(places: PlacesProvider, stops: Iterable[Stop], country: str | None = None, *,
+                      unreadable: set[str] | None = None) -> dict[str, dict[str, Any]]:
     """The place JSON of every stop that has a place (cached by the provider);
     a place the provider cannot answer for is left out, so its hours stay
-    unknown. `country`: the trip's, for an OpenStreetMap place's public holidays."""
+    unknown (`unreadable` collects those it could not answer for just now,
+    not the ones it does not know). `country`: the trip's, for an
+    OpenStreetMap place's public holidays."""
     ids = sorted({s.place_id for s in stops if s.place_id})
     answers = await asyncio.gather(*(places.place(pid) for pid in ids), return_exceptions=True)
     found: dict[str, dict[str, Any]] = {}
     for pid, answer in zip(ids, answers):
         if isinstance(answer, (Unavailable, NotFound)):
+            if isinstance(answer, Unavailable) and unreadable is not None:
+                unreadable.add(pid)
             continue
         if isinstance(answer, BaseException):
             raise answer
