@@ -6,6 +6,7 @@ edits as one change) and must clear its finding and add none."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -247,6 +248,40 @@ def test_uncrossing_the_route_before_lunch_keeps_lunch_in_its_window(app):
     assert finding["fixes"] and all(f["label"].endswith(", and set “Lunch” to 11:15") for f in finding["fixes"]), \
         finding
     clears(app, trip, finding, finding["fixes"][0])
+
+
+LISBON_ZIGZAG = [("x00", 38.71262, -9.14964, 90, None), ("x01", 38.7091, -9.14094, 45, None),
+                 ("x02", 38.71357, -9.1611, 90, None), ("x03", 38.7093, -9.13081, 60, None),
+                 ("x04", 38.70286, -9.17784, 30, None), ("x05", 38.72596, -9.14958, 30, "15:00"),
+                 ("x06", 38.72484, -9.14667, 60, None)]
+
+
+def test_a_fix_never_makes_a_crossing_route_cross_more_often(app):
+    """The day crosses itself once and "x05" is set before "x04" ends: "Move “x05” before “x03”"
+    cleared the overlap but made the route cross twice (the finding "crosses back on itself 2
+    times", which the agent counts as a new risk). Every fix offered leaves it crossing at most once."""
+    def build() -> dict:
+        trip = new_trip(app, days=3, startDate=MONDAY)
+        for name, lat, lng, minutes, at in LISBON_ZIGZAG:
+            add(app, trip, 0, name, (lat, lng), durationMin=minutes, **({"setTime": at} if at else {}))
+        add(app, trip, 2, "x20", (38.70665, -9.12787), durationMin=45)
+        return trip
+
+    def crossings(trip: dict) -> int:
+        path = [f["message"] for f in review(app, trip)["findings"] if f["kind"] == "backtracking"]
+        times = re.search(r"itself (\d+) times", path[0]) if path else None
+        return int(times.group(1)) if times else len(path)
+
+    trip = build()
+    assert crossings(trip) == 1
+    finding = only(review(app, trip), "overlap")
+    labels = [f["label"] for f in finding["fixes"]]
+    assert labels and "Move “x05” before “x03”" not in labels, labels
+    for label in labels:
+        copy = build()
+        fix = next(f for f in only(review(app, copy), "overlap")["fixes"] if f["label"] == label)
+        apply_fix(app, copy, fix)
+        assert crossings(copy) <= 1, label
 
 
 # -- the ops endpoint --------------------------------------------------------------------------------

@@ -26,7 +26,8 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import Slot, date_label, day_schedule
 from .fixes import FixSearch, SearchResult
-from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, quote as _q
+from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, search_keys
+from .issues import quote as _q
 from .remedies import strategies_for
 from .why_not import no_fix_reason
 from .rules import detect
@@ -146,7 +147,7 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     book = book or PlaceBook(places)
     shown = legs_for(day, known, prefs)
     issues = detect(trip, day, shown, prefs, book, weather)
-    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
+    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, search_keys(issues),
                        alternatives)
     # An observation (`info`) has nothing to fix: no search, so no reason why one found nothing either.
     findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),

@@ -8,7 +8,8 @@ and applied, in order, to a copy-on-write copy of the trip; every day they
 change is re-timed (known legs reused, new pairs estimated exactly as
 app.legs would) and re-checked. A fix is kept only when its finding is gone
 and no finding appears that was not there before, on any day it changes
-(all of them when it changes the trip's travel choices). So every fix
+(all of them when it changes the trip's travel choices), nor does a path
+that crossed itself cross more often (`search_keys`). So every fix
 applies through `apply_ops` and helps.
 
 Ranking and bounds: the remedies of a finding come as strategies, each with
@@ -39,7 +40,7 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.ops import simulate
 from ..trips.schedule import Slot, day_schedule
-from .issues import Edits, Issue, Json, Key, Legs, PlaceBook
+from .issues import Edits, Issue, Json, Key, Legs, PlaceBook, search_keys
 from .rules import CLOCK_RULES, detect
 from .starts import Ranges, start_ranges
 
@@ -187,7 +188,7 @@ class FixSearch:
             return found
         legs = self.legs(day, prefs, estimate_all)
         if not robust:
-            found = {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+            found = search_keys(detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True))
         else:
             found = set(self.day_keys(trip, day, prefs, estimate_all))
             known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})

@@ -55,6 +55,19 @@ def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> Key:
     return SAME_PROBLEM.get(kind, kind), tuple(sorted(stop_ids))
 
 
+def search_keys(issues: Iterable[Issue]) -> set[Key]:
+    """What the fix search compares (a day's issues before and after a fix):
+    each issue's key, and for a path that crosses itself one key per
+    crossing, so that a fix may not make a crossing path cross more often
+    (material_risks and added_findings count that as new too)."""
+    out: set[Key] = set()
+    for issue in issues:
+        out.add(issue.key)
+        if issue.kind == "backtracking":
+            out.update(("crossing", n) for n in range(1, issue.count + 1))
+    return out
+
+
 @dataclass
 class Issue:
     """A rule's raw result: what is wrong, about which stops. The fix search
