@@ -44,7 +44,8 @@ def closed(facts: DayFacts) -> list[Issue]:
         else:
             when = f"{clock_label(slot.start)}–{clock_label(slot.end)}"
             buffer = " with 30 minutes before closing" if stop.kind == "food" else ""
-            closes = f" (it closes at {check.closes_at})" if check.closes_at else ""
+            close = _closes(facts, stop, slot.start) if check.closes_at else None
+            closes = f" (it closes at {clock_label(close)})" if close is not None else ""
             message = (f"{quote(stop.name)} at {when} on {date_label(date)} does not fit its {usual}opening "
                        f"hours{buffer}{closes}.")
         issues.append(Issue("closed", severity, message, (stop.id,), subject=stop.id))
@@ -54,6 +55,16 @@ def closed(facts: DayFacts) -> list[Issue]:
 def _date_of(date: str, minutes: int) -> Date:
     """The date a schedule minute falls on (the next one past midnight)."""
     return Date.fromordinal(Date.fromisoformat(date).toordinal() + minutes // (24 * 60))
+
+
+def _closes(facts: DayFacts, stop: Stop, minutes: int) -> int | None:
+    """When the opening period the stop starts in ends, on the day plan's
+    clock like its start ("02:00 (+1)" for a bar open past midnight, not
+    "02:00" next to "01:30 (+1)"); None when it starts in none."""
+    hours = facts.book.hours(stop, _date_of(facts.date, minutes))
+    at = minutes % (24 * 60)
+    span = next((s for s in hours.spans if s[0] <= at < s[1]), None) if hours is not None else None
+    return None if span is None else minutes - at + span[1]
 
 
 def _open_at_all(facts: DayFacts, stop: Stop, minutes: int) -> bool:
