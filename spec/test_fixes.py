@@ -284,6 +284,30 @@ def test_a_fix_never_makes_a_crossing_route_cross_more_often(app):
         assert crossings(copy) <= 1, label
 
 
+def test_a_place_closed_for_good_is_a_problem_with_a_fix(app):
+    """Café Antigo do Chiado is permanently closed but Google still lists its old hours (08-19):
+    a breakfast there at 09:00 passed for fine. It is a problem now, removed or replaced by a
+    place nearby that serves breakfast, either fix clearing it."""
+    def build() -> dict:
+        trip = new_trip(app, days=2, startDate=MONDAY)
+        add(app, trip, 0, "Café Antigo do Chiado", (38.7112, -9.1410), placeId="ChIJ_cafe_antigo", kind="food",
+            meal="breakfast", setTime="09:00", durationMin=45)
+        add(app, trip, 0, "Castelo de São Jorge", (38.7139, -9.1335), placeId="ChIJ_castelo_jorge")
+        return trip
+
+    trip = build()
+    result = review(app, trip)
+    finding = only(result, "closed")
+    assert result["status"] == "problem" and finding["severity"] == "problem"
+    assert finding["message"] == "“Café Antigo do Chiado” has closed for good: Google lists it as permanently closed."
+    labels = [f["label"] for f in finding["fixes"]]
+    assert labels[0] == "Remove “Café Antigo do Chiado”", labels
+    assert any(label.startswith("Replace “Café Antigo do Chiado” with “") for label in labels), labels
+    for label in labels:
+        copy = build()
+        clears(app, copy, finding, next(f for f in only(review(app, copy), "closed")["fixes"] if f["label"] == label))
+
+
 # -- the ops endpoint --------------------------------------------------------------------------------
 
 

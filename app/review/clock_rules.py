@@ -5,7 +5,8 @@
 the meal rule (the meal plus 30 minutes inside one period, kitchen hours
 bound it), every other stop by the visit rule (inside one period). A stop
 past midnight is checked on the next date. No hours: no finding (never
-treated as open, never flagged).
+treated as open, never flagged). A place closed for good is closed every
+day, whatever hours it still lists.
 
 `meal_time`: a meal whose start is outside its usual window (app/meals.py).
 
@@ -39,7 +40,9 @@ def closed(facts: DayFacts) -> list[Issue]:
             continue
         usual = "" if check.status == "confirmed" else "usual "
         when_date = date_label(_date_of(date, slot.start).isoformat())
-        if check.closes_at is None and check.latest_start is None and not _open_at_all(facts, stop, slot.start):
+        if facts.book.gone(stop):
+            message = f"{quote(stop.name)} has closed for good: Google lists it as permanently closed."
+        elif check.closes_at is None and check.latest_start is None and not _open_at_all(facts, stop, slot.start):
             message = f"{quote(stop.name)} is closed all day on {when_date} (its {usual}opening hours)."
         else:
             when = f"{clock_label(slot.start)}–{clock_label(slot.end)}"

@@ -24,7 +24,7 @@ from ..providers.weather import Weather
 from ..trips.dto import TripCache
 from ..trips.model import Day, Stop, Trip
 from .findings import ReviewResult, day_fingerprint, review_day
-from .issues import Json
+from .issues import Json, permanently_closed
 
 log = logging.getLogger("wayline.planner")
 WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
@@ -68,8 +68,10 @@ async def full_review(sources: FactSources, ctx: DayContext) -> ReviewResult:
     same meal (the provider's search, cached) are looked up and the fix
     search may offer one of them instead."""
     result = ctx.review()
-    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and not f.fixes and f.severity != "info"
-             for sid in f.stop_ids}
+    # A meal whose place closed for good is worth another place even when removing it would do.
+    gone = {s.id for s in ctx.day.stops if s.place_id and permanently_closed((ctx.places or {}).get(s.place_id))}
+    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and f.severity != "info"
+             and (not f.fixes or gone.intersection(f.stop_ids)) for sid in f.stop_ids}
     meals = [s for s in ctx.day.stops if s.id in stuck and s.kind == "food" and s.meal in MEALS and s.lat is not None]
     if not meals:
         return result

@@ -86,6 +86,14 @@ class Issue:
         return issue_key(self.kind, self.stop_ids, None)
 
 
+CLOSED_FOR_GOOD = DayHours("confirmed", ())
+
+
+def permanently_closed(raw: Json | None) -> bool:
+    """A place Google lists as closed for good: it may still list its old hours."""
+    return isinstance(raw, dict) and raw.get("businessStatus") == "CLOSED_PERMANENTLY"
+
+
 class PlaceBook:
     """What the rules read from places (hours per date, outdoor or not),
     computed once per review: fix simulations ask about the same places again
@@ -107,13 +115,19 @@ class PlaceBook:
             self._outdoor[stop.place_id] = is_outdoor(self.raw(stop))
         return self._outdoor[stop.place_id]
 
+    def gone(self, stop: Stop) -> bool:
+        """Whether the stop's place has closed for good (Google's businessStatus)."""
+        return permanently_closed(self.raw(stop))
+
     def hours(self, stop: Stop, day: Date) -> DayHours | None:
-        """The stop's place's hours seen from `day` (meal rule for food stops)."""
+        """The stop's place's hours seen from `day` (meal rule for food stops);
+        a place closed for good is closed every day, whatever hours it still lists."""
         meal = stop.kind == "food"
         key = (stop.place_id or "", day, meal)
         if key not in self._memo:
             raw = self.raw(stop)
-            self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
+            self._memo[key] = None if raw is None else CLOSED_FOR_GOOD if permanently_closed(raw) else \
+                hours_on(raw, day, meal=meal)
         return self._memo[key]
 
     def check(self, stop: Stop, date: str, minutes: int) -> HoursCheck | None:

@@ -337,6 +337,14 @@ def replacements(search: FixSearch, stop: Stop) -> Iterator[Candidate]:
 def _clock(search: FixSearch, issue: Issue) -> list[Strategy]:
     stop = _stop(search, issue.subject)
     closed = issue.kind == "closed"
+    if search.book.gone(stop):
+        # Closed for good: no time or day fits it; it goes, or another place serves its meal.
+        def remove() -> Iterator[Candidate]:
+            yield Candidate(f"Remove {_q(stop.name)}", (("delete_stop", {"stopId": stop.id}),), W_DELETE)
+        gone = [Strategy(W_DELETE, remove, tries=1)]
+        if stop.kind == "food" and stop.meal in MEALS and search.alternatives.get(stop.id):
+            gone.append(Strategy(W_REPLACE, lambda: replacements(search, stop), settle=_as_is))
+        return gone
     out = [Strategy(W_TIME, lambda: set_times(search, stop)),
            Strategy(W_MOVE, lambda: swaps_with_neighbours(search, stop), tries=2),
            Strategy(W_MOVE, lambda: moves_within(search, stop)),
