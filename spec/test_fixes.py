@@ -396,6 +396,13 @@ def test_a_day_says_which_checks_could_not_run(app, google_standin):
     assert [c["message"] for c in result["notChecked"]] == [
         "Opening hours not checked for “Amalienborg”: no opening hours are known.",
         "Weather not checked for Mon 14 Dec: the forecast could not be read."]
+    # No destination, no place to ask the forecast for: it says what would help, not that a read failed.
+    r = app.post("/api/trips", json={"title": "Somewhere", "startDate": MONDAY, "days": 1})
+    assert r.status_code == 201, r.text
+    nowhere = r.json()["data"]
+    add(app, nowhere, 0, "Amalienborg", (55.6840, 12.5930), placeId="ChIJ_nohours")
+    assert [c["message"] for c in review(app, nowhere)["notChecked"]][1] == \
+        "Weather not checked for Mon 14 Dec: the trip has no destination set."
 
 
 def test_a_place_that_could_not_be_read_is_not_said_to_have_no_hours(app, google_standin):

@@ -185,9 +185,11 @@ def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
             out.append({"check": "hours", "stopIds": [s.id for s in stops],
                         "message": f"Opening hours not checked for {names}: {why}."})
     if visits and (weather is None or trip.dated(day) not in weather):
+        # Without a destination there is no place to ask the forecast for: say what would help.
+        why = "the trip has no destination set" if trip.dest_lat is None or trip.dest_lng is None else \
+            "the forecast could not be read"
         out.append({"check": "weather", "stopIds": [],
-                    "message": f"Weather not checked for {date_label(trip.dated(day))}: the forecast could "
-                               f"not be read."})
+                    "message": f"Weather not checked for {date_label(trip.dated(day))}: {why}."})
     return tuple(out)
 
 
