@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import date as Date
 
+from ..hours.rules import hours_on
 from ..meals import MEALS
 from ..trips.model import Stop
 from .issues import DayFacts, Issue, quote
@@ -48,7 +49,10 @@ def closed(facts: DayFacts) -> list[Issue]:
             when = f"{clock_label(slot.start)}–{clock_label(slot.end)}"
             buffer = " with 30 minutes before closing" if stop.kind == "food" else ""
             close = _closes(facts, stop, slot.start) if check.closes_at else None
-            closes = f" (it closes at {clock_label(close)})" if close is not None else ""
+            # The meal rule ends at last orders when Google lists kitchen hours: say so, or "it closes
+            # at 22:00" contradicts the 23:30 everyone sees on the door.
+            who = "its kitchen" if close is not None and _kitchen_first(facts, stop, slot.start, close) else "it"
+            closes = f" ({who} closes at {clock_label(close)})" if close is not None else ""
             message = (f"{quote(stop.name)} at {when} on {date_label(date)} does not fit its {usual}opening "
                        f"hours{buffer}{closes}.")
         issues.append(Issue("closed", severity, message, (stop.id,), subject=stop.id))
@@ -68,6 +72,17 @@ def _closes(facts: DayFacts, stop: Stop, minutes: int) -> int | None:
     at = minutes % (24 * 60)
     span = next((s for s in hours.spans if s[0] <= at < s[1]), None) if hours is not None else None
     return None if span is None else minutes - at + span[1]
+
+
+def _kitchen_first(facts: DayFacts, stop: Stop, minutes: int, close: int) -> bool:
+    """Whether a food stop's period ends at `close` because its kitchen does, the doors later."""
+    raw = facts.book.raw(stop)
+    if stop.kind != "food" or raw is None:
+        return False
+    doors = hours_on(raw, _date_of(facts.date, minutes), meal=False)
+    at = minutes % (24 * 60)
+    span = next((s for s in doors.spans if s[0] <= at < s[1]), None) if doors is not None else None
+    return span is not None and minutes - at + span[1] > close
 
 
 def _open_at_all(facts: DayFacts, stop: Stop, minutes: int) -> bool:
