@@ -308,6 +308,24 @@ def test_a_place_closed_for_good_is_a_problem_with_a_fix(app):
         clears(app, copy, finding, next(f for f in only(review(app, copy), "closed")["fixes"] if f["label"] == label))
 
 
+def test_removing_a_duplicate_keeps_its_expense_with_the_first_visit(app):
+    """The tickets were booked on the second "Rundetaarn": removing it left them for a stop that is
+    gone (and the agent then flagged the expense as unlinked, a new problem from the fix)."""
+    me = app.get("/api/auth/me").json()["data"]["user"]
+    trip = copenhagen(app, days=1)
+    first = add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    second = add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    r = op(app, trip["id"], "add_expense", title="Tickets", amountMinor=6000, currency="DKK", paidBy=me["id"],
+           dayId=trip["days"][0]["id"], stopId=second)
+    assert r.status_code == 200, r.text
+    finding = only(review(app, trip), "duplicate")
+    [fix] = finding["fixes"]
+    assert fix["label"] == "Remove the second “Rundetaarn” (its expense now for the first)"
+    clears(app, trip, finding, fix)
+    [expense] = trip_dto(app, trip)["expenses"]
+    assert (expense["title"], expense["stopId"], expense["dayId"]) == ("Tickets", first, trip["days"][0]["id"])
+
+
 # -- the ops endpoint --------------------------------------------------------------------------------
 
 

@@ -485,10 +485,16 @@ def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
 
 
 def _duplicate(search: FixSearch, issue: Issue) -> list[Strategy]:
-    second = _stop(search, issue.stop_ids[1])
+    first, second = (_stop(search, sid) for sid in issue.stop_ids)
+    # An expense for the second visit (the tickets) is for the place: it stays with the first, where
+    # a removal alone would leave it for a stop that is gone (the agent's `expense_unlinked`).
+    kept: Edits = tuple(("update_expense", {"expenseId": e.id, "stopId": first.id})
+                        for e in search.trip.expenses if e.stop_id == second.id)
 
     def remove() -> Iterator[Candidate]:
-        yield Candidate(f"Remove the second {_q(second.name)}", (("delete_stop", {"stopId": second.id}),), W_DELETE)
+        said = f" (its expense{'s' if len(kept) > 1 else ''} now for the first)" if kept else ""
+        yield Candidate(f"Remove the second {_q(second.name)}{said}",
+                        kept + (("delete_stop", {"stopId": second.id}),), W_DELETE)
     return [Strategy(W_DELETE, remove, tries=1)]
 
 
