@@ -285,10 +285,12 @@ export function createStore(app, tripId) {
     // Several ops as one change (a review fix, a suggestion's patch): all or
     // nothing, one version, one line in the timeline saying what they did.
     // A fix is worked out by the server on the trip as it is now, so it is
-    // never kept for later: offline it says it needs a connection.
-    async edits(edits, { quiet = false } = {}) {
+    // never kept for later: offline it says it needs a connection; with
+    // `baseVersion` (the version it was worked out on) the server refuses it
+    // once the trip has moved on (409 stale).
+    async edits(edits, { quiet = false, baseVersion } = {}) {
       if (!isOnline()) throw new ApiError(0, "offline", NEEDS_CONNECTION);
-      const res = await post(`${base}/ops`, { edits });
+      const res = await post(`${base}/ops`, baseVersion === undefined ? { edits } : { edits, baseVersion });
       store.applyWriteAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
