@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser.harness import (api, api_op, api_trip, api_user, chromium, live, offline, open_page)
+from browser.harness import (api, api_op, api_trip, api_user, chromium, live, offline, open_page, shot)
 from browser.scripts import proposing_responder
 from standins.openai_standin import ai_settings
 from test_browser_tray import MUSEUM, OCEAN, pending, soon, wait_for
@@ -70,3 +70,22 @@ def test_every_control_of_a_day_is_reached_by_the_keyboard_with_a_visible_focus(
                 unringed.append(info["key"])
         assert len(reached) >= wanted * 0.9, f"the keyboard reached {len(reached)} of {wanted} controls"
         assert unringed == [], "focused without a visible ring:\n" + "\n".join(unringed)
+
+        # A viewer sees every problem with what clears it: the fixes only an
+        # editor may apply in words (whom to ask), and a fix any member may
+        # apply (the trip's shared choices) as a button.
+        t = w["trip"]["id"]
+        api(w["dave"], "POST", f"/api/invites/{w['invite']}/accept", {})
+        api(w["alice"], "PUT", f"/api/trips/{t}/preferences", {"avoidModes": ["walk", "transit", "drive", "bicycle"]})
+        viewer = open_page(browser, server, viewport=SIZES[0], phone=True, session=w["dave"].token)
+        viewer.goto(f"/#/trips/{t}")
+        clash = viewer.locator(".finding[data-kind=overlap]")
+        clash.locator(".fixes-for-editors li").first.wait_for()
+        assert clash.locator(".fixes-for-editors").inner_text().startswith("An editor of the trip can fix this")
+        assert clash.locator(".btn-fix").count() == 0
+        clash.scroll_into_view_if_needed()
+        shot(viewer, "viewer-fixes-360")
+        avoided = viewer.locator(".finding[data-kind=avoided_mode]")
+        avoided.locator(".btn-fix", has_text="on this trip").first.click()
+        viewer.locator(".finding[data-kind=avoided_mode]").wait_for(state="detached")
+        viewer.errors.check()

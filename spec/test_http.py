@@ -22,7 +22,7 @@ def test_config_key_set_is_pinned_and_holds_no_secret(settings):
         r = client.get("/api/config")
         data = r.json()["data"]
         assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
-                             "mapAttribution", "currencyExponents", "limits", "offlineOps"}
+                             "mapAttribution", "currencyExponents", "limits", "offlineOps", "memberOps"}
         assert data["googleMapsBrowserKey"] == "browser-key" and data["aiEnabled"] and data["placesEnabled"]
         assert "sk-test" not in r.text and "AIzaServer" not in r.text
 

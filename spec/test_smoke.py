@@ -5,7 +5,7 @@ def test_healthz_and_config(client):
     assert client.get("/healthz").json() == {"ok": True}
     data = client.get("/api/config").json()["data"]
     assert set(data) == {"googleMapsBrowserKey", "aiEnabled", "placesEnabled", "placesProvider", "mapTilesUrl",
-                         "mapAttribution", "currencyExponents", "limits", "offlineOps"}
+                         "mapAttribution", "currencyExponents", "limits", "offlineOps", "memberOps"}
 
 
 def test_signup_me_signout(client):

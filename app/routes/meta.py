@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from ..meals import public_meals
 from ..money import EXPONENTS
+from ..trips.ops import TRIP_OPS
 from ..trips.replay import replayable_ops
 from .common import ok, services
 from .openapi import build_openapi, describe
@@ -41,6 +42,9 @@ def public_config(settings) -> dict:
         },
         # The trip ops the page may keep while offline and send later (the registry's `replay` flag).
         "offlineOps": replayable_ops(),
+        # The trip ops any member may make, viewers too (the trip's shared choices): the page
+        # offers a viewer the review's fixes made only of these, and says who can apply the rest.
+        "memberOps": [name for name, spec in TRIP_OPS.items() if spec.role == "viewer"],
     }
 
 

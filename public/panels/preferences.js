@@ -82,7 +82,7 @@ function tripPreferencesForm(store) {
     .catch(() => build(store.trip.preferences || {})); // the route may not exist yet: the TripDto carries them
 
   function build(p) {
-    const readOnly = !store.canEdit;
+    // Every member may change these, viewers too (they are how the group travels, not the plan).
     const transport = select("transport", MODES, p.transport || "transit");
     const avoid = MODES.map(([v, label]) => h("label", { class: "check" },
       h("input", { type: "checkbox", name: "avoidModes", value: v, checked: (p.avoidModes || []).includes(v) }), ` ${label}`));
@@ -99,8 +99,7 @@ function tripPreferencesForm(store) {
       h("div", { class: "grid-2" }, field("Longest walk (metres)", walk), field("Budget", budget)),
       h("label", { class: "check" }, fewer, " Prefer fewer transfers"),
       field("Interests", interests, "Separate with commas; used to pick places to suggest."),
-      errorSlot, readOnly ? h("p", { class: "muted" }, "Viewers cannot change the trip's choices.") : h("div", { class: "actions" }, save));
-    if (readOnly) form.querySelectorAll("input, select").forEach((el) => { el.disabled = true; });
+      errorSlot, h("div", { class: "actions" }, save));
     handleSubmit(form, {
       button: save,
       errorSlot,

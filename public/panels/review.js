@@ -6,7 +6,7 @@
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, renderMarkdown } from "../planner/ui.js";
-import { applyFix } from "../planner/findings.js";
+import { applyFix, editorsMayApply } from "../planner/findings.js";
 import { aiOffNote } from "./common.js";
 import { icon } from "../planner/icons.js";
 
@@ -86,7 +86,10 @@ export function mountReview(el, store) {
       const answer = bubble("copilot", t.answer);
       if (t.cached) answer.append(h("p", { class: "hint" }, "Same question as before: answered from the saved reply (no AI cost)."));
       const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: t.applied.get(id) } : null)).filter(Boolean);
-      if (recommended.length && store.canEdit) answer.append(h("div", { class: "fixes" }, recommended.map((fix) => fixButton(t, fix, day.id))));
+      const mine = recommended.filter((fix) => t.applied.has(fix.id) || store.mayApply(fix));
+      const others = recommended.filter((fix) => !mine.includes(fix));
+      if (mine.length) answer.append(h("div", { class: "fixes" }, mine.map((fix) => fixButton(t, fix, day.id))));
+      if (others.length) answer.append(editorsMayApply(others));
       log.append(answer);
     }
   }

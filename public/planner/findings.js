@@ -41,13 +41,25 @@ export function applyFix(store, fix, button, dayId) {
 }
 
 export function fixButtons(store, finding) {
-  const fixes = finding.fixes;
-  if (!store.canEdit || !fixes || !fixes.length) return null;
-  return h("div", { class: "fixes" }, fixes.map((fix) => {
-    const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-needs-server": true, "data-fix-id": fix.id, "data-fkey": `fix:${fix.id}` }, fix.label);
-    b.addEventListener("click", () => applyFix(store, fix, b, finding.dayId));
-    return b;
-  }));
+  const fixes = finding.fixes || [];
+  const mine = fixes.filter((fix) => store.mayApply(fix));
+  const others = fixes.filter((fix) => !store.mayApply(fix));
+  if (!fixes.length) return null;
+  return h("div", null,
+    mine.length ? h("div", { class: "fixes" }, mine.map((fix) => {
+      const b = h("button", { type: "button", class: "btn btn-sm btn-fix", "data-needs-server": true, "data-fix-id": fix.id, "data-fkey": `fix:${fix.id}` }, fix.label);
+      b.addEventListener("click", () => applyFix(store, fix, b, finding.dayId));
+      return b;
+    })) : null,
+    others.length ? editorsMayApply(others) : null);
+}
+
+// A viewer sees the fixes only an editor may apply, as words: the problem
+// still says what clears it, and whom to ask.
+export function editorsMayApply(fixes) {
+  return h("div", { class: "hint fixes-for-editors" },
+    h("p", null, fixes.length === 1 ? "An editor of the trip can fix this:" : "An editor of the trip can fix this, by one of:"),
+    h("ul", null, fixes.map((fix) => h("li", { "data-fix-id": fix.id }, fix.label))));
 }
 
 // A problem or a warning with its fixes; an observation (`info`) is a quiet

@@ -148,6 +148,16 @@ export function createStore(app, tripId) {
       return Boolean(state.trip && (state.trip.role === "owner" || state.trip.role === "editor"));
     },
 
+    // Whether this member may apply a fix (or any list of edits): editors and
+    // owners any; a viewer those made only of ops any member may make (the
+    // trip's shared choices: GET /api/config `memberOps`).
+    mayApply(fix) {
+      if (store.canEdit) return true;
+      if (!state.trip) return false;
+      const anyMember = app.session.config.memberOps || [];
+      return (fix.edits || [{ op: fix.op }]).every((edit) => anyMember.includes(edit.op));
+    },
+
     get isOwner() {
       return Boolean(state.trip && state.trip.role === "owner");
     },
