@@ -554,3 +554,49 @@ async def test_after_an_outage_the_service_rests_then_recovers(tmp_path, osm_sta
         fake.now += osm.cooldown_s + 1
         assert await osm.search_nearby(*CENTRE, types=["museum"])
     assert osm_standin.count(OVERPASS_PATH) == 2
+
+
+def test_elements_of_the_wrong_shape_are_left_out_not_a_500(settings, osm_standin):
+    """Overpass and Nominatim answer elements whose fields are of the wrong
+    type (tags or a centre that are lists, an address that is text, a point
+    off the globe or a boolean): those places are left out, the good ones are
+    suggested and searched as usual. Before: Explore nearby and place search
+    were a 500 (and a point off the globe reached a route's URL)."""
+    from helpers import make_client, new_trip, signup
+
+    good = {"type": "node", "id": 11, "lat": 55.6790, "lon": 12.5735,
+            "tags": {"name": "Good Museum", "tourism": "museum", "opening_hours": "Mo-Su 08:00-22:00"}}
+    museum = {"name": "Odd Museum", "tourism": "museum"}
+    osm_standin.answers = {
+        OVERPASS_PATH: {"elements": [
+            {"type": "node", "id": 12, "lat": 55.679, "lon": 12.573, "tags": ["name", "Listed"]},
+            {"type": "way", "id": 13, "center": [55.679, 12.573], "tags": museum},
+            {"type": "node", "id": 14, "lat": 255.679, "lon": 12.573, "tags": museum},
+            {"type": "node", "id": 15, "lat": True, "lon": 12.573, "tags": museum},
+            "not an element", good]},
+        "/search": [
+            {"osm_type": "node", "osm_id": 21, "lat": "55.679", "lon": "12.573", "name": "Text Address",
+             "category": "tourism", "type": "museum", "address": "Nyhavn 1"},
+            {"osm_type": "node", "osm_id": 22, "lat": "55.679", "lon": "12.573", "name": "Listed Tags",
+             "category": "tourism", "type": "museum", "extratags": ["opening_hours"], "namedetails": "x"},
+            {"osm_type": "node", "osm_id": 23, "lat": "155.679", "lon": "12.573", "name": "Off the Globe"},
+            {"osm_type": "node", "osm_id": 24, "lat": "55.679", "lon": "12.573", "name": {"da": "Ordbog"}},
+            {"osm_type": "node", "osm_id": 11, "lat": "55.6790", "lon": "12.5735", "name": "Good Museum",
+             "category": "tourism", "type": "museum", "extratags": {"opening_hours": "Mo-Su 08:00-22:00"}}],
+    }
+    with make_client(osm_settings(settings, osm_standin)) as client:
+        signup(client)
+        trip = new_trip(client, days=1, timezone="Europe/Copenhagen",
+                        destination={"name": "Copenhagen", "lat": CENTRE[0], "lng": CENTRE[1]})
+        day = trip["days"][0]["id"]
+        r = client.post(f"/api/trips/{trip['id']}/ops/insert_stop",
+                        json={"dayId": day, "name": "Rådhuspladsen", "lat": CENTRE[0], "lng": CENTRE[1]})
+        assert r.status_code == 200, r.text
+        explore = client.post(f"/api/trips/{trip['id']}/days/{day}/explore", json={})
+        assert explore.status_code == 200, explore.text
+        assert [s["place"]["name"] for s in explore.json()["data"]["suggestions"]] == ["Good Museum"]
+        found = client.get(f"/api/trips/{trip['id']}/places/search", params={"q": "museum"})
+        assert found.status_code == 200, found.text
+        places = {p["name"]: p for p in found.json()["data"]["places"]}
+        assert set(places) == {"Text Address", "Listed Tags", "Good Museum"}
+        assert places["Text Address"]["address"] is None
