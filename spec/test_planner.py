@@ -253,6 +253,23 @@ def test_optimize_limits_the_day_to_25_stops(env, model):
     assert r.status_code == 422 and model.count("plan_day") == 0
 
 
+def test_optimize_on_an_empty_day_says_so_before_the_model(env, model, settings):
+    """A day without stops has nothing to order and no stop to add a place
+    after: refused in words before the model is asked. Before: the model was
+    asked, then the shortest-order offer read the empty order's first stop,
+    a 500."""
+    signup(env)
+    save_prefs(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    model.json("plan_day", {"order": [], "additions": [], "summary": "Nothing to do."})
+    r = env.post(f"/api/trips/{trip['id']}/days/{day}/optimize", json={})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["field"] == "dayId" and "add a stop first" in r.json()["error"]["message"]
+    assert model.count("plan_day") == 0
+    assert db_rows(settings, "SELECT COUNT(*) FROM ai_usage WHERE feature = 'plan_day'")[0][0] == 0
+
+
 # -- drafts: stale, forged, roles ---------------------------------------------------------------
 
 

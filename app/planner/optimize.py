@@ -297,6 +297,10 @@ def candidate_places(candidates: dict) -> dict:
 
 
 def check_day_size(day: Day) -> None:
+    if not day.stops:
+        # Nothing to order and nothing to add after (an addition follows a stop): a model call could only say so.
+        raise Invalid("Optimize my day orders the day's stops and adds places after them: add a stop first.",
+                      field="dayId")
     if len(day.stops) > PLAN_MAX_STOPS:
         raise Invalid(f"Optimize my day works on days of at most {PLAN_MAX_STOPS} stops; this one has "
                       f"{len(day.stops)}.", field="dayId")
@@ -440,7 +444,7 @@ async def shortest_alternative(svc: PlannerDeps, ctx: DayContext, draft: dict, m
     by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}   # one per place
     added = {s.id: by_place[s.place_id] for s in day.stops if s.id not in existing}
     target = list(result.order)
-    if target[0] in added:
+    if not target or target[0] in added:
         return None
     moves = order_edits(ctx.day, [sid for sid in target if sid in existing])
     inserts, anchor = [], None
