@@ -128,6 +128,33 @@ def test_an_explored_sight_is_rechecked_on_apply_by_the_visit_rule(env):
     assert r.status_code == 200, r.text
 
 
+def test_the_latest_start_offered_after_midnight_is_one_that_fits(env, google_standin):
+    """An edited start after midnight ("25:00", the day plan's clock) is
+    judged on the next date's hours. The 409's latest start is then a start
+    this apply takes back: the next morning's when that fits, else the day's
+    own. Before: it was the next date's latest on its own clock ("21:30"),
+    which sent back is 21:30 of the day itself, under other hours, and
+    refused again."""
+    # Thursday 10 December (the trip's date) 10:00-18:00; Friday 10:00-23:00.
+    hours = weekly([4], ("10:00", "18:00"))
+    hours["periods"] += weekly([5], ("10:00", "23:00"))["periods"]
+    google_standin.add_place("ChIJ_galeria_quinta", "Galeria da Quinta", 38.7125, -9.1320,
+                             ["art_gallery", "museum", "tourist_attraction"], rating=4.9, count=90000, hours=hours)
+    signup(env)
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]["suggestions"]
+    gallery = next(s for s in suggestions if s["place"]["placeId"] == "ChIJ_galeria_quinta")
+    version = trip_dto(env, t["id"])["version"]
+    apply = f"/api/trips/{t['id']}/drafts/{gallery['draftId']}/apply"
+    r = env.post(apply, json={"startTime": "25:00", "durationMin": 90})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "hours", r.text
+    latest = r.json()["error"]["latestStart"]
+    assert latest == "16:30" and "latest start that fits is 16:30" in r.json()["error"]["message"]
+    assert trip_dto(env, t["id"])["version"] == version, "nothing saved"
+    r = env.post(apply, json={"startTime": latest, "durationMin": 90})
+    assert r.status_code == 200, r.text
+
+
 def test_each_suggestion_carries_its_dates_periods_for_the_pages_precheck(env):
     """The page warns before Add when an edited start or length will not fit
     (public/hours.js precheckSuggestion): each suggestion's hours carry the
