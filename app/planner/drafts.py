@@ -113,6 +113,9 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
                                code="hours", latestStart=latest_start)
 
     if not edits:
+        # Nothing to write, but the day it was previewed on must still be the day:
+        # "already in its best order" said of a day that changed since is stale too.
+        unchanged_and_open(await svc.trips.trip(trip_id))
         return None
     applied = await apply_ops(svc.trips, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
     await svc.db.write(lambda tx: tx.execute("UPDATE planner_drafts SET applied_at = ? WHERE id = ?",
