@@ -26,6 +26,12 @@ from ..trips.ops import simulate
 from ..trips.schedule import clock_label, day_schedule, to_hhmm, to_minutes, to_service_time
 
 DRAFT_TTL = timedelta(hours=24)
+# An account keeps its newest drafts only, whatever the trip: each answer is
+# stored (a preview of a long day is ~15 KB) and any member, a viewer too,
+# may ask again and again; unbounded, one connection wrote well over a GB an
+# hour to a small server's disk. A page offers at most a handful at a time
+# (five places, two orders), so an older one is long gone from any screen.
+DRAFTS_PER_USER = 100
 
 
 def new_refs(before: Day, after: Day) -> dict[str, str]:
@@ -52,6 +58,9 @@ async def store_draft(svc: PlannerDeps, ctx: DayContext, user_id: str, kind: str
              json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
              None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
              iso(now + DRAFT_TTL)))
+        tx.execute("DELETE FROM planner_drafts WHERE user_id = ? AND rowid NOT IN (SELECT rowid FROM planner_drafts "
+                   "WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                   (user_id, user_id, DRAFTS_PER_USER))
 
     await svc.db.write(work)
     return draft_id
