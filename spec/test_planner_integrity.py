@@ -5,6 +5,8 @@ times, and `plan_day`'s schema lists the ids that exist."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import make_client, new_trip, op, signup
@@ -211,6 +213,33 @@ def test_plan_day_is_told_which_ids_exist(env, model):
     assert conforms(schema, good_plan(t, [{"placeId": candidates[0], "afterStopId": t["free"][0]}]))
     assert not conforms(schema, good_plan(t, [{"placeId": "ChIJ_made_up", "afterStopId": t["free"][0]}]))
     assert not conforms(schema, {**good_plan(t), "order": [t["pinned"], *t["free"]]})
+
+
+def test_plan_day_is_never_offered_a_place_that_cannot_open_that_day(env, model, google_standin):
+    """The model sees no opening hours, so a candidate must be able to take
+    a stop on the trip's date: a restaurant with no hours (never treated as
+    open) or one closed that Thursday is not offered (any addition of it
+    could only have the whole plan refused, the call spent); a restaurant
+    open that day is, and so is a sight with no hours known (unknown is not
+    closed)."""
+    near = (38.7125, -9.1322)
+    google_standin.add_place("ChIJ_sem_horario", "Sem Horário", *near, ["restaurant", "food"], rating=5.0,
+                             count=99000)
+    google_standin.add_place("ChIJ_fecha_quinta", "Fecha à Quinta", *near, ["restaurant", "food"], rating=5.0,
+                             count=98000, hours=weekly((0, 1, 2, 3, 5, 6), ("12:00", "23:00")))
+    google_standin.add_place("ChIJ_aberto", "Sempre Aberto", *near, ["restaurant", "food"], rating=5.0,
+                             count=97000, hours=weekly(range(7), ("12:00", "23:00")))
+    signup(env)
+    save_prefs(env, cuisines=[])   # restaurants from the default type
+    t = plan_trip(env)
+    model.json("plan_day", good_plan(t))
+    assert optimize(env, t).status_code == 200
+    facts = json.loads(model.requests("plan_day")[0].body["input"][0]["content"])
+    offered = {c["placeId"] for c in facts["candidates"]}
+    assert "ChIJ_aberto" in offered and "ChIJ_miradouro_luzia" in offered
+    assert not offered & {"ChIJ_sem_horario", "ChIJ_fecha_quinta"}
+    schema = model.requests("plan_day")[0].body["text"]["format"]["schema"]
+    assert "ChIJ_sem_horario" not in schema["properties"]["additions"]["items"]["properties"]["placeId"]["enum"]
 
 
 def test_explore_never_pushes_a_booked_time_out_of_reach(env):

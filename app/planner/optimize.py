@@ -2,7 +2,8 @@
 
 1. Facts: the day's stops (at most 25), the legs the TripDto shows, and up to
    12 Google places near the day (one Nearby request per type, at most four
-   types from the trip's interests and the person's cuisines).
+   types from the trip's interests and the person's cuisines), none that
+   cannot open that day (`open_that_day`).
 2. The model (`plan_day`) returns ids only: an order for the stops without a
    set time and up to four candidate places, each after an existing stop.
 3. The schema sent lists the ids that exist (`plan_schema`: `enum`s built from
@@ -30,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours.rules import check_at
+from ..hours.rules import check_at, hours_on
 from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
@@ -182,7 +183,8 @@ async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: Effective
             continue  # one type's search failing leaves the others
         if isinstance(answer, BaseException):
             raise answer
-        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer if usable(p, ctx.day)]
+        found = [p for p in ({**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer
+                             if usable(p, ctx.day)) if open_that_day(p, ctx.date)]
         rankings.append(sorted(found, key=lambda p: (-score(p, anchor, prefs, cuisine=is_food(p)), p["placeId"])))
     chosen: dict[str, dict] = {}
     for rank in range(20):
@@ -190,6 +192,18 @@ async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: Effective
             if rank < len(ranking) and len(chosen) < PLAN_MAX_CANDIDATES:
                 chosen.setdefault(ranking[rank]["placeId"], ranking[rank])
     return list(chosen.values())
+
+
+def open_that_day(place: dict, date: str) -> bool:
+    """Whether a place could take a stop on the date at all: the model sees
+    no hours, so a place that cannot is never offered to it (a restaurant it
+    picked would only have the whole plan refused, the call spent). A
+    restaurant needs hours that open that day (no hours are never open); any
+    place closed all day is out; a sight with no hours known stays (unknown
+    is not closed)."""
+    food = is_food(place)
+    hours = hours_on(place["raw"], date, meal=food)
+    return not food if hours is None else bool(hours.spans)
 
 
 def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
