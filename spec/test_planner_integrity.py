@@ -240,6 +240,10 @@ def test_plan_day_is_never_offered_a_place_that_cannot_open_that_day(env, model,
     assert not offered & {"ChIJ_sem_horario", "ChIJ_fecha_quinta"}
     schema = model.requests("plan_day")[0].body["text"]["format"]["schema"]
     assert "ChIJ_sem_horario" not in schema["properties"]["additions"]["items"]["properties"]["placeId"]["enum"]
+    # What it is offered comes with its hours that day, so it can place a meal inside them.
+    hours = {c["placeId"]: c.get("openOnDate") for c in facts["candidates"]}
+    assert hours["ChIJ_aberto"] == ["12:00-23:00"] and hours["ChIJ_miradouro_luzia"] is None
+    assert hours["ChIJ_cervejaria_ramiro"] == ["12:00-00:00 (+1)"]   # by its kitchen: the doors close at 00:30
 
 
 def test_explore_never_pushes_a_booked_time_out_of_reach(env):

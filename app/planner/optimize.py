@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours.rules import check_at, hours_on
+from ..hours.rules import DAY, check_at, hours_on
 from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
@@ -64,7 +64,8 @@ Return JSON with:
   it should follow. Add a place only when it suits the pace, interests, cuisines and budget; [] is fine.
 - summary: two or three plain sentences for the traveller about what changed and why.
 The server computes every time and travel leg. A restaurant must be open for the whole meal on the date
-(the server checks, and refuses a plan that breaks this). Prefer orders without backtracking or long transfers.
+(a candidate's openOnDate lists its opening periods; the server checks, and refuses a plan that breaks this).
+Prefer orders without backtracking or long transfers.
 Never claim a place meets a dietary need or an allergy."""
 
 
@@ -206,6 +207,17 @@ def open_that_day(place: dict, date: str) -> bool:
     return not food if hours is None else bool(hours.spans)
 
 
+def open_periods(place: dict, date: str) -> list[str] | None:
+    """The place's opening periods on the date as the model reads them
+    ("12:00-15:00"; "00:30 (+1)" after midnight; a meal's by its kitchen),
+    None when no hours are known: without them it could only guess when a
+    restaurant may go, and a guess outside them has the plan refused."""
+    hours = hours_on(place["raw"], date, meal=is_food(place))
+    if hours is None:
+        return None
+    return [f"{clock_label(max(o, 0))}-{clock_label(min(c, 2 * DAY))}" for o, c in hours.spans]
+
+
 def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
     stops = ctx.day.stops
     return PlanFacts(tuple(s.id for s in stops if not s.set_time), frozenset(s.id for s in stops if s.set_time),
@@ -232,7 +244,8 @@ def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePrefere
         "candidates": [{k: v for k, v in {
             "placeId": p["placeId"], "name": p["name"], "kind": "food" if is_food(p) else "sight",
             "types": (p.get("types") or [])[:4], "rating": p.get("rating"), "userRatingCount": p.get("userRatingCount"),
-            "priceLevel": p.get("priceLevel"), "lat": point(p["lat"]), "lng": point(p["lng"])}.items()
+            "priceLevel": p.get("priceLevel"), "lat": point(p["lat"]), "lng": point(p["lng"]),
+            "openOnDate": open_periods(p, ctx.date)}.items()
             if v is not None} for p in candidates],
         "preferences": prefs.for_model(),
     }
