@@ -157,7 +157,7 @@ def whole_number(value: Any) -> int:
         return 0
     if type(value) is int and value >= 0:
         return value
-    raise ValueError(f"not a distance: {value!r}")
+    raise ValueError(f"not a whole number: {value!r}")
 
 
 def end_of_utc_day(ts: float) -> float:
