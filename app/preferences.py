@@ -20,6 +20,9 @@ from .ids import utcnow
 Mode = Literal["walk", "transit", "drive", "bicycle"]
 Pace = Literal["relaxed", "normal", "packed"]
 MODES: tuple[str, ...] = ("walk", "transit", "drive", "bicycle")
+# A mode in words, as the preferences form names it ("avoids public transport"), and a leg made in it.
+MODE_NAMES = {"walk": "walking", "transit": "public transport", "drive": "driving", "bicycle": "cycling"}
+MODE_BY = {"walk": "on foot", "transit": "by public transport", "drive": "by car", "bicycle": "by bicycle"}
 
 # How many stops a day holds at each pace, and the default visit length.
 PACE_STOPS = {"relaxed": 4, "normal": 6, "packed": 8}

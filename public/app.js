@@ -85,8 +85,7 @@ async function signOut() {
   if (unsent && !(await confirmDialog("Sign out and lose unsent changes?",
     `${unsent === 1 ? "1 change made" : `${unsent} changes made`} without a connection ${unsent === 1 ? "has" : "have"} not been sent yet. `
     + "Signing out removes everything Wayline kept on this device, those changes too.", "Sign out"))) return;
-  forgetWrites();
-  await forget();
+  await forgetDevice();
   try {
     await post("/api/auth/signout", {});
   } catch (err) {
@@ -94,6 +93,14 @@ async function signOut() {
     else showError(err);
   }
   signedOut();
+}
+
+// Everything this device kept for the account (trips, thumbnails, writes
+// not sent). Every way of ending the account's sessions from here clears it:
+// Sign out, Sign out everywhere, Delete account (planner/account.js).
+async function forgetDevice() {
+  forgetWrites();
+  await forget();
 }
 
 // A sign-out made offline reaches the server first thing when it can: at
@@ -139,6 +146,7 @@ const app = {
   navigate,
   signOut,
   signedOut,
+  forgetDevice,
   topbarSlot: () => document.getElementById("topbar-slot"),
   // After joining a trip by invite: the link to that trip's day the visitor came with, if any.
   returnToTrip(tripId) {

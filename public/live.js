@@ -11,8 +11,9 @@
 //   suggestion {pending}     a suggestion was made or settled
 //   presence   [{userId, displayName, dayId}]  who has the trip open, one entry per member
 //   reset      {}            the missed events are gone: refetch everything
-//   gone       {reason}      "removed" | "deleted" | "account": the stream has
-//              stopped for good and does not reconnect
+//   gone       {reason}      "removed" | "deleted" | "account" (deleted) |
+//              "signedOut" (this session ended; the account goes on): the
+//              stream has stopped for good and does not reconnect
 //
 // startLive(tripId, {onEvent(kind, data), onFallback(), onLive()}, options)
 // reconnects with back-off and resumes from the last event id. When the

@@ -20,6 +20,19 @@ DESKTOP = {"width": 1366, "height": 850}
 PHONE = {"width": 390, "height": 844}
 
 
+# How many rows a store of the page's IndexedDB holds (public/offline/kept.js); -1: no database.
+KEPT_ROWS = """([store]) => new Promise((resolve) => {
+  const open = indexedDB.open("wayline");
+  open.onsuccess = () => {
+    const db = open.result;
+    if (!db.objectStoreNames.contains(store)) { db.close(); resolve(0); return; }
+    const req = db.transaction(store).objectStore(store).count();
+    req.onsuccess = () => { db.close(); resolve(req.result); };
+  };
+  open.onerror = () => resolve(-1);
+})"""
+
+
 def signed_in(server, token: str) -> bool:
     """Whether a session token still signs its user in."""
     with httpx.Client(base_url=server.url, cookies={"wayline_session": token}) as c:
@@ -90,6 +103,12 @@ def test_sign_out_everywhere_ends_every_session_and_goes_to_sign_in(settings):
         page = open_page(browser, server, session=alice.token, viewport=DESKTOP)
         page.goto(f"/#/trips/{trip['id']}")
         page.locator(".day-view").wait_for()
+        # The trip is kept on this device for offline use.
+        page.wait_for_function(f"() => ({KEPT_ROWS})(['reads']).then((n) => n > 0)")
+        # Her other session has the trip open too (another browser).
+        other = open_page(browser, server, session=other_token, viewport=DESKTOP)
+        other.goto(f"/#/trips/{trip['id']}")
+        other.wait_for_function("() => document.documentElement.dataset.sync === 'live'")
         page.locator(".account-btn").click()
         shot(page, "account-menu-1366")
         page.locator(".account-menu").get_by_role("button", name="Sign out everywhere").click()
@@ -100,7 +119,14 @@ def test_sign_out_everywhere_ends_every_session_and_goes_to_sign_in(settings):
         assert page.get_by_test_id("notice").inner_text() == "You were signed out on every device."
         assert not signed_in(server, alice.token) and not signed_in(server, other_token)
         assert page.locator(".account-btn").count() == 0
+        # Nothing of the account stays on this device (an offline start would have shown her trips).
+        for store in ("reads", "media", "outbox"):
+            assert page.evaluate(KEPT_ROWS, [store]) == 0, store
+        # The other page hears it live and says what happened: signed out, not "Your account was deleted".
+        other.get_by_role("heading", name="Welcome back").wait_for()
+        assert other.get_by_test_id("notice").inner_text() == "You were signed out."
         page.errors.check()
+        other.errors.check()
 
 
 def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_notice(settings):
@@ -111,6 +137,7 @@ def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_noti
         page = open_page(browser, server, session=alice.token, viewport=PHONE, phone=True)
         page.goto(f"/#/trips/{shared['id']}")  # deleted from the planner: its live stream hears "gone" too
         page.locator(".day-view").wait_for()
+        page.wait_for_function(f"() => ({KEPT_ROWS})(['reads']).then((n) => n > 0)")
         page.locator(".account-btn").click()
         shot(page, "account-menu-390")
         page.locator(".account-menu").get_by_role("button", name="Delete account").click()
@@ -139,6 +166,8 @@ def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_noti
                                " && document.documentElement.dataset.requests === '0'")
         assert re.search(r"#/signin$", page.url)
         assert page.get_by_test_id("notice").inner_text().startswith("Your account was deleted")
+        for store in ("reads", "media", "outbox"):   # nothing of the deleted account stays on this device
+            assert page.evaluate(KEPT_ROWS, [store]) == 0, store
         shot(page, "account-deleted-notice-1366")
         assert sign_in(server, "alice", PASSWORD) == 401
         assert api(bob, "GET", f"/api/trips/{shared['id']}")["role"] == "owner"

@@ -438,6 +438,62 @@ def test_an_expense_added_or_changed_offline_shows_in_the_list_and_arrives_once(
         page.errors.check()
 
 
+def test_a_change_kept_for_a_trip_its_author_was_removed_from_is_said_on_the_trips_list(settings):
+    """Bob adds an expense offline; meanwhile Alice removes him from the trip. Back online his page
+    leaves the trip (it is not his any more) and the kept expense is refused. Refused changes show only in
+    the planner, which cannot open now: the expense was kept for ever and never mentioned. The trips list
+    says it, in words and with the trip's name, until he dismisses it. The trip's kept copy goes: it no
+    longer opens from his device offline."""
+    with live(settings) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = api_trip(alice, bob, title="Lisbon offline")
+        porto = api_trip(alice, bob, title="Porto")["id"]
+        t = trip["id"]
+        page = open_page(browser, server, session=bob.token, viewport=WIDE)
+        page.goto(f"/#/trips/{porto}")
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{porto}'])")
+        page.wait_for_url(re.compile(r"day="))   # the planner has put its day in the address: it will not again
+        page.goto("/#/")
+        page.locator(f"[data-trip-id='{t}']").click()
+        page.locator(".day-view").wait_for()
+        page.goto(f"/#/trips/{t}?view=expenses")
+        page.get_by_role("button", name="Add expense").wait_for()
+        page.context.set_offline(True)
+        page.wait_for_function("() => document.documentElement.dataset.connection === 'offline'")
+        page.get_by_role("button", name="Add expense").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_label("What for").fill("Dinner")
+        dialog.get_by_label("Amount").fill("42.50")
+        dialog.get_by_role("button", name="Add expense").click()
+        dialog.wait_for(state="detached")
+        page.get_by_text("1 change waits to be sent").wait_for()
+
+        assert page.evaluate(KEPT, [f"/api/trips/{t}"])   # the trip opens from this device offline
+
+        api(alice, "DELETE", f"/api/trips/{t}/members/{bob.user['id']}")
+        page.context.set_offline(False)
+        page.get_by_role("heading", name="Your trips").wait_for()
+        # Not his trip any more: it no longer opens from this device either (its kept copy is gone).
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{t}']).then((here) => !here)")
+        refused = page.get_by_test_id("refused-write")
+        refused.wait_for()
+        assert refused.locator(".refused-title").inner_text() == "Not sent: Add the expense “Dinner” (42.50 EUR)"
+        assert ("You are no longer a member of “Lisbon offline”, or it was deleted, so this change was not made."
+                in refused.inner_text())
+        assert_accessible(page, "a change refused for a trip no longer yours")
+        refused.get_by_role("button", name="Dismiss: Add the expense “Dinner” (42.50 EUR)").click()
+        refused.wait_for(state="detached")
+        page.wait_for_function(f"() => ({COUNT})(['outbox']).then((n) => n === 0)")
+        assert api(alice, "GET", f"/api/trips/{t}")["expenses"] == []
+        # Removed from Porto while his page shows the trips list: the list read next forgets it too.
+        assert page.evaluate(KEPT, [f"/api/trips/{porto}"])
+        api(alice, "DELETE", f"/api/trips/{porto}/members/{bob.user['id']}")
+        page.reload()
+        page.get_by_role("heading", name="Your trips").wait_for()
+        page.wait_for_function(f"() => ({KEPT})(['/api/trips/{porto}']).then((here) => !here)")
+        page.errors.check()
+
+
 def test_a_sign_out_made_offline_reaches_the_server_when_the_connection_is_back(settings):
     """A shared device: signed out offline, the page left open at sign-in. When
     the connection comes back the server hears of it at once (it used to wait

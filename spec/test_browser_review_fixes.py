@@ -107,3 +107,43 @@ def test_a_set_time_after_midnight_is_picked_with_plus_one_and_shown_so(settings
                 assert dialog.get_by_label("(+1) after midnight").is_checked()
             page.errors.check()
             page.context.close()
+
+
+def test_a_fix_another_members_edit_overtook_is_refused_in_words(settings, osm_standin):
+    """Alice's page still shows the fix worked out before Bob's edit (the fresh review is held on
+    its way): pressed, it is sent with the version it was worked out on and refused, in words,
+    instead of moving the museum with a time that no longer fits Bob's eight-hour visit."""
+    with live(offline(osm_settings(settings, osm_standin))) as server, chromium() as browser:
+        alice, bob = api_user(server, "alice", "Alice"), api_user(server, "bob", "Bob")
+        trip = trip_on(alice, 2)
+        invite = api(alice, "POST", f"/api/trips/{trip['id']}/invites", {"role": "editor"})
+        api(bob, "POST", f"/api/invites/{invite['token']}/accept")
+        [museum] = add_stops(alice, trip, NATIONALMUSEET)
+        page = open_page(browser, server, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        card = stop_card(page, "Nationalmuseet")
+        button = card.locator(".finding[data-kind=closed] .btn-fix")
+        button.wait_for(timeout=REVIEW_MS)
+        assert button.all_inner_texts() == ["Move “Nationalmuseet” to Day 2 (Tue 2 Jun) at 10:00"]
+        held = []
+
+        def hold(route) -> None:
+            held.append(route)
+
+        page.route("**/days/*/review", hold)
+        api(bob, "POST", f"/api/trips/{trip['id']}/ops/update_stop", {"stopId": museum, "durationMin": 480})
+        card.locator(".stop-sub", has_text="8 h").wait_for()   # Bob's edit reached the page; its review has not
+        version = api(alice, "GET", f"/api/trips/{trip['id']}")["version"]
+        button.click()
+        page.locator(".toast-error", has_text="The plan changed since this fix was worked out, so it was not "
+                                              "applied.").wait_for()
+        after = api(alice, "GET", f"/api/trips/{trip['id']}")
+        assert after["version"] == version, "nothing applied"
+        assert [s["name"] for s in after["days"][0]["stops"]] == ["Nationalmuseet"]
+        for route in held:
+            route.continue_()
+        page.unroute("**/days/*/review", hold)
+        # The review of the plan as it is now: no time on an open day holds eight hours there.
+        card.locator(".finding[data-kind=closed] .no-fix").wait_for(timeout=REVIEW_MS)
+        assert button.count() == 0
+        page.errors.check()

@@ -40,13 +40,13 @@ CASES = [
      "is closed all day on Mon 7 Dec (its opening hours)."),
     ("a night past midnight that fits", "2026-12-03", [[("ChIJ_pensao_amor", "24:30", 120, None)]], None),
     ("a night past closing", "2026-12-03", [[("ChIJ_pensao_amor", "25:30", 120, None)]],
-     "at 01:30 (+1)–03:30 (+1) on Thu 3 Dec does not fit its opening hours (it closes at 03:00)."),
+     "at 01:30 (+1)–03:30 (+1) on Thu 3 Dec does not fit its opening hours (it closes at 03:00 (+1))."),
     ("the kitchen closes first", "2026-12-03", [[("ChIJ_cervejaria_ramiro", "22:45", 75, "dinner")]],
-     "with 30 minutes before closing (it closes at 00:00)."),
+     "with 30 minutes before closing (its kitchen closes at 00:00 (+1))."),
     ("a special day's closure", SPECIAL_DAY, [[("ChIJ_taberna_flores", "13:00", 60, "lunch")]],
      "is closed all day on Fri 4 Dec (its opening hours)."),
     ("the night summer time ends", "2026-10-24", [[("ChIJ_pensao_amor", "25:30", 120, None)]],
-     "(it closes at 03:00)"),
+     "(it closes at 03:00 (+1))"),
     ("the night summer time starts", "2026-03-28", [[("ChIJ_pensao_amor", "24:30", 120, None)]], None),
 ]
 ZONES = ["Europe/Lisbon", "Pacific/Auckland", "America/Los_Angeles"]

@@ -6,6 +6,7 @@ edits as one change) and must clear its finding and add none."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -153,8 +154,11 @@ def test_every_mode_avoided_allows_the_mode_that_makes_the_leg_shortest(app):
     add(app, trip, 0, "Amager Strandpark", (55.6540, 12.6490))
     add(app, trip, 0, "Kongens Have", (55.6849, 12.5797))
     finding = only(review(app, trip), "avoided_mode")
+    # In the preferences form's words, not the field's values ("The trip avoids walk ... is by walk").
+    assert finding["message"] == "The trip avoids walking, but the leg from “Amager Strandpark” to “Kongens Have” " \
+                                 "is on foot."
     assert finding["fixes"], finding
-    assert finding["fixes"][0]["label"] == "Allow drive on this trip"   # the fastest, 5 km across town
+    assert finding["fixes"][0]["label"] == "Allow driving on this trip"   # the fastest, 5 km across town
     clears(app, trip, finding, finding["fixes"][0])
 
 
@@ -216,6 +220,112 @@ def test_the_route_crossing_itself_three_times_is_one_finding_with_one_fix(app):
     assert "backtracking" not in [f["kind"] for f in review(app, trip)["findings"]]
 
 
+def test_removing_a_duplicate_sets_the_time_of_the_tea_it_would_bring_forward(app):
+    """The only way to clear a duplicate is to remove it, and that starts what follows earlier: an
+    afternoon tea at 14:08, before its window. The fix says so and sets the tea's time; there was
+    no fix at all ("Every change Wayline tried would cause a new problem")."""
+    trip = copenhagen(app, days=1)
+    add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    add(app, trip, 0, "Long walk", (55.6820, 12.5770), durationMin=240)
+    add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    add(app, trip, 0, "Tea", (55.6800, 12.5790), kind="food", meal="afternoon_tea", durationMin=45)
+    finding = only(review(app, trip), "duplicate")
+    assert [f["label"] for f in finding["fixes"]] == ["Remove the second “Rundetaarn”, and set “Tea” to 14:30"]
+    clears(app, trip, finding, finding["fixes"][0])
+    assert [(s["name"], s["startTime"]) for s in trip_dto(app, trip)["days"][0]["stops"]][-1] == ("Tea", "14:30")
+
+
+def test_uncrossing_the_route_before_lunch_keeps_lunch_in_its_window(app):
+    """Untangling the morning saves the minutes that kept lunch at 11:02: the fix sets lunch to a
+    time that holds however the routing provider times the new legs (it was offered none)."""
+    trip = copenhagen(app, days=1)
+    assert op(app, trip["id"], "update_day", dayId=trip["days"][0]["id"], startTime="08:25").status_code == 200
+    for i, (x, y) in enumerate([(0, 0), (6, 4), (1, 4), (5, 0)]):
+        add(app, trip, 0, f"Stop {i}", (55.680 + y * 0.001, 12.560 + x * 0.0018), durationMin=30)
+    add(app, trip, 0, "Lunch", (55.682, 12.5654), kind="food", meal="lunch", durationMin=60)
+    assert trip_dto(app, trip)["days"][0]["stops"][-1]["startTime"] == "11:02"
+    finding = only(review(app, trip), "backtracking")
+    assert finding["fixes"] and all(f["label"].endswith(", and set “Lunch” to 11:15") for f in finding["fixes"]), \
+        finding
+    clears(app, trip, finding, finding["fixes"][0])
+
+
+LISBON_ZIGZAG = [("x00", 38.71262, -9.14964, 90, None), ("x01", 38.7091, -9.14094, 45, None),
+                 ("x02", 38.71357, -9.1611, 90, None), ("x03", 38.7093, -9.13081, 60, None),
+                 ("x04", 38.70286, -9.17784, 30, None), ("x05", 38.72596, -9.14958, 30, "15:00"),
+                 ("x06", 38.72484, -9.14667, 60, None)]
+
+
+def test_a_fix_never_makes_a_crossing_route_cross_more_often(app):
+    """The day crosses itself once and "x05" is set before "x04" ends: "Move “x05” before “x03”"
+    cleared the overlap but made the route cross twice (the finding "crosses back on itself 2
+    times", which the agent counts as a new risk). Every fix offered leaves it crossing at most once."""
+    def build() -> dict:
+        trip = new_trip(app, days=3, startDate=MONDAY)
+        for name, lat, lng, minutes, at in LISBON_ZIGZAG:
+            add(app, trip, 0, name, (lat, lng), durationMin=minutes, **({"setTime": at} if at else {}))
+        add(app, trip, 2, "x20", (38.70665, -9.12787), durationMin=45)
+        return trip
+
+    def crossings(trip: dict) -> int:
+        path = [f["message"] for f in review(app, trip)["findings"] if f["kind"] == "backtracking"]
+        times = re.search(r"itself (\d+) times", path[0]) if path else None
+        return int(times.group(1)) if times else len(path)
+
+    trip = build()
+    assert crossings(trip) == 1
+    finding = only(review(app, trip), "overlap")
+    labels = [f["label"] for f in finding["fixes"]]
+    assert labels and "Move “x05” before “x03”" not in labels, labels
+    for label in labels:
+        copy = build()
+        fix = next(f for f in only(review(app, copy), "overlap")["fixes"] if f["label"] == label)
+        apply_fix(app, copy, fix)
+        assert crossings(copy) <= 1, label
+
+
+def test_a_place_closed_for_good_is_a_problem_with_a_fix(app):
+    """Café Antigo do Chiado is permanently closed but Google still lists its old hours (08-19):
+    a breakfast there at 09:00 passed for fine. It is a problem now, removed or replaced by a
+    place nearby that serves breakfast, either fix clearing it."""
+    def build() -> dict:
+        trip = new_trip(app, days=2, startDate=MONDAY)
+        add(app, trip, 0, "Café Antigo do Chiado", (38.7112, -9.1410), placeId="ChIJ_cafe_antigo", kind="food",
+            meal="breakfast", setTime="09:00", durationMin=45)
+        add(app, trip, 0, "Castelo de São Jorge", (38.7139, -9.1335), placeId="ChIJ_castelo_jorge")
+        return trip
+
+    trip = build()
+    result = review(app, trip)
+    finding = only(result, "closed")
+    assert result["status"] == "problem" and finding["severity"] == "problem"
+    assert finding["message"] == "“Café Antigo do Chiado” has closed for good: Google lists it as permanently closed."
+    labels = [f["label"] for f in finding["fixes"]]
+    assert labels[0] == "Remove “Café Antigo do Chiado”", labels
+    assert any(label.startswith("Replace “Café Antigo do Chiado” with “") for label in labels), labels
+    for label in labels:
+        copy = build()
+        clears(app, copy, finding, next(f for f in only(review(app, copy), "closed")["fixes"] if f["label"] == label))
+
+
+def test_removing_a_duplicate_keeps_its_expense_with_the_first_visit(app):
+    """The tickets were booked on the second "Rundetaarn": removing it left them for a stop that is
+    gone (and the agent then flagged the expense as unlinked, a new problem from the fix)."""
+    me = app.get("/api/auth/me").json()["data"]["user"]
+    trip = copenhagen(app, days=1)
+    first = add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    second = add(app, trip, 0, "Rundetaarn", (55.6813, 12.5759), durationMin=60)
+    r = op(app, trip["id"], "add_expense", title="Tickets", amountMinor=6000, currency="DKK", paidBy=me["id"],
+           dayId=trip["days"][0]["id"], stopId=second)
+    assert r.status_code == 200, r.text
+    finding = only(review(app, trip), "duplicate")
+    [fix] = finding["fixes"]
+    assert fix["label"] == "Remove the second “Rundetaarn” (its expense now for the first)"
+    clears(app, trip, finding, fix)
+    [expense] = trip_dto(app, trip)["expenses"]
+    assert (expense["title"], expense["stopId"], expense["dayId"]) == ("Tickets", first, trip["days"][0]["id"])
+
+
 # -- the ops endpoint --------------------------------------------------------------------------------
 
 
@@ -247,6 +357,37 @@ def test_edits_apply_all_or_nothing_in_one_version(app, settings):
     assert lines == 2, "the insert, then one line for the two edits"
 
 
+def test_a_fix_made_stale_by_another_members_edit_is_refused_not_applied(app, google_standin):
+    """The review says which version its fixes were worked out on; sent back with it (as the page
+    does), a fix that another member's edit overtook is refused, and the plan stays as that member
+    left it: "Set “Bistro” to 20:15" after a 120-minute dinner would not clear the closing time."""
+    google_standin.add_place("ChIJ_bistro", "Bistro", 55.6790, 12.5900, ["restaurant", "food"],
+                             hours=weekly(EVERY_DAY, ("12:00", "15:00"), ("17:00", "22:00")))
+    ana = signup(app, "ana2")
+    trip = copenhagen(app, days=1)
+    bistro = add(app, trip, 0, "Bistro", (55.6790, 12.5900), kind="food", meal="dinner", placeId="ChIJ_bistro",
+                 setTime="21:55", durationMin=75)
+    result = review(app, trip)
+    assert result["version"] == trip_dto(app, trip)["version"]
+    fix = only(result, "closed")["fixes"][0]
+    assert fix["label"] == "Set “Bistro” to 20:15"
+    bob = signup(app, "bob")
+    join(app, ana, trip["id"], bob)
+    assert op(app, trip["id"], "update_stop", stopId=bistro, durationMin=120).status_code == 200
+    use(app, ana)
+    r = app.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"], "baseVersion": result["version"]})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "stale", r.text
+    [stop] = trip_dto(app, trip)["days"][0]["stops"]
+    assert (stop["setTime"], stop["durationMin"]) == ("21:55", 120)
+    # The review of the plan as it is now offers a fix for it, with its version.
+    fresh = review(app, trip)
+    assert fresh["version"] == trip_dto(app, trip)["version"] == result["version"] + 1
+    fix = only(fresh, "closed")["fixes"][0]
+    r = app.post(f"/api/trips/{trip['id']}/ops", json={"edits": fix["edits"], "baseVersion": fresh["version"]})
+    assert r.status_code == 200, r.text
+    assert "closed" not in [f["kind"] for f in review(app, trip)["findings"]]
+
+
 def test_viewers_cannot_apply_edits(app):
     owner = signup(app, "owner")
     trip = copenhagen(app, days=1)
@@ -271,6 +412,31 @@ def test_a_day_says_which_checks_could_not_run(app, google_standin):
     result = review(app, trip)
     assert result["status"] == "ok" and result["findings"] == []
     assert [c["message"] for c in result["notChecked"]] == [
+        "Opening hours not checked for “Amalienborg”: no opening hours are known.",
+        "Weather not checked for Mon 14 Dec: the forecast could not be read."]
+    # No destination, no place to ask the forecast for: it says what would help, not that a read failed.
+    r = app.post("/api/trips", json={"title": "Somewhere", "startDate": MONDAY, "days": 1})
+    assert r.status_code == 201, r.text
+    nowhere = r.json()["data"]
+    add(app, nowhere, 0, "Amalienborg", (55.6840, 12.5930), placeId="ChIJ_nohours")
+    assert [c["message"] for c in review(app, nowhere)["notChecked"]][1] == \
+        "Weather not checked for Mon 14 Dec: the trip has no destination set."
+
+
+def test_a_place_that_could_not_be_read_is_not_said_to_have_no_hours(app, google_standin):
+    """Places down: the restaurant's hours were not checked because it could not be read, not
+    because it lists none (it opens 11-22 every day): the page showed "no opening hours are known"."""
+    google_standin.add_place("ChIJ_rest", "Rest", 55.6780, 12.5790, ["restaurant", "food"],
+                             hours=weekly(EVERY_DAY, ("11:00", "22:00")))
+    google_standin.add_place("ChIJ_nohours", "Amalienborg", 55.6840, 12.5930, ["tourist_attraction"])
+    trip = copenhagen(app, days=1)
+    add(app, trip, 0, "Amalienborg", (55.6840, 12.5930), placeId="ChIJ_nohours")
+    assert [c["message"] for c in review(app, trip)["notChecked"]][0] == \
+        "Opening hours not checked for “Amalienborg”: no opening hours are known."
+    google_standin.fail("/v1/places/ChIJ_rest", 503)
+    add(app, trip, 0, "Rest", (55.6780, 12.5790), placeId="ChIJ_rest", kind="food", meal="lunch", setTime="12:00")
+    assert [c["message"] for c in review(app, trip)["notChecked"]] == [
+        "Opening hours not checked for “Rest”: its place could not be read just now.",
         "Opening hours not checked for “Amalienborg”: no opening hours are known.",
         "Weather not checked for Mon 14 Dec: the forecast could not be read."]
 

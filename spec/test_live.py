@@ -266,7 +266,8 @@ def test_deleting_the_account_or_signing_out_everywhere_ends_that_users_streams(
             assert (await bobs.next("gone"))["data"] == {"reason": "account"}
             await bobs.until_ended()
             assert (await carol.post("/api/auth/signout", json={"everywhere": True})).status_code == 200
-            await carols.next("gone")
+            # Her account goes on: her pages must not say it was deleted.
+            assert (await carols.next("gone"))["data"] == {"reason": "signedOut"}
             await carols.until_ended()
             await alices.next("members")   # the others only hear that the members changed
         for c in (alice, bob, carol):
@@ -290,6 +291,7 @@ def test_a_sessions_streams_end_with_it(settings):
             await phone_page.hello()
             await laptop_page.hello()
             assert (await laptop.post("/api/auth/signout", json={})).status_code == 200
+            assert (await laptop_page.next("gone"))["data"] == {"reason": "signedOut"}
             await laptop_page.until_ended()
             assert not phone_page.ended, "the phone's session goes on"
 
@@ -302,6 +304,7 @@ def test_a_sessions_streams_end_with_it(settings):
             r = await bob.post("/api/auth/password", json={"currentPassword": PASSWORD,
                                                                "newPassword": "another long passphrase"})
             assert r.status_code == 200, r.text
+            assert (await thiefs_page.next("gone"))["data"] == {"reason": "signedOut"}
             await thiefs_page.until_ended()
             assert not owners_page.ended, "the page of the session that changed it stays"
         for c in (alice, bob, laptop, thief):
@@ -893,6 +896,67 @@ def test_when_the_members_cannot_be_read_every_stream_of_the_trip_ends(settings)
             assert again.response.status_code == 404
         await alice.aclose()
         await bob.aclose()
+
+    with LiveServer(app) as server:
+        anyio.run(test, server)
+
+
+def test_a_stream_opening_while_its_session_ends_is_not_left_open(settings):
+    """The stream's checks pass, then its session ends (signed out, or another
+    session changed the password: a stolen cookie) before it is registered:
+    the stream must not open, or it would hear the trip's changes and presence
+    for as long as its client keeps the connection, with no session at all."""
+    import threading
+
+    app = create_app(settings)
+    reached = threading.Event()
+    release: asyncio.Event | None = None
+    server_loop: asyncio.AbstractEventLoop | None = None
+
+    class HeldOnce:
+        def __init__(self, real):
+            self.real, self.held = real, False
+
+        async def membership(self, trip_id, user_id):
+            nonlocal release, server_loop
+            answer = await self.real.membership(trip_id, user_id)
+            if not self.held:
+                self.held = True
+                release, server_loop = asyncio.Event(), asyncio.get_running_loop()
+                reached.set()
+                await release.wait()
+            return answer
+
+    async def test(server):
+        hub = app.state.services.live
+        alice = await member_client(server.url, "alice")
+        trip = await a_trip(alice)
+        # A client that waits for ever on a quiet stream: only the server can end it.
+        thief = httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(10, read=None),
+                                  cookies=dict(alice.cookies))
+        r = await alice.post("/api/auth/signin", json={"username": "alice", "password": PASSWORD})
+        assert r.status_code == 200
+        hub.trip_cache = HeldOnce(hub.trip_cache)
+        feed = Feed(thief, trip["id"])
+        opening = asyncio.get_running_loop().create_task(feed.__aenter__())
+        await anyio.to_thread.run_sync(reached.wait, OPEN_S)
+        assert reached.is_set()
+        r = await alice.post("/api/auth/password", json={"currentPassword": PASSWORD,
+                                                         "newPassword": "another long passphrase"})
+        assert r.status_code == 200, r.text
+        assert server_loop is not None and release is not None
+        server_loop.call_soon_threadsafe(release.set)
+        await opening
+        try:
+            assert feed.response.status_code == 200   # its checks had passed
+            # It ends at once, saying why; it used to stay open (only the client giving up ended it).
+            assert (await feed.next("gone"))["data"] == {"reason": "signedOut"}
+            await feed.until_ended()
+            assert len(hub) == 0
+        finally:
+            await feed.__aexit__()
+            await alice.aclose()
+            await thief.aclose()
 
     with LiveServer(app) as server:
         anyio.run(test, server)

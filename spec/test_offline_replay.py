@@ -50,6 +50,20 @@ def test_every_op_the_page_keeps_offline_shows_in_its_picture_of_the_trip(client
     node_test(ROOT / "spec" / "js" / "project.test.mjs")
 
 
+def test_the_page_sends_kept_writes_in_order_past_a_refused_one_and_says_why_in_words():
+    """public/offline/outbox.js back online: a refused write (409, a trip its author was removed from) is
+    kept with its reason, the ones after it still go, a 503 keeps it waiting under the same key; the reason
+    reads in words (offline/words.js `refusalText`), never the id the API names a gone stop by."""
+    node_test(ROOT / "spec" / "js" / "outbox.test.mjs")
+
+
+def test_nothing_arriving_after_signing_out_is_kept_on_the_device():
+    """public/offline/kept.js and outbox.js: a read, a trip page's copy or a kept write's refusal that
+    arrives after the device was cleared (signing out while a trip's reviews, thumbnails or kept writes were
+    on their way) is not stored again for the next person to open offline."""
+    node_test(ROOT / "spec" / "js" / "kept.test.mjs")
+
+
 def test_an_offline_move_lands_on_a_newer_version_when_others_changed_other_things(client):
     alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
     use(client, bob)
@@ -131,3 +145,44 @@ def test_only_replayable_ops_may_be_sent_later(client):
     r = op(client, trip_id, "move_stop", stopId=stops["Castle"], toDayId=day2, position=0, madeOnVersion="3")
     assert r.status_code == 422
     assert names(client, trip_id) == [["Castle", "Belém"], []]
+
+
+def test_a_stop_another_member_changed_in_a_change_of_several_ops_is_not_changed_again(client):
+    """A review fix or an approved suggestion is one timeline line carrying each op's data: an offline edit
+    to any stop it changed (not only its first op's) is refused, never laid silently over it."""
+    alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
+    use(client, bob)
+    r = client.post(f"/api/trips/{trip_id}/ops", json={"edits": [
+        {"op": "update_stop", "args": {"stopId": stops["Castle"], "note": "Tickets at 9"}},
+        {"op": "update_stop", "args": {"stopId": stops["Belém"], "setTime": "11:00"}}]})
+    assert r.status_code == 200, r.text
+    use(client, alice)
+    r = op(client, trip_id, "update_stop", stopId=stops["Belém"], setTime="15:00", madeOnVersion=made_on)
+    assert r.status_code == 409, r.text
+    error = r.json()["error"]
+    assert error["code"] == "changed_meanwhile" and error["by"] == "bob"
+    assert error["message"].startswith("While you were offline, bob ") and "Belém" in error["message"]
+    belem = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["stops"][1]
+    assert (belem["name"], belem["setTime"]) == ("Belém", "11:00")
+
+
+def test_a_stop_added_offline_after_a_stop_that_left_its_day_is_refused_in_words(client):
+    """The stop a new one was to follow was moved to another day (or removed) meanwhile: the page shows the
+    refusal to its author as it is, so it says what happened, not "afterStopId must be a stop of the same day"
+    or the other stop's id."""
+    alice, bob, trip_id, day1, day2, stops, made_on = scene(client)
+    use(client, bob)
+    assert op(client, trip_id, "move_stop", stopId=stops["Castle"], toDayId=day2, position=0).status_code == 200
+    assert op(client, trip_id, "delete_stop", stopId=stops["Belém"]).status_code == 200
+    use(client, alice)
+    for after in (stops["Castle"], stops["Belém"]):
+        r = op(client, trip_id, "insert_stop", dayId=day1, afterStopId=after, name="Pastéis", madeOnVersion=made_on)
+        assert r.status_code == 409, r.text
+        error = r.json()["error"]
+        assert error["code"] == "changed_meanwhile"
+        assert error["message"] == ("While you were offline, the stop you put “Pastéis” after was moved to another "
+                                    "day or removed, so “Pastéis” was not added. Add it again where it fits now.")
+    assert names(client, trip_id) == [[], ["Castle"]]
+    # Sent online (no madeOnVersion), the op's own answer names the field for the API caller.
+    r = op(client, trip_id, "insert_stop", dayId=day1, afterStopId=stops["Castle"], name="Pastéis")
+    assert r.status_code == 422 and r.json()["error"]["field"] == "afterStopId"

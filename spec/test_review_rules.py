@@ -259,6 +259,12 @@ def test_a_typical_wet_day_is_only_a_quiet_observation():
     finding = only(result, "weather")
     assert finding.severity == "info" and finding.fixes == () and result.status == "ok"
     assert "typical, not forecast" in finding.message and not finding.material
+    # Nothing was searched for it, so no reason why nothing was found: the page shows that reason under it,
+    # and "No dry day has room for it" was untrue with an empty dry day right after.
+    assert finding.no_fix_reason is None and "noFixReason" not in finding.to_json()
+    typical["2026-12-15"] = forecast(10, 0.0, 1, source="typical")
+    finding = only(review(t, weather=typical), "weather")
+    assert finding.no_fix_reason is None and "noFixReason" not in finding.to_json()
     before = trip([], [stop("p", "Jardim da Estrela", "p_park")])
     assert material_risks(before, apply(before, "move_stop", {"stopId": "p", "toDayId": "d1", "position": 0}),
                           places=PLACES, weather=typical) == []

@@ -48,6 +48,7 @@ assert RING_SIZE + 2 <= MAX_QUEUED
 GONE_REMOVED = encode({"reason": "removed"})
 GONE_DELETED = encode({"reason": "deleted"})
 GONE_ACCOUNT = encode({"reason": "account"})
+GONE_SIGNED_OUT = encode({"reason": "signedOut"})
 EMPTY = b"{}"
 
 
@@ -195,14 +196,18 @@ class LiveHub:
             channel.idle_since = time.monotonic()
         self._presence_changed(channel)
 
-    def close_user(self, user_id: str, *, session: str | None = None, keep_session: str | None = None) -> None:
+    def close_user(self, user_id: str, *, session: str | None = None, keep_session: str | None = None,
+                   signed_out: bool = False) -> None:
         """End a user's streams at once: all of them (account deletion, signing
         out everywhere), those of one session (signing out), or all but one
-        session's (a password change ends the other sessions)."""
+        session's (a password change ends the other sessions). `signed_out`:
+        the account goes on and only sessions ended, so the pages say that
+        (`gone` "signedOut"), not that the account was deleted ("account")."""
+        gone = GONE_SIGNED_OUT if signed_out else GONE_ACCOUNT
         for stream in list(self._by_user.get(user_id, ())):
             if (session is None or stream.session == session) and (keep_session is None
                                                                   or stream.session != keep_session):
-                self.drop(stream, frame(self._id(self._counter), "gone", GONE_ACCOUNT))
+                self.drop(stream, frame(self._id(self._counter), "gone", gone))
 
     def end_all(self) -> None:
         """Shutdown has started: refuse new streams and end the open ones, so

@@ -24,7 +24,7 @@ from ..providers.weather import Weather
 from ..trips.dto import TripCache
 from ..trips.model import Day, Stop, Trip
 from .findings import ReviewResult, day_fingerprint, review_day
-from .issues import Json
+from .issues import Json, permanently_closed
 
 log = logging.getLogger("wayline.planner")
 WEATHER_WAIT_S = 3.0   # the review goes on without the weather after this
@@ -40,6 +40,7 @@ class DayContext:
     places: dict[str, Json] | None           # the trip's stops' place JSON (None: no places provider)
     weather: dict[str, Json] | None = None   # date -> app.providers.weather day (None: unknown)
     trip_legs: dict[str, list[Leg]] | None = None   # every day's shown legs
+    unreadable: frozenset[str] = frozenset()   # place ids the provider could not answer for just now
 
     @property
     def date(self) -> str:
@@ -47,7 +48,7 @@ class DayContext:
 
     def review(self, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
         return review_day(self.trip, self.day, self.legs, self.trip.prefs, self.places, weather=self.weather,
-                          trip_legs=self.trip_legs, alternatives=alternatives)
+                          trip_legs=self.trip_legs, alternatives=alternatives, unreadable=self.unreadable)
 
     def fingerprint(self) -> str:
         return day_fingerprint(self.trip, self.day)
@@ -67,8 +68,10 @@ async def full_review(sources: FactSources, ctx: DayContext) -> ReviewResult:
     same meal (the provider's search, cached) are looked up and the fix
     search may offer one of them instead."""
     result = ctx.review()
-    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and not f.fixes and f.severity != "info"
-             for sid in f.stop_ids}
+    # A meal whose place closed for good is worth another place even when removing it would do.
+    gone = {s.id for s in ctx.day.stops if s.place_id and permanently_closed((ctx.places or {}).get(s.place_id))}
+    stuck = {sid for f in result.findings if f.kind in REPLACEABLE and f.severity != "info"
+             and (not f.fixes or gone.intersection(f.stop_ids)) for sid in f.stop_ids}
     meals = [s for s in ctx.day.stops if s.id in stuck and s.kind == "food" and s.meal in MEALS and s.lat is not None]
     if not meals:
         return result
@@ -110,27 +113,34 @@ async def load_day(sources: FactSources, trip_id: str, day_id: str, *, review_fa
     entry = await sources.trip_cache.entry(trip_id)
     day = entry.trip.day(day_id)
     places = weather = None
+    unreadable: set[str] = set()
     if review_facts:
         stops = entry.trip.all_stops() if fixes else day.stops
-        places, weather = await asyncio.gather(stop_places(sources.places, stops, trip_country(entry.trip)),
+        places, weather = await asyncio.gather(stop_places(sources.places, stops, trip_country(entry.trip),
+                                                           unreadable=unreadable),
                                                trip_weather(sources.weather, entry.trip))
-    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs))
+    return DayContext(entry.trip, day, list(entry.legs.get(day.id, [])), places, weather, dict(entry.legs),
+                      frozenset(unreadable))
 
 
 def trip_country(trip: Trip) -> str | None:
     return country_of_timezone(trip.timezone)
 
 
-async def stop_places(places: PlacesProvider, stops: Iterable[Stop],
-                      country: str | None = None) -> dict[str, dict[str, Any]]:
+async def stop_places(places: PlacesProvider, stops: Iterable[Stop], country: str | None = None, *,
+                      unreadable: set[str] | None = None) -> dict[str, dict[str, Any]]:
     """The place JSON of every stop that has a place (cached by the provider);
     a place the provider cannot answer for is left out, so its hours stay
-    unknown. `country`: the trip's, for an OpenStreetMap place's public holidays."""
+    unknown (`unreadable` collects those it could not answer for just now,
+    not the ones it does not know). `country`: the trip's, for an
+    OpenStreetMap place's public holidays."""
     ids = sorted({s.place_id for s in stops if s.place_id})
     answers = await asyncio.gather(*(places.place(pid) for pid in ids), return_exceptions=True)
     found: dict[str, dict[str, Any]] = {}
     for pid, answer in zip(ids, answers):
         if isinstance(answer, (Unavailable, NotFound)):
+            if isinstance(answer, Unavailable) and unreadable is not None:
+                unreadable.add(pid)
             continue
         if isinstance(answer, BaseException):
             raise answer

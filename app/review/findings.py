@@ -26,7 +26,8 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import Slot, date_label, day_schedule
 from .fixes import FixSearch, SearchResult
-from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, quote as _q
+from .issues import DAY_WIDE, NOT_VISITS, Edits, Issue, Json, Key, PlaceBook, issue_key, search_keys
+from .issues import quote as _q
 from .remedies import strategies_for
 from .why_not import no_fix_reason
 from .rules import detect
@@ -123,7 +124,8 @@ def _finding(trip: Trip, day: Day, issue: Issue, result: SearchResult | None) ->
 def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences,
                places: dict[str, Json] | None = None, *, weather: dict[str, Json] | None = None,
                trip_legs: dict[str, list[Leg]] | None = None, with_fixes: bool = True,
-               book: PlaceBook | None = None, alternatives: dict[str, list[Json]] | None = None) -> ReviewResult:
+               book: PlaceBook | None = None, alternatives: dict[str, list[Json]] | None = None,
+               unreadable: frozenset[str] = frozenset()) -> ReviewResult:
     """The day's findings, worst first within the day's order of rules. Pure.
 
     `legs` are the day's legs as shown (TripDto); `places` maps a stop's
@@ -136,7 +138,8 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     (estimated when missing). `book` may carry hours already computed.
     `alternatives` (stop id -> places nearby serving the same meal, each
     {placeId, name, lat, lng, address?, raw}) lets a fix replace a meal
-    when nothing else works."""
+    when nothing else works. `unreadable`: place ids the provider could not
+    answer for just now (their hours are not checked, and it says why)."""
     known = by_pair(legs)
     if alternatives:
         places = {**(places or {}), **{a["placeId"]: a["raw"] for alts in alternatives.values() for a in alts}}
@@ -144,17 +147,19 @@ def review_day(trip: Trip, day: Day, legs: Iterable[Leg], prefs: TripPreferences
     book = book or PlaceBook(places)
     shown = legs_for(day, known, prefs)
     issues = detect(trip, day, shown, prefs, book, weather)
-    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, {i.key for i in issues},
+    search = FixSearch(trip, day, known, prefs, book, weather, trip_legs or {}, search_keys(issues),
                        alternatives)
+    # An observation (`info`) has nothing to fix: no search, so no reason why one found nothing either.
     findings = [_finding(trip, day, issue, search.fixes_for(issue, strategies_for(search, issue),
                                                              functools.partial(no_fix_reason, search, issue))
-                         if with_fixes else None) for issue in issues]
+                         if with_fixes and issue.severity != "info" else None) for issue in issues]
     return ReviewResult(_status(findings), tuple(findings),
-                        not_checked(trip, day, places, weather, day_schedule(day, shown)))
+                        not_checked(trip, day, places, weather, day_schedule(day, shown), unreadable))
 
 
 def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
-                weather: dict[str, Json] | None, slots: Iterable[Slot] = ()) -> tuple[Json, ...]:
+                weather: dict[str, Json] | None, slots: Iterable[Slot] = (),
+                unreadable: frozenset[str] = frozenset()) -> tuple[Json, ...]:
     """The checks that could not run on this day, in plain words: opening
     hours of stops whose place (or its hours) is unknown, and the weather
     when it could not be read. A day that could not be checked never looks
@@ -167,16 +172,24 @@ def not_checked(trip: Trip, day: Day, places: dict[str, Json] | None,
     visits = [s for s in day.stops if s.kind not in NOT_VISITS]
     unknown = [s for s in visits if s.place_id and (places is None or _no_hours(places.get(s.place_id), date,
                                                                                  starts.get(s.id, 0)))]
-    if unknown:
-        names = ", ".join(_q(s.name) for s in unknown[:3]) + (f" and {len(unknown) - 3} more"
-                                                             if len(unknown) > 3 else "")
-        why = "no place data could be read" if places is None else "no opening hours are known"
-        out.append({"check": "hours", "stopIds": [s.id for s in unknown],
-                    "message": f"Opening hours not checked for {names}: {why}."})
+    # A place the provider could not answer for just now may well list hours: not "none are known".
+    unread = [s for s in unknown if places is not None and s.place_id in unreadable]
+    unread_ids = {s.id for s in unread}
+    for stops, why in ((unread, "its place could not be read just now" if len(unread) == 1 else
+                        "their places could not be read just now"),
+                       ([s for s in unknown if s.id not in unread_ids],
+                        "no place data could be read" if places is None else "no opening hours are known")):
+        if stops:
+            names = ", ".join(_q(s.name) for s in stops[:3]) + (f" and {len(stops) - 3} more"
+                                                               if len(stops) > 3 else "")
+            out.append({"check": "hours", "stopIds": [s.id for s in stops],
+                        "message": f"Opening hours not checked for {names}: {why}."})
     if visits and (weather is None or trip.dated(day) not in weather):
+        # Without a destination there is no place to ask the forecast for: say what would help.
+        why = "the trip has no destination set" if trip.dest_lat is None or trip.dest_lng is None else \
+            "the forecast could not be read"
         out.append({"check": "weather", "stopIds": [],
-                    "message": f"Weather not checked for {date_label(trip.dated(day))}: the forecast could "
-                               f"not be read."})
+                    "message": f"Weather not checked for {date_label(trip.dated(day))}: {why}."})
     return tuple(out)
 
 

@@ -8,7 +8,8 @@ and applied, in order, to a copy-on-write copy of the trip; every day they
 change is re-timed (known legs reused, new pairs estimated exactly as
 app.legs would) and re-checked. A fix is kept only when its finding is gone
 and no finding appears that was not there before, on any day it changes
-(all of them when it changes the trip's travel choices). So every fix
+(all of them when it changes the trip's travel choices), nor does a path
+that crossed itself cross more often (`search_keys`). So every fix
 applies through `apply_ops` and helps.
 
 Ranking and bounds: the remedies of a finding come as strategies, each with
@@ -17,8 +18,10 @@ removal, 2 for a shorter visit, a move within the day or a swap, 3 for a
 move to another day or another travel choice, 5 for another place). The
 strategies are tried cheapest first; each verifies at most a few of its
 candidates and gives at most one fix; the search stops once three fixes are
-found and no untried strategy could be cheaper. A budget of simulations
-bounds a pathological day.
+found and no untried strategy could be cheaper. A candidate that fails is
+tried once more with set times for the stops it shifts out of their hours
+or meal window (removing a duplicate starts the afternoon tea after it
+before 14:30). A budget of simulations bounds a pathological day.
 
 A leg between two stops that were never next to each other is estimated
 (app.legs); once applied, the routing provider times it. So when the day's
@@ -37,7 +40,7 @@ from ..preferences import TripPreferences
 from ..trips.model import Day, Stop, Trip
 from ..trips.ops import simulate
 from ..trips.schedule import Slot, day_schedule
-from .issues import Edits, Issue, Json, Key, Legs, PlaceBook
+from .issues import Edits, Issue, Json, Key, Legs, PlaceBook, search_keys
 from .rules import CLOCK_RULES, detect
 from .starts import Ranges, start_ranges
 
@@ -69,6 +72,9 @@ class Strategy:
     tries: int = 3                              # at most this many are verified
     last_resort: bool = False                   # only when nothing cheaper has verified
     most: int = 1                               # fixes it may give (alternatives of the same kind)
+    # A candidate that fails, with set times for the stops it shifts out of their hours or meal
+    # (remedies._with_settled; None: its candidates already have them).
+    settle: Callable[[Candidate], Candidate] | None = None
 
 
 @dataclass
@@ -144,10 +150,16 @@ class FixSearch:
             out[(a.id, b.id)] = leg
         return out
 
-    def timed(self, trip: Trip, day_id: str) -> tuple[Day, list[Slot]]:
-        """A (simulated) day and its schedule."""
+    def timed(self, trip: Trip, day_id: str, *, slow: bool = False) -> tuple[Day, list[Slot]]:
+        """A (simulated) day and its schedule; `slow`: with the legs the
+        provider has not timed yet as slow as the fix must allow (module doc)."""
         day = day_of(trip, day_id)
-        return day, day_schedule(day, self.legs(day))
+        legs = self.legs(day)
+        if slow and self.routed:
+            known = self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
+            legs = {pair: leg if pair in known else replace(leg, duration_s=round(leg.duration_s * ESTIMATE_RANGE[1]))
+                    for pair, leg in legs.items()}
+        return day, day_schedule(day, legs)
 
     # -- simulating ----------------------------------------------------------------
 
@@ -176,7 +188,7 @@ class FixSearch:
             return found
         legs = self.legs(day, prefs, estimate_all)
         if not robust:
-            found = {i.key for i in detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True)}
+            found = search_keys(detect(trip, day, legs, prefs, self.book, self.weather, keys_only=True))
         else:
             found = set(self.day_keys(trip, day, prefs, estimate_all))
             known = {} if estimate_all else self.known if day.id == self.day_id else self.other_legs.get(day.id, {})
@@ -232,9 +244,16 @@ class FixSearch:
                 if any(candidate.edits == w.edits for w in winners):
                     continue
                 tried += 1
-                if self.verify(issue, candidate.edits):
-                    winners.append(candidate)
-                    found += 1
+                if not self.verify(issue, candidate.edits):
+                    # It may clear the finding but shift a later meal out of its window: with that
+                    # meal's time set, it may hold.
+                    settled = strategy.settle(candidate) if strategy.settle is not None else candidate
+                    if settled.edits == candidate.edits or any(settled.edits == w.edits for w in winners) \
+                            or not self.verify(issue, settled.edits):
+                        continue
+                    candidate = settled
+                winners.append(candidate)
+                found += 1
         winners.sort(key=lambda c: c.rank)
         return SearchResult(winners[:MAX_FIXES], None if winners else no_fix_reason())
 

@@ -55,6 +55,19 @@ def issue_key(kind: str, stop_ids: Iterable[str], day_id: str | None) -> Key:
     return SAME_PROBLEM.get(kind, kind), tuple(sorted(stop_ids))
 
 
+def search_keys(issues: Iterable[Issue]) -> set[Key]:
+    """What the fix search compares (a day's issues before and after a fix):
+    each issue's key, and for a path that crosses itself one key per
+    crossing, so that a fix may not make a crossing path cross more often
+    (material_risks and added_findings count that as new too)."""
+    out: set[Key] = set()
+    for issue in issues:
+        out.add(issue.key)
+        if issue.kind == "backtracking":
+            out.update(("crossing", n) for n in range(1, issue.count + 1))
+    return out
+
+
 @dataclass
 class Issue:
     """A rule's raw result: what is wrong, about which stops. The fix search
@@ -71,6 +84,14 @@ class Issue:
     @property
     def key(self) -> Key:
         return issue_key(self.kind, self.stop_ids, None)
+
+
+CLOSED_FOR_GOOD = DayHours("confirmed", ())
+
+
+def permanently_closed(raw: Json | None) -> bool:
+    """A place Google lists as closed for good: it may still list its old hours."""
+    return isinstance(raw, dict) and raw.get("businessStatus") == "CLOSED_PERMANENTLY"
 
 
 class PlaceBook:
@@ -94,13 +115,19 @@ class PlaceBook:
             self._outdoor[stop.place_id] = is_outdoor(self.raw(stop))
         return self._outdoor[stop.place_id]
 
+    def gone(self, stop: Stop) -> bool:
+        """Whether the stop's place has closed for good (Google's businessStatus)."""
+        return permanently_closed(self.raw(stop))
+
     def hours(self, stop: Stop, day: Date) -> DayHours | None:
-        """The stop's place's hours seen from `day` (meal rule for food stops)."""
+        """The stop's place's hours seen from `day` (meal rule for food stops);
+        a place closed for good is closed every day, whatever hours it still lists."""
         meal = stop.kind == "food"
         key = (stop.place_id or "", day, meal)
         if key not in self._memo:
             raw = self.raw(stop)
-            self._memo[key] = None if raw is None else hours_on(raw, day, meal=meal)
+            self._memo[key] = None if raw is None else CLOSED_FOR_GOOD if permanently_closed(raw) else \
+                hours_on(raw, day, meal=meal)
         return self._memo[key]
 
     def check(self, stop: Stop, date: str, minutes: int) -> HoursCheck | None:

@@ -36,7 +36,7 @@ from ..fields import LAST_SERVICE_MINUTE
 from ..hours.rules import buffer_for, on_date
 from ..legs import estimate
 from ..meals import FOOD_NOTE, MEALS
-from ..preferences import PACE_STOPS
+from ..preferences import MODE_NAMES, PACE_STOPS
 from ..trips.model import DAY_START, Day, Stop, Trip
 from ..trips.schedule import Slot, clock_label, date_label, to_minutes, to_service_time
 from .fixes import Candidate, FixSearch, Strategy, day_of
@@ -62,7 +62,11 @@ def strategies_for(search: FixSearch, issue: Issue) -> list[Strategy]:
     if issue.severity == "info":
         return []   # an observation: nothing to fix
     build = BUILDERS.get(issue.kind)
-    return build(search, issue) if build else []
+    strategies = build(search, issue) if build else []
+    for strategy in strategies:
+        if strategy.settle is None:
+            strategy.settle = lambda fix: _with_settled(search, fix)
+    return strategies
 
 
 # -- shared pieces -----------------------------------------------------------------
@@ -158,8 +162,10 @@ def _settled(search: FixSearch, edits: Edits, day_id: str) -> tuple[Edits, list[
         if k is None:
             break
         stop = day.stops[k]
-        options = start_options(_until(search.ranges(stop, date), latest_start(day, slots, k)), slots[k].earliest,
-                                slots[k].start, most=1)
+        # Reachable however the legs the provider has not timed yet turn out (fixes.py checks that too).
+        soonest = max(slots[k].earliest, search.timed(trip, day_id, slow=True)[1][k].start)
+        options = start_options(_until(search.ranges(stop, date), latest_start(day, slots, k)), soonest,
+                                max(slots[k].start, soonest), most=1)
         if not options:
             break
         edits += (_set_time(stop.id, options[0]),)
@@ -261,6 +267,11 @@ def other_days(search: FixSearch, stop: Stop, day_ids: tuple[str, ...]) -> Itera
                 yield _with_settled(search, fix)
 
 
+def _as_is(fix: Candidate) -> Candidate:
+    """A strategy's candidates that already carry their set times (`_with_settled`): nothing to add."""
+    return fix
+
+
 def _with_settled(search: FixSearch, fix: Candidate) -> Candidate:
     """The fix, plus set times for the reviewed day's stops it shifts out of their hours."""
     edits, added = _settled(search, fix.edits, search.day_id)
@@ -326,16 +337,25 @@ def replacements(search: FixSearch, stop: Stop) -> Iterator[Candidate]:
 def _clock(search: FixSearch, issue: Issue) -> list[Strategy]:
     stop = _stop(search, issue.subject)
     closed = issue.kind == "closed"
+    if search.book.gone(stop):
+        # Closed for good: no time or day fits it; it goes, or another place serves its meal.
+        def remove() -> Iterator[Candidate]:
+            yield Candidate(f"Remove {_q(stop.name)}", (("delete_stop", {"stopId": stop.id}),), W_DELETE)
+        gone = [Strategy(W_DELETE, remove, tries=1)]
+        if stop.kind == "food" and stop.meal in MEALS and search.alternatives.get(stop.id):
+            gone.append(Strategy(W_REPLACE, lambda: replacements(search, stop), settle=_as_is))
+        return gone
     out = [Strategy(W_TIME, lambda: set_times(search, stop)),
            Strategy(W_MOVE, lambda: swaps_with_neighbours(search, stop), tries=2),
            Strategy(W_MOVE, lambda: moves_within(search, stop)),
            Strategy(W_MOVE, lambda: reordered(search, "Reorder the day around its set times"), tries=1,
                     last_resort=True)]
-    out.append(Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=6))
+    out.append(Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=6,
+                        settle=_as_is))
     if closed:
         out.append(Strategy(W_SHORTEN, lambda: shorter_visit(search, stop), tries=1))
     if stop.kind == "food" and stop.meal in MEALS and search.alternatives.get(stop.id):
-        out.append(Strategy(W_REPLACE, lambda: replacements(search, stop), last_resort=True))
+        out.append(Strategy(W_REPLACE, lambda: replacements(search, stop), last_resort=True, settle=_as_is))
     return out
 
 
@@ -359,7 +379,8 @@ def _timing(search: FixSearch, issue: Issue) -> list[Strategy]:
            Strategy(W_SHORTEN, shorten_previous, tries=1),
            Strategy(W_MOVE, lambda: moves_within(search, stop, range(0, index))),
            Strategy(W_MOVE, lambda: swaps_with_neighbours(search, stop), tries=1),
-           Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=4),
+           Strategy(W_OTHER_DAY, lambda: other_days(search, stop, other_days_nearest_first(search)), tries=4,
+                    settle=_as_is),
            Strategy(W_MOVE, lambda: reordered(search, "Reorder the day around its set times"), tries=1,
                     last_resort=True)]
     if not prev.set_time:
@@ -368,7 +389,7 @@ def _timing(search: FixSearch, issue: Issue) -> list[Strategy]:
 
 
 def _pace(search: FixSearch, issue: Issue) -> list[Strategy]:
-    return [Strategy(W_OTHER_DAY * issue.detail["excess"], lambda: pace_moves(search, issue))]
+    return [Strategy(W_OTHER_DAY * issue.detail["excess"], lambda: pace_moves(search, issue), settle=_as_is)]
 
 
 def pace_moves(search: FixSearch, issue: Issue) -> Iterator[Candidate]:
@@ -454,7 +475,7 @@ def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
         def seconds(mode: str) -> int:
             return estimate(a.id, b.id, ends[0], ends[1], mode).duration_s
         for mode in sorted((m for m in avoided if issue.kind == "avoided_mode" or m != "walk"), key=seconds):
-            yield Candidate(f"Allow {mode} on this trip", (("set_trip_preferences", {
+            yield Candidate(f"Allow {MODE_NAMES[mode]} on this trip", (("set_trip_preferences", {
                 "avoidModes": [m for m in avoided if m != mode]}),), W_PREFS, seconds(mode) // 60)
 
     out = [Strategy(W_PREFS, allow, tries=4, most=2)]
@@ -464,17 +485,23 @@ def _modes(search: FixSearch, issue: Issue) -> list[Strategy]:
 
 
 def _duplicate(search: FixSearch, issue: Issue) -> list[Strategy]:
-    second = _stop(search, issue.stop_ids[1])
+    first, second = (_stop(search, sid) for sid in issue.stop_ids)
+    # An expense for the second visit (the tickets) is for the place: it stays with the first, where
+    # a removal alone would leave it for a stop that is gone (the agent's `expense_unlinked`).
+    kept: Edits = tuple(("update_expense", {"expenseId": e.id, "stopId": first.id})
+                        for e in search.trip.expenses if e.stop_id == second.id)
 
     def remove() -> Iterator[Candidate]:
-        yield Candidate(f"Remove the second {_q(second.name)}", (("delete_stop", {"stopId": second.id}),), W_DELETE)
+        said = f" (its expense{'s' if len(kept) > 1 else ''} now for the first)" if kept else ""
+        yield Candidate(f"Remove the second {_q(second.name)}{said}",
+                        kept + (("delete_stop", {"stopId": second.id}),), W_DELETE)
     return [Strategy(W_DELETE, remove, tries=1)]
 
 
 def _weather(search: FixSearch, issue: Issue) -> list[Strategy]:
     stop = _stop(search, issue.subject)
     dry = driest_days(search.trip, search.day, search.weather)
-    return [Strategy(W_OTHER_DAY, lambda: other_days(search, stop, dry), tries=6),
+    return [Strategy(W_OTHER_DAY, lambda: other_days(search, stop, dry), tries=6, settle=_as_is),
             Strategy(W_OTHER_DAY, lambda: swaps_elsewhere(search, stop, dry), tries=4)]
 
 

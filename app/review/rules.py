@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..preferences import PACE_STOPS, TripPreferences
+from ..preferences import MODE_BY, MODE_NAMES, PACE_STOPS, TripPreferences
 from ..trips.model import Day, Trip
 from ..trips.schedule import clock_label, day_schedule
 from .clock_rules import closed, meal_time
@@ -48,7 +48,8 @@ def leg_rules(facts: DayFacts) -> list[Issue]:
         pair = f"{_q(names[a])} to {_q(names[b])}"
         if leg.mode in prefs.avoidModes:
             issues.append(Issue("avoided_mode", "problem",
-                                f"The trip avoids {leg.mode}, but the leg from {pair} is by {leg.mode}.", (a, b),
+                                f"The trip avoids {MODE_NAMES[leg.mode]}, but the leg from {pair} is "
+                                f"{MODE_BY[leg.mode]}.", (a, b),
                                 subject=b, detail={"mode": leg.mode}))
         elif leg.mode == "walk" and leg.distance_m > prefs.longestWalkM:
             issues.append(Issue("long_walk", "warning",

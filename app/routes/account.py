@@ -48,7 +48,8 @@ async def change_password(request: Request):
     await auth.change_password(svc.db, user["id"], args.newPassword, svc.sessions,
                                keep_token=token, hash_n=svc.settings.password_hash_n)
     # The other sessions ended: so do their open pages (a stolen cookie's included).
-    svc.live.close_user(user["id"], keep_session=auth.token_hash(token) if token else None)
+    svc.live.close_user(user["id"], keep_session=auth.token_hash(token) if token else None,
+                        signed_out=True)
     return ok({"changed": True})
 
 

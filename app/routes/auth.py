@@ -76,11 +76,11 @@ async def signout(request: Request):
     user = await current_user(request)
     if user is not None and args.everywhere:
         await auth.end_sessions(svc.db, user["id"], svc.sessions)
-        svc.live.close_user(user["id"])
+        svc.live.close_user(user["id"], signed_out=True)
     elif token:
         await auth.delete_session(svc.db, token, svc.sessions)
         if user is not None:   # this session's open pages stop hearing about the trip
-            svc.live.close_user(user["id"], session=auth.token_hash(token))
+            svc.live.close_user(user["id"], session=auth.token_hash(token), signed_out=True)
     response = ok({"signedOut": True})
     response.delete_cookie(auth.COOKIE, path="/")
     return response

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..auth import token_hash
+from ..auth import token_hash, user_for_token
 from .common import body, member, ok, services, session_token
 from .openapi import describe
 
@@ -28,7 +28,14 @@ async def live(request: Request):
     # query parameter when it opens a new EventSource after a failure.
     last = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
     token = session_token(request.scope)
-    return await services(request).live.open(trip_id, user, last, token_hash(token) if token else "")
+    svc = services(request)
+    response = await svc.live.open(trip_id, user, last, token_hash(token) if token else "")
+    # Its session may have ended while the stream was being opened (signed out, or the password changed on
+    # another device): that ending's close_user ran before the stream was registered and missed it. Any
+    # ending from now on reaches it; the one that may have slipped by is looked for once, here.
+    if token and await user_for_token(svc.db, token, svc.sessions) is None:
+        svc.live.close_user(user["id"], session=token_hash(token), signed_out=True)
+    return response
 
 
 @describe(body=Presence, summary="The day this page shows, for the other members' presence avatars")

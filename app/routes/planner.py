@@ -47,7 +47,10 @@ async def review(request: Request):
     await member(request, trip_id)
     svc = services(request)
     ctx = await load_day(svc, trip_id, day_id)
-    return ok((await full_review(svc, ctx)).to_json())
+    # The version its fixes were worked out on: a fix is sent back with it as
+    # `baseVersion`, so one made stale by another member's edit is refused (409
+    # stale) instead of applied to a plan it was not checked against.
+    return ok({**(await full_review(svc, ctx)).to_json(), "version": ctx.trip.version})
 
 
 @describe(body=CopilotQuestion, summary="Ask the copilot about the day; it recommends only computed fixes")

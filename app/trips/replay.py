@@ -28,6 +28,7 @@ from ..db import Tx
 from ..errors import Conflict, Invalid
 from .apply import Applied, apply_ops
 from .ops import TRIP_OPS, validate_args
+from .model import Trip
 from .state import TripStates
 
 
@@ -49,7 +50,23 @@ async def apply_replayed(trips: TripStates, trip_id: str, actor_id: str, op_name
         if names:
             _refuse_if_changed(tx, trip_id, actor_id, made_on_version, names)
 
-    return await apply_ops(trips, trip_id, actor_id, [(op_name, validated)], claim=unchanged_by_others)
+    return await apply_ops(trips, trip_id, actor_id, [(op_name, validated)], claim=unchanged_by_others,
+                           precondition=lambda trip: _anchor_still_there(trip, validated))
+
+
+def _anchor_still_there(trip: Trip, args: Any) -> None:
+    """A stop added offline after a stop that has since left its day (moved or
+    removed by someone): 409 in words. The op's own refusal is for API callers
+    ("afterStopId must be a stop of the same day", or the anchor's id), and the
+    page shows a refusal to the person who made the change."""
+    after, day_id = getattr(args, "afterStopId", None), getattr(args, "dayId", None)
+    if not isinstance(after, str) or not isinstance(day_id, str):
+        return
+    day = next((d for d in trip.days if d.id == day_id), None)
+    if day is not None and not any(s.id == after for s in day.stops):
+        raise Conflict(f"While you were offline, the stop you put “{args.name}” after was moved to another day or "
+                       f"removed, so “{args.name}” was not added. Add it again where it fits now.",
+                       code="changed_meanwhile")
 
 
 def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names: set[str]) -> None:
@@ -60,13 +77,17 @@ def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names:
         "WHERE trip_id = ? AND source = 'operation' ORDER BY seq DESC", (trip_id,))
     for actor, actor_name, parts_json in rows:
         parts = json.loads(parts_json)
-        data = next((p.get("data") or {} for p in parts if p.get("type") == "data-operation"), {})
-        if not isinstance(data.get("version"), int) or data["version"] <= made_on:
+        # A change of several ops (a review fix, an approved suggestion) is one
+        # line with one data part per op, all at the same version: each counts.
+        ops = [p.get("data") or {} for p in parts if p.get("type") == "data-operation"]
+        version = ops[0].get("version") if ops else None
+        if not isinstance(version, int) or version <= made_on:
             break
-        spec = TRIP_OPS.get(data.get("op", ""))
-        if actor == actor_id or spec is None:
+        if actor == actor_id:
             continue
-        theirs = {(data.get("args") or {}).get(field) for field in spec.changes}
+        theirs = {(data.get("args") or {}).get(field)
+                  for data in ops if (spec := TRIP_OPS.get(data.get("op", ""))) is not None
+                  for field in spec.changes}
         if names & theirs:
             summary = next((p.get("text", "") for p in parts if p.get("type") == "text"), "")
             what = f" {summary[:1].lower()}{summary[1:]}" if summary else " changed it"

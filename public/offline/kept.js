@@ -23,6 +23,12 @@ export const MEDIA_PER_TRIP = 24;
 const THUMB_PX = 480;
 
 let opening = null;
+// Counts the times this device's data was cleared. An answer to a read (or a
+// trip page) from before the last clearing is never kept: signing out while a
+// trip's reviews or thumbnails were still on their way left them on the
+// device after `forget()`, for the next person to open offline.
+let era = 0;
+export const keptEra = () => era;
 
 function openDb() {
   if (!opening) {
@@ -69,7 +75,9 @@ export const storeAll = (store) => run(store, "readonly", (s) => s.getAll()).the
 
 // -- reads -------------------------------------------------------------------------
 
-export function keep(url, data, savedAt = Date.now()) {
+// `madeIn`: the era the answer was asked for in (keptEra()); not kept if cleared since.
+export function keep(url, data, savedAt = Date.now(), madeIn = era) {
+  if (madeIn !== era) return Promise.resolve();
   return storePut("reads", url, { url, data, savedAt });
 }
 
@@ -81,10 +89,11 @@ export function kept(url) {
 // reached: {data, savedAt, fromDevice}. Errors the server answered (404,
 // 401, …) are thrown as they are: a kept copy never hides them.
 export async function readThrough(url) {
+  const madeIn = era;
   try {
     const data = await get(url);
     const savedAt = Date.now();
-    keep(url, data, savedAt);
+    keep(url, data, savedAt, madeIn);
     return { data, savedAt, fromDevice: false };
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 0) throw err;
@@ -100,9 +109,9 @@ export async function keptGet(url) {
 }
 
 // The trip's kept TripDto is still current as of now (a 304 said so).
-export async function stillCurrent(url) {
+export async function stillCurrent(url, madeIn = era) {
   const copy = await kept(url);
-  if (copy) await keep(url, copy.data);
+  if (copy) await keep(url, copy.data, Date.now(), madeIn);
 }
 
 // -- the owner, and forgetting -----------------------------------------------------
@@ -118,11 +127,58 @@ export async function claimFor(userId) {
 }
 
 export async function forget() {
+  era += 1; // at once: whatever is on its way now is not kept
   const db = await openDb();
   if (!db) return;
   await new Promise((resolve) => {
     const tx = db.transaction(STORES, "readwrite");
     for (const name of STORES) tx.objectStore(name).clear();
+    tx.oncomplete = resolve;
+    tx.onerror = resolve;
+    tx.onabort = resolve;
+  });
+}
+
+// A trip that is not this account's any more (its member removed, the trip
+// deleted): its kept answers and thumbnails go, so it does not open from
+// this device offline. Its kept writes stay until their refusal is read
+// (outbox.js, offline/status.js).
+export function forgetTrip(tripId) {
+  return forgetTripsWhere((id) => id === tripId);
+}
+
+// The server's list of this account's trips just came: any other trip kept
+// here is not theirs any more (removed while this page was elsewhere).
+export function keepOnlyTrips(tripIds) {
+  const mine = new Set(tripIds);
+  return forgetTripsWhere((id) => !mine.has(id));
+}
+
+const TRIP_READ = /^\/api\/trips\/([^/?]+)(?:[/?]|$)/;
+
+async function forgetTripsWhere(gone) {
+  const db = await openDb();
+  if (!db) return;
+  await new Promise((resolve) => {
+    const tx = db.transaction(["reads", "media", "meta"], "readwrite");
+    const reads = tx.objectStore("reads");
+    const keys = reads.getAllKeys();
+    keys.onsuccess = () => {
+      for (const url of keys.result) {
+        const match = TRIP_READ.exec(String(url));
+        if (match && gone(decodeURIComponent(match[1]))) reads.delete(url);
+      }
+    };
+    const media = tx.objectStore("media");
+    const thumbs = media.getAll();
+    thumbs.onsuccess = () => {
+      for (const thumb of thumbs.result) if (thumb && gone(thumb.tripId)) media.delete(thumb.path);
+    };
+    const meta = tx.objectStore("meta");
+    const marks = meta.getAllKeys();
+    marks.onsuccess = () => {
+      for (const key of marks.result) if (String(key).startsWith("reviews:") && gone(String(key).slice(8))) meta.delete(key);
+    };
     tx.oncomplete = resolve;
     tx.onerror = resolve;
     tx.onabort = resolve;
@@ -136,7 +192,7 @@ const IMAGE_LINK = /!\[[^\]]*\]\((\/api\/uploads\/trips\/[^)\s]+)\)/g;
 // Keeps thumbnails of the images in the trip's stop notes (the first
 // MEDIA_PER_TRIP; the ones already kept are not fetched again). Quiet: a
 // failure only means an image is missing offline.
-export async function keepThumbnails(trip) {
+export async function keepThumbnails(trip, madeIn = era) {
   const paths = [];
   for (const day of trip.days || []) {
     for (const stop of day.stops || []) {
@@ -146,12 +202,13 @@ export async function keepThumbnails(trip) {
     }
   }
   for (const path of paths.slice(0, MEDIA_PER_TRIP)) {
+    if (madeIn !== era) return; // this device was cleared meanwhile (signed out)
     if (await storeGet("media", path)) continue;
     try {
       const res = await fetch(path, { credentials: "same-origin" });
       if (!res.ok) continue;
       const blob = await thumbnail(await res.blob());
-      if (blob) await storePut("media", path, { path, tripId: trip.id, type: blob.type, blob, bytes: blob.size, savedAt: Date.now() });
+      if (blob && madeIn === era) await storePut("media", path, { path, tripId: trip.id, type: blob.type, blob, bytes: blob.size, savedAt: Date.now() });
     } catch {
       return; // offline again: the rest waits for the next time the trip opens
     }

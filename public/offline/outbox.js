@@ -33,6 +33,7 @@ let loaded = null;
 let flushing = false;
 let again = false;
 let retryTimer = null;
+let generation = 0; // +1 each time this device's writes are forgotten (forgetWrites)
 
 function newKey() {
   if (crypto.randomUUID) return crypto.randomUUID();
@@ -103,6 +104,7 @@ export async function send(write) {
 // This device's data was cleared (signing out, another account): nothing
 // kept is sent any more.
 export function forgetWrites() {
+  generation += 1; // a write on its way now leaves nothing behind when its answer comes
   entries.clear();
   for (const waiter of waiters.values()) waiter.resolve({ queued: true });
   waiters.clear();
@@ -164,10 +166,12 @@ async function settleWaitersAsQueued() {
 
 async function deliver(entry) {
   const waiter = waiters.get(entry.key);
+  const sentIn = generation;
   let answer;
   try {
     answer = await api(entry.path, { method: entry.method, body: entry.body, headers: { "Idempotency-Key": entry.key } });
   } catch (err) {
+    if (sentIn !== generation) return "next"; // forgotten meanwhile (signed out): nothing is kept of it
     if (err.status === 0 || err.status === 401) return "stop"; // not reached, or not signed in: tried again later
     if (err.status === 408 || err.status === 429 || err.status >= 500) {
       // busy, or the body arrived too slowly (a poor connection): asked again with the same key
@@ -188,6 +192,7 @@ async function deliver(entry) {
     emit({ type: "failed", write: failed });
     return "next";
   }
+  if (sentIn !== generation) return "next";
   entries.delete(entry.key);
   await storeDelete("outbox", entry.key);
   emit({ type: "sent", write: entry, answer });

@@ -7,6 +7,8 @@ import { h, focusPastRegion } from "../planner/ui.js";
 import { patch, sig } from "../planner/keyed.js";
 import { icon } from "../planner/icons.js";
 import { isOnline } from "./connection.js";
+import { allWrites, dismiss, onOutbox } from "./outbox.js";
+import { refusalText } from "./words.js";
 
 const CLOCK = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit" });
 const DAY_AND_CLOCK = new Intl.DateTimeFormat("en-GB", { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
@@ -45,8 +47,6 @@ export function createTripStatus(store) {
     const waiting = store.writes.filter((w) => w.state === "waiting" && w.kept);
     const failed = store.writes.filter((w) => w.state === "failed");
     const moved = waiting.some((w) => w.kind === "op" && w.op !== "add_expense" && w.op !== "update_expense");
-    // A Dismiss that had the keyboard leaves with its line: focus goes to
-    // the next refused change's Dismiss, else past this line.
     const focused = el.contains(document.activeElement) ? document.activeElement : null;
     const at = focused ? [...refused.children].findIndex((r) => r.contains(focused)) : -1;
     patch(news, sig(online, store.savedAt, waiting.map((w) => w.key)), () => [
@@ -56,22 +56,61 @@ export function createTripStatus(store) {
         h("ul", null, waiting.map((w) => h("li", null, w.label))),
         moved ? h("p", { class: "muted" }, "Times are worked out again once your changes are sent.") : null) : null,
     ]);
-    patch(refused, sig(failed.map((w) => w.key)), () => failed.map((w) =>
-      h("div", { class: "write-refused", role: "alert", "data-testid": "refused-write" },
-        icon("alert", { size: 18 }),
-        h("div", null,
-          h("p", { class: "refused-title" }, `Not sent: ${w.label}`),
-          h("p", null, w.error && w.error.message ? w.error.message : "The server did not take this change.")),
-        h("button", { type: "button", class: "btn btn-sm", "aria-label": `Dismiss: ${w.label}`,
-          onclick: () => store.dismissWrite(w.key) }, "Dismiss"))));
+    patch(refused, sig(failed.map((w) => w.key)), () => failed.map((w) => refusedLine(w, () => store.dismissWrite(w.key))));
     el.hidden = online && !waiting.length && !failed.length;
-    if (focused && !focused.isConnected) {
-      const dismiss = [...refused.querySelectorAll("button")];
-      if (dismiss.length) dismiss[Math.min(Math.max(at, 0), dismiss.length - 1)].focus();
-      else focusPastRegion(el);
-    }
+    keepFocus(el, refused, focused, at);
   }
 
   render();
   return { el, render };
+}
+
+// One refused change: what it was, why it was not made, and Dismiss.
+function refusedLine(w, onDismiss) {
+  return h("div", { class: "write-refused", role: "alert", "data-testid": "refused-write" },
+    icon("alert", { size: 18 }),
+    h("div", null,
+      h("p", { class: "refused-title" }, `Not sent: ${w.label}`),
+      h("p", null, refusalText(w))),
+    h("button", { type: "button", class: "btn btn-sm", "aria-label": `Dismiss: ${w.label}`, onclick: onDismiss }, "Dismiss"));
+}
+
+// A Dismiss that had the keyboard leaves with its line: focus goes to the
+// next refused change's Dismiss, else past this region.
+function keepFocus(el, refused, focused, at) {
+  if (!focused || focused.isConnected) return;
+  const buttons = [...refused.querySelectorAll("button")];
+  if (buttons.length) buttons[Math.min(Math.max(at, 0), buttons.length - 1)].focus();
+  else focusPastRegion(el);
+}
+
+// The trips list's line for changes refused for a trip that is not in the
+// list any more (their author was removed from it, or it was deleted): the
+// planner, where refused changes show, cannot open, so they are said here,
+// each until dismissed, never dropped quietly. `setTrips(ids)`: the trips
+// the list shows.
+export function createGoneTripRefusals() {
+  const refused = h("div");
+  const el = h("div", { class: "trip-status", hidden: true }, refused);
+  let trips = null;
+
+  function render() {
+    if (!trips) return;
+    const failed = allWrites().filter((w) => w.state === "failed" && !trips.has(w.tripId));
+    const focused = el.contains(document.activeElement) ? document.activeElement : null;
+    const at = focused ? [...refused.children].findIndex((r) => r.contains(focused)) : -1;
+    patch(refused, sig(failed.map((w) => w.key)), () => failed.map((w) => refusedLine(w, () => dismiss(w.key))));
+    el.hidden = !failed.length;
+    keepFocus(el, refused, focused, at);
+  }
+
+  const stop = onOutbox(render);
+  return {
+    el,
+    setTrips(ids) {
+      trips = new Set(ids);
+      render();
+    },
+    destroy: stop,
+  };
 }

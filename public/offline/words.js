@@ -1,7 +1,7 @@
 // A kept write in words, for its author ("Move “Belém” to Day 2"), made
 // when the write is made (names as they were then) and kept with it.
 
-import { fmtMinutes } from "../planner/ui.js";
+import { fmtMinutes, errorText } from "../planner/ui.js";
 import { formatMoney } from "../money.js";
 
 function stopName(store, stopId) {
@@ -52,4 +52,23 @@ export function writeLabel(store, write) {
   if (write.kind === "comment") return `Comment on ${stopName(store, write.stopId)}: ${quote(write.body.body, 40)}`;
   const words = OPS[write.op];
   return words ? words(store, write.body) : "A change to the trip";
+}
+
+// Why the server refused a kept write, in words for its author: the page's
+// usual words for an error (a stop, day or expense gone is said as gone, not
+// by the id the API names it with), and a trip that is no longer theirs
+// (removed from it, or deleted: the trip's own 404) said as such.
+export function refusalText(write) {
+  const error = write && write.error;
+  if (!error) return "The server did not take this change.";
+  if (error.code === "idempotency_unknown") {
+    // The server stopped while it had this change in hand (its own sentence names the HTTP header).
+    return "The server restarted while this change was being sent, so it may or may not have been made. "
+      + "Check the plan, and make it again if it is not there.";
+  }
+  if (error.status === 404 && error.code === "not_found") {
+    const trip = write.tripTitle ? `“${write.tripTitle}”` : "this trip";
+    return `You are no longer a member of ${trip}, or it was deleted, so this change was not made.`;
+  }
+  return errorText(error);
 }

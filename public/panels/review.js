@@ -86,18 +86,18 @@ export function mountReview(el, store) {
       const answer = bubble("copilot", t.answer);
       if (t.cached) answer.append(h("p", { class: "hint" }, "Same question as before: answered from the saved reply (no AI cost)."));
       const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: t.applied.get(id) } : null)).filter(Boolean);
-      if (recommended.length && store.canEdit) answer.append(h("div", { class: "fixes" }, recommended.map((fix) => fixButton(t, fix))));
+      if (recommended.length && store.canEdit) answer.append(h("div", { class: "fixes" }, recommended.map((fix) => fixButton(t, fix, day.id))));
       log.append(answer);
     }
   }
 
   // One press applies a fix; after that it says so and cannot be pressed again.
-  function fixButton(turn, fix) {
+  function fixButton(turn, fix, dayId) {
     const applied = () => h("span", { class: "pill ok" }, icon("check", { size: 13 }), ` Applied: ${fix.label}`);
     if (turn.applied.has(fix.id)) return applied();
     const b = h("button", { "data-needs-server": true, type: "button", class: "btn btn-sm btn-fix", "data-fix-id": fix.id }, `Apply: ${fix.label}`);
     b.addEventListener("click", async () => {
-      if (await applyFix(store, fix, b)) {
+      if (await applyFix(store, fix, b, dayId)) {
         turn.applied.set(fix.id, fix.label);
         // The keyboard was on the button: it stays here, on what it did, not on the page's body.
         const lost = !document.activeElement || document.activeElement === document.body || document.activeElement === b;

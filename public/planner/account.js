@@ -128,6 +128,7 @@ async function signOutEverywhere(app) {
     showError(err);
     return;
   }
+  await app.forgetDevice(); // this device too: an offline start must not show the account's trips
   app.signedOut("You were signed out on every device.");
 }
 
@@ -148,8 +149,9 @@ function openDeleteAccount(app) {
       busyLabel: "Deleting…",
       check: () => ({ password: password.control.value }),
       onSubmit: (body) => del("/api/users/me", body),
-      after: (res) => {
+      after: async (res) => {
         close();
+        await app.forgetDevice(); // the account is gone: nothing of it stays on this device
         const gone = (res && res.tripsDeleted) || 0;
         app.signedOut(`Your account was deleted${gone ? `, with ${gone === 1 ? "the trip" : `the ${gone} trips`} only you belonged to` : ""}.`);
       },

@@ -21,6 +21,7 @@ import { trackReading } from "../panels/chatread.js";
 import { icon } from "./icons.js";
 import { showOnPlan } from "../panels/common.js";
 import { createTripStatus } from "../offline/status.js";
+import { forgetTrip } from "../offline/kept.js";
 
 const VIEWS = [
   ["plan", "Itinerary", "calendar", createDayView],
@@ -139,8 +140,15 @@ export function mountPlanner(main, app, tripId, params) {
   }
 
   // The trip was deleted, or this member was removed (or the account): say
-  // so plainly on the trips list.
+  // so plainly on the trips list. Signed out (another tab, "Sign out
+  // everywhere", a password change on another device): the account goes on,
+  // so sign-in says that, unless this page is already on its way there.
   function tripGone(reason) {
+    if (reason === "signedOut") {
+      if (app.session.me) app.signedOut("You were signed out.");
+      return;
+    }
+    forgetTrip(store.tripId); // not theirs to open any more, with or without a connection
     const title = store.trip ? `“${store.trip.title}”` : "This trip";
     const message = {
       deleted: `${title} was deleted.`,

@@ -25,7 +25,7 @@ import { post, ApiError } from "../api.js";
 import { toast } from "./ui.js";
 import { sig } from "./keyed.js";
 import { patched } from "./patch.js";
-import { readThrough, keep, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
+import { readThrough, keep, keptEra, stillCurrent, keepThumbnails, storeGet, storePut } from "../offline/kept.js";
 import { send, writesOf, onOutbox, dismiss } from "../offline/outbox.js";
 import { isOnline, onConnection } from "../offline/connection.js";
 import { projectTrip } from "../offline/project.js";
@@ -77,6 +77,7 @@ export function createStore(app, tripId) {
   const base = `/api/trips/${encodeURIComponent(tripId)}`;
   const state = initialState();
   const reviewsLoading = new Map(); // "dayId@version" -> the request on its way
+  const madeIn = keptEra(); // what arrives after this device was cleared (signed out) is not kept
   let thumbnailsKept = false;
 
   // The picture shown: the server's trip and the writes still waiting.
@@ -191,10 +192,10 @@ export function createStore(app, tripId) {
       state.savedAt = savedAt;
       state.fromDevice = fromDevice;
       if (!fromDevice) {
-        keep(base, trip, savedAt);
+        keep(base, trip, savedAt, madeIn);
         if (!thumbnailsKept) {
           thumbnailsKept = true;
-          keepThumbnails(trip);
+          keepThumbnails(trip, madeIn);
         }
       }
       state.writes = writesOf(tripId);
@@ -209,7 +210,7 @@ export function createStore(app, tripId) {
     confirmCurrent() {
       state.savedAt = Date.now();
       state.fromDevice = false;
-      stillCurrent(base);
+      stillCurrent(base, madeIn);
       emit("connection");
     },
 
@@ -272,8 +273,9 @@ export function createStore(app, tripId) {
     },
 
     // Through the outbox, labelled in words for the list of waiting changes.
+    // The trip's title goes with it: a refusal for a trip its author can no longer open names it.
     keepWrite(write) {
-      return send({ ...write, tripId, label: writeLabel(store, write) });
+      return send({ ...write, tripId, tripTitle: state.trip ? state.trip.title : null, label: writeLabel(store, write) });
     },
 
     dismissWrite(key) {
@@ -283,10 +285,12 @@ export function createStore(app, tripId) {
     // Several ops as one change (a review fix, a suggestion's patch): all or
     // nothing, one version, one line in the timeline saying what they did.
     // A fix is worked out by the server on the trip as it is now, so it is
-    // never kept for later: offline it says it needs a connection.
-    async edits(edits, { quiet = false } = {}) {
+    // never kept for later: offline it says it needs a connection; with
+    // `baseVersion` (the version it was worked out on) the server refuses it
+    // once the trip has moved on (409 stale).
+    async edits(edits, { quiet = false, baseVersion } = {}) {
       if (!isOnline()) throw new ApiError(0, "offline", NEEDS_CONNECTION);
-      const res = await post(`${base}/ops`, { edits });
+      const res = await post(`${base}/ops`, baseVersion === undefined ? { edits } : { edits, baseVersion });
       store.applyWriteAnswer(res);
       if (!quiet && res.summary) toast(res.summary, "success");
       return res;
@@ -403,7 +407,7 @@ export function createStore(app, tripId) {
         const entry = await store.review(day.id);
         if (!entry || entry.error) return;
       }
-      await storePut("meta", mark, trip.version);
+      if (keptEra() === madeIn) await storePut("meta", mark, trip.version);
     },
 
     async loadWeather() {

@@ -1,9 +1,9 @@
 // Your trips: the list, creating a trip, and accepting an invite link.
 
 import { get, post, ApiError } from "../api.js";
-import { readThrough, kept } from "../offline/kept.js";
+import { readThrough, kept, keepOnlyTrips } from "../offline/kept.js";
 import { isOnline, onConnection } from "../offline/connection.js";
-import { offlineLine } from "../offline/status.js";
+import { offlineLine, createGoneTripRefusals } from "../offline/status.js";
 import { h, field, select, errorBox, clear, fmtDate, addDays, daysBetween, openDialog, dialogForm, toast, withBusy } from "./ui.js";
 import { icon } from "./icons.js";
 
@@ -60,6 +60,7 @@ function browserZone() {
 export function mountTrips(main, app) {
   const list = h("div", { class: "trip-grid", "aria-live": "polite" });
   const status = h("div", { class: "trips-status" });
+  const refusals = createGoneTripRefusals();
   const page = h(
     "div",
     { class: "page" },
@@ -72,6 +73,7 @@ export function mountTrips(main, app) {
         h("button", { type: "button", class: "btn btn-primary", "data-needs-server": true, onclick: () => openCreate(app) }, icon("plus"), "New trip")),
     ),
     status,
+    refusals.el,
     list,
   );
   main.append(page);
@@ -89,6 +91,8 @@ export function mountTrips(main, app) {
       if (fromDevice || !isOnline()) {
         status.append(offlineLine("your trips", savedAt, "Trips you opened on this device open without a connection."));
       }
+      refusals.setTrips(trips.map((t) => t.id));
+      if (!fromDevice) keepOnlyTrips(trips.map((t) => t.id)); // removed meanwhile: no longer opens offline
       clear(list);
       if (!trips.length) {
         list.append(
@@ -107,7 +111,12 @@ export function mountTrips(main, app) {
       clear(list).append(errorBox(err));
     }
   }
-  return { destroy: stopWatching };
+  return {
+    destroy() {
+      stopWatching();
+      refusals.destroy();
+    },
+  };
 }
 
 function tripCard(t, available = true) {
