@@ -13,6 +13,7 @@ with defaults that suit a small group's server:
 | upload bytes per account (all its trips) | `WAYLINE_UPLOAD_MB_PER_USER` | 100 MiB | 413 |
 | expenses per trip | fixed (app/trips/ops.py `MAX_EXPENSES`) | 1000 | 413 |
 | assistants' proposals waiting per member and trip | fixed (assistants/proposals.py) | 20 | 429 |
+| planner drafts per account (planner/drafts.py) | fixed `DRAFTS_PER_USER` | 100 | oldest dropped |
 | answers kept for an account's Idempotency-Key writes (a day) | `WAYLINE_KEPT_ANSWERS_MB_PER_USER` | 32 MiB | 429 |
 
 Counts are 429 (too many), sizes 413 (too large); every refusal is

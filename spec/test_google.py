@@ -326,3 +326,82 @@ def test_without_a_key_places_come_from_openstreetmap_and_its_outage_is_plain(cl
                                      "message": "OpenStreetMap place search is unavailable right now"}
     assert client.get("/api/trips").status_code == 200
     assert client.get(f"/api/trips/{trip['id']}").status_code == 200
+
+
+# -- answers of the wrong shape -----------------------------------------------------
+
+
+def _wrong(place: dict, **fields) -> dict:
+    return {**place, **fields}
+
+
+def test_places_of_the_wrong_shape_are_left_out_not_a_500(gclient, google_standin):
+    """Google's answer holds places whose fields are of the wrong type (a
+    point that is text, a rating that is a word, a name that is a number):
+    those places are left out of eat, explore and place search, and a field
+    that is only an extra (a count, an address, the types) is read as absent;
+    the good places are suggested as usual. Before: a 500, or a 422 naming
+    `placeId` for a request that sent none."""
+    signup(gclient)
+    trip = new_trip(gclient)
+    day = trip["days"][0]["id"]
+    r = gclient.post(f"/api/trips/{trip['id']}/ops/insert_stop?full=1",
+                     json={"dayId": day, "name": "Castelo", "lat": 38.7139, "lng": -9.1335})
+    assert r.status_code == 200, r.text
+    good = google_standin.place_now("ChIJ_taberna_flores")
+    sight = google_standin.place_now("ChIJ_miradouro_luzia")
+    odd = _wrong(google_standin.place_now("ChIJ_mercado_ribeira"), userRatingCount="many", formattedAddress=9,
+                 types=["restaurant", 7, "food"], businessStatus=3)
+    answer = {"places": [
+        _wrong(good, id="ChIJ_text_point", location="somewhere"),
+        _wrong(good, id="ChIJ_text_latitude", location={"latitude": "38.7", "longitude": -9.14}),
+        _wrong(good, id="ChIJ_off_the_globe", location={"latitude": 138.7, "longitude": -9.14}),
+        _wrong(good, id="ChIJ_word_rating", rating="high", displayName={"text": "Word"}),
+        _wrong(good, id="ChIJ_number_name", displayName=5),
+        _wrong(good, id=7),
+        "not a place",
+        good, sight, odd,
+    ]}
+    google_standin.answers = {NEARBY: answer, SEARCH: answer}
+    base = f"/api/trips/{trip['id']}"
+    eat = gclient.post(f"{base}/days/{day}/eat", json={"meal": "dinner"})
+    assert eat.status_code == 200, eat.text
+    assert {s["place"]["placeId"] for s in eat.json()["data"]["suggestions"]} <= {
+        "ChIJ_taberna_flores", "ChIJ_mercado_ribeira", "ChIJ_word_rating"}
+    explore = gclient.post(f"{base}/days/{day}/explore", json={})
+    assert explore.status_code == 200, explore.text
+    assert "ChIJ_miradouro_luzia" in {s["place"]["placeId"] for s in explore.json()["data"]["suggestions"]}
+    found = gclient.get(f"{base}/places/search", params={"q": "tasca"})
+    assert found.status_code == 200, found.text
+    places = {p["placeId"]: p for p in found.json()["data"]["places"]}
+    assert set(places) == {"ChIJ_taberna_flores", "ChIJ_miradouro_luzia", "ChIJ_mercado_ribeira",
+                           "ChIJ_word_rating"}
+    assert places["ChIJ_word_rating"]["rating"] is None
+    assert places["ChIJ_mercado_ribeira"]["userRatingCount"] is None
+    assert places["ChIJ_mercado_ribeira"]["address"] is None
+    assert places["ChIJ_mercado_ribeira"]["types"] == ["restaurant", "food"]
+
+
+def test_routes_of_the_wrong_shape_are_estimates_not_a_500(gclient, google_standin):
+    """A computeRoutes answer whose distance is text, and a route matrix whose
+    index is text: the trip still loads (its legs estimated, labelled) and
+    Shortest order still answers, on estimates. Before: every read of the trip
+    was a 500 while Google answered so."""
+    signup(gclient)
+    trip = new_trip(gclient)
+    day = trip["days"][0]["id"]
+    edits = [{"op": "insert_stop", "args": {"dayId": day, "name": n, "lat": lat, "lng": -9.1335}}
+             for n, lat in (("A", 38.7139), ("B", 38.7098), ("C", 38.7160))]
+    google_standin.answers = {ROUTES: {"routes": [{"distanceMeters": "far", "duration": "120s"}]},
+                              MATRIX: [{"originIndex": "first", "condition": "ROUTE_EXISTS",
+                                        "distanceMeters": 10, "duration": "9s"}]}
+    r = gclient.post(f"/api/trips/{trip['id']}/ops", json={"edits": edits})
+    assert r.status_code == 200, r.text
+    r = gclient.get(f"/api/trips/{trip['id']}")
+    assert r.status_code == 200, r.text
+    legs = r.json()["data"]["days"][0]["legs"]
+    assert len(legs) == 2 and {leg["source"] for leg in legs} == {"estimate"}
+    r = gclient.post(f"/api/trips/{trip['id']}/days/{day}/shortest", json={})
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["draft"]["travel"]["estimated"] is True
+    assert google_standin.calls[ROUTES] >= 1 and google_standin.calls[MATRIX] >= 1

@@ -554,3 +554,122 @@ async def test_after_an_outage_the_service_rests_then_recovers(tmp_path, osm_sta
         fake.now += osm.cooldown_s + 1
         assert await osm.search_nearby(*CENTRE, types=["museum"])
     assert osm_standin.count(OVERPASS_PATH) == 2
+
+
+def test_elements_of_the_wrong_shape_are_left_out_not_a_500(settings, osm_standin):
+    """Overpass and Nominatim answer elements whose fields are of the wrong
+    type (tags or a centre that are lists, an address that is text, a point
+    off the globe or a boolean): those places are left out, the good ones are
+    suggested and searched as usual. Before: Explore nearby and place search
+    were a 500 (and a point off the globe reached a route's URL)."""
+    from helpers import make_client, new_trip, signup
+
+    good = {"type": "node", "id": 11, "lat": 55.6790, "lon": 12.5735,
+            "tags": {"name": "Good Museum", "tourism": "museum", "opening_hours": "Mo-Su 08:00-22:00"}}
+    museum = {"name": "Odd Museum", "tourism": "museum"}
+    osm_standin.answers = {
+        OVERPASS_PATH: {"elements": [
+            {"type": "node", "id": 12, "lat": 55.679, "lon": 12.573, "tags": ["name", "Listed"]},
+            {"type": "way", "id": 13, "center": [55.679, 12.573], "tags": museum},
+            {"type": "node", "id": 14, "lat": 255.679, "lon": 12.573, "tags": museum},
+            {"type": "node", "id": 15, "lat": True, "lon": 12.573, "tags": museum},
+            "not an element", good]},
+        "/search": [
+            {"osm_type": "node", "osm_id": 21, "lat": "55.679", "lon": "12.573", "name": "Text Address",
+             "category": "tourism", "type": "museum", "address": "Nyhavn 1"},
+            {"osm_type": "node", "osm_id": 22, "lat": "55.679", "lon": "12.573", "name": "Listed Tags",
+             "category": "tourism", "type": "museum", "extratags": ["opening_hours"], "namedetails": "x"},
+            {"osm_type": "node", "osm_id": 23, "lat": "155.679", "lon": "12.573", "name": "Off the Globe"},
+            {"osm_type": "node", "osm_id": 24, "lat": "55.679", "lon": "12.573", "name": {"da": "Ordbog"}},
+            {"osm_type": "node", "osm_id": 11, "lat": "55.6790", "lon": "12.5735", "name": "Good Museum",
+             "category": "tourism", "type": "museum", "extratags": {"opening_hours": "Mo-Su 08:00-22:00"}}],
+    }
+    with make_client(osm_settings(settings, osm_standin)) as client:
+        signup(client)
+        trip = new_trip(client, days=1, timezone="Europe/Copenhagen",
+                        destination={"name": "Copenhagen", "lat": CENTRE[0], "lng": CENTRE[1]})
+        day = trip["days"][0]["id"]
+        r = client.post(f"/api/trips/{trip['id']}/ops/insert_stop",
+                        json={"dayId": day, "name": "Rådhuspladsen", "lat": CENTRE[0], "lng": CENTRE[1]})
+        assert r.status_code == 200, r.text
+        explore = client.post(f"/api/trips/{trip['id']}/days/{day}/explore", json={})
+        assert explore.status_code == 200, explore.text
+        assert [s["place"]["name"] for s in explore.json()["data"]["suggestions"]] == ["Good Museum"]
+        found = client.get(f"/api/trips/{trip['id']}/places/search", params={"q": "museum"})
+        assert found.status_code == 200, found.text
+        places = {p["name"]: p for p in found.json()["data"]["places"]}
+        assert set(places) == {"Text Address", "Listed Tags", "Good Museum"}
+        assert places["Text Address"]["address"] is None
+
+
+class Trickle:
+    """A loopback server that answers every request with a 200 head and then
+    one byte of its body now and then, never all of it, until stopped: each
+    read gets a byte well inside any read timeout."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.stopping = threading.Event()
+        self.answered = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
+
+    def _accept(self) -> None:
+        import threading
+
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            thread = threading.Thread(target=self._trickle, args=(conn,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _trickle(self, conn) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{")
+                self.answered.set()
+                while not self.stopping.wait(0.2):   # the stand-in's pace, not the test's
+                    conn.sendall(b" ")
+            except OSError:
+                return   # the client gave up: what the test waits for
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.sock.close()
+        for thread in self.threads:
+            thread.join()
+
+
+def test_an_answer_that_trickles_in_is_unavailable_not_a_hang(settings, osm_standin):
+    """Nominatim sends its head, then a byte of the body now and then: each
+    read is well inside the read timeout, so httpx alone waited as long as
+    it trickled (a place search, or Explore holding one of Overpass's two
+    slots for everyone, never answered). The whole answer has a deadline
+    (connect + twice the read timeout): the search says it is unavailable."""
+    from helpers import make_client, new_trip, signup
+
+    trickle = Trickle()
+    try:
+        quick = osm_settings(settings, osm_standin, nominatim_url=trickle.url,
+                             provider_connect_timeout_s=1.0, provider_read_timeout_s=1.0)
+        with make_client(quick) as client:
+            signup(client)
+            trip = new_trip(client, days=1, timezone="Europe/Copenhagen",
+                            destination={"name": "Copenhagen", "lat": CENTRE[0], "lng": CENTRE[1]})
+            r = client.get(f"/api/trips/{trip['id']}/places/search", params={"q": "museum"})
+            assert trickle.answered.is_set()
+            assert r.status_code == 503, r.text
+            assert r.json()["error"] == {"code": "places_unavailable", "message": PLACES_DOWN}
+    finally:
+        trickle.stop()

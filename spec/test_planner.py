@@ -253,6 +253,23 @@ def test_optimize_limits_the_day_to_25_stops(env, model):
     assert r.status_code == 422 and model.count("plan_day") == 0
 
 
+def test_optimize_on_an_empty_day_says_so_before_the_model(env, model, settings):
+    """A day without stops has nothing to order and no stop to add a place
+    after: refused in words before the model is asked. Before: the model was
+    asked, then the shortest-order offer read the empty order's first stop,
+    a 500."""
+    signup(env)
+    save_prefs(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    model.json("plan_day", {"order": [], "additions": [], "summary": "Nothing to do."})
+    r = env.post(f"/api/trips/{trip['id']}/days/{day}/optimize", json={})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["field"] == "dayId" and "add a stop first" in r.json()["error"]["message"]
+    assert model.count("plan_day") == 0
+    assert db_rows(settings, "SELECT COUNT(*) FROM ai_usage WHERE feature = 'plan_day'")[0][0] == 0
+
+
 # -- drafts: stale, forged, roles ---------------------------------------------------------------
 
 
@@ -300,6 +317,38 @@ def test_an_editor_may_apply_a_viewer_may_not(env, model):
     use(env, editor)
     r = env.post(f"/api/trips/{t['id']}/drafts/{draft}/apply", json={})
     assert r.status_code == 200 and r.json()["data"]["role"] == "editor"
+
+
+def test_each_account_keeps_only_its_newest_drafts(env, model, settings, monkeypatch):
+    """Every answer of eat, explore, Optimize and Shortest order is stored as
+    a draft for a day, and any member (a viewer too) may ask again and
+    again: each account keeps its newest DRAFTS_PER_USER drafts, older ones
+    go in the same write (applying one is a plain 404, "ask again"), and
+    nobody else's are touched. Before: nothing bounded them, and one viewer's
+    connection stored about 1.4 GB of 15 KB drafts an hour."""
+    from app.planner import drafts
+
+    monkeypatch.setattr(drafts, "DRAFTS_PER_USER", 6, raising=False)
+    owner, viewer = signup(env), signup(env)
+    use(env, owner)
+    t = plan_trip(env)
+    join(env, owner, t["id"], viewer, role="viewer")
+    use(env, owner)
+    kept_by_owner = env.post(f"/api/trips/{t['id']}/days/{t['day']}/shortest", json={}).json()["data"]["draft"]["id"]
+    use(env, viewer)
+    first = env.post(f"/api/trips/{t['id']}/days/{t['day']}/shortest", json={}).json()["data"]["draft"]["id"]
+    for _ in range(7):
+        assert env.post(f"/api/trips/{t['id']}/days/{t['day']}/shortest", json={}).status_code == 200
+    r = env.post(f"/api/trips/{t['id']}/days/{t['day']}/eat", json={})
+    assert r.status_code == 200 and r.json()["data"]["suggestions"], r.text
+    newest = r.json()["data"]["suggestions"][0]["draftId"]
+    rows = db_rows(settings, "SELECT user_id, COUNT(*) FROM planner_drafts GROUP BY user_id")
+    assert dict(rows) == {viewer["id"]: 6, owner["id"]: 1}
+    use(env, owner)
+    r = env.post(f"/api/trips/{t['id']}/drafts/{first}/apply", json={})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "draft_not_found", r.text
+    assert env.post(f"/api/trips/{t['id']}/drafts/{newest}/apply", json={}).status_code == 200
+    assert db_rows(settings, "SELECT COUNT(*) FROM planner_drafts WHERE id = ?", (kept_by_owner,)) == [(1,)]
 
 
 # -- limits, availability, keys ---------------------------------------------------------

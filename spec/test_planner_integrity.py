@@ -5,6 +5,8 @@ times, and `plan_day`'s schema lists the ids that exist."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import make_client, new_trip, op, signup
@@ -128,6 +130,33 @@ def test_an_explored_sight_is_rechecked_on_apply_by_the_visit_rule(env):
     assert r.status_code == 200, r.text
 
 
+def test_the_latest_start_offered_after_midnight_is_one_that_fits(env, google_standin):
+    """An edited start after midnight ("25:00", the day plan's clock) is
+    judged on the next date's hours. The 409's latest start is then a start
+    this apply takes back: the next morning's when that fits, else the day's
+    own. Before: it was the next date's latest on its own clock ("21:30"),
+    which sent back is 21:30 of the day itself, under other hours, and
+    refused again."""
+    # Thursday 10 December (the trip's date) 10:00-18:00; Friday 10:00-23:00.
+    hours = weekly([4], ("10:00", "18:00"))
+    hours["periods"] += weekly([5], ("10:00", "23:00"))["periods"]
+    google_standin.add_place("ChIJ_galeria_quinta", "Galeria da Quinta", 38.7125, -9.1320,
+                             ["art_gallery", "museum", "tourist_attraction"], rating=4.9, count=90000, hours=hours)
+    signup(env)
+    t = plan_trip(env)
+    suggestions = env.post(f"/api/trips/{t['id']}/days/{t['day']}/explore", json={}).json()["data"]["suggestions"]
+    gallery = next(s for s in suggestions if s["place"]["placeId"] == "ChIJ_galeria_quinta")
+    version = trip_dto(env, t["id"])["version"]
+    apply = f"/api/trips/{t['id']}/drafts/{gallery['draftId']}/apply"
+    r = env.post(apply, json={"startTime": "25:00", "durationMin": 90})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "hours", r.text
+    latest = r.json()["error"]["latestStart"]
+    assert latest == "16:30" and "latest start that fits is 16:30" in r.json()["error"]["message"]
+    assert trip_dto(env, t["id"])["version"] == version, "nothing saved"
+    r = env.post(apply, json={"startTime": latest, "durationMin": 90})
+    assert r.status_code == 200, r.text
+
+
 def test_each_suggestion_carries_its_dates_periods_for_the_pages_precheck(env):
     """The page warns before Add when an edited start or length will not fit
     (public/hours.js precheckSuggestion): each suggestion's hours carry the
@@ -184,6 +213,37 @@ def test_plan_day_is_told_which_ids_exist(env, model):
     assert conforms(schema, good_plan(t, [{"placeId": candidates[0], "afterStopId": t["free"][0]}]))
     assert not conforms(schema, good_plan(t, [{"placeId": "ChIJ_made_up", "afterStopId": t["free"][0]}]))
     assert not conforms(schema, {**good_plan(t), "order": [t["pinned"], *t["free"]]})
+
+
+def test_plan_day_is_never_offered_a_place_that_cannot_open_that_day(env, model, google_standin):
+    """The model sees no opening hours, so a candidate must be able to take
+    a stop on the trip's date: a restaurant with no hours (never treated as
+    open) or one closed that Thursday is not offered (any addition of it
+    could only have the whole plan refused, the call spent); a restaurant
+    open that day is, and so is a sight with no hours known (unknown is not
+    closed)."""
+    near = (38.7125, -9.1322)
+    google_standin.add_place("ChIJ_sem_horario", "Sem Horário", *near, ["restaurant", "food"], rating=5.0,
+                             count=99000)
+    google_standin.add_place("ChIJ_fecha_quinta", "Fecha à Quinta", *near, ["restaurant", "food"], rating=5.0,
+                             count=98000, hours=weekly((0, 1, 2, 3, 5, 6), ("12:00", "23:00")))
+    google_standin.add_place("ChIJ_aberto", "Sempre Aberto", *near, ["restaurant", "food"], rating=5.0,
+                             count=97000, hours=weekly(range(7), ("12:00", "23:00")))
+    signup(env)
+    save_prefs(env, cuisines=[])   # restaurants from the default type
+    t = plan_trip(env)
+    model.json("plan_day", good_plan(t))
+    assert optimize(env, t).status_code == 200
+    facts = json.loads(model.requests("plan_day")[0].body["input"][0]["content"])
+    offered = {c["placeId"] for c in facts["candidates"]}
+    assert "ChIJ_aberto" in offered and "ChIJ_miradouro_luzia" in offered
+    assert not offered & {"ChIJ_sem_horario", "ChIJ_fecha_quinta"}
+    schema = model.requests("plan_day")[0].body["text"]["format"]["schema"]
+    assert "ChIJ_sem_horario" not in schema["properties"]["additions"]["items"]["properties"]["placeId"]["enum"]
+    # What it is offered comes with its hours that day, so it can place a meal inside them.
+    hours = {c["placeId"]: c.get("openOnDate") for c in facts["candidates"]}
+    assert hours["ChIJ_aberto"] == ["12:00-23:00"] and hours["ChIJ_miradouro_luzia"] is None
+    assert hours["ChIJ_cervejaria_ramiro"] == ["12:00-00:00 (+1)"]   # by its kitchen: the doors close at 00:30
 
 
 def test_explore_never_pushes_a_booked_time_out_of_reach(env):

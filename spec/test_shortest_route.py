@@ -158,6 +158,33 @@ def test_roles_and_inputs(gclient):
     assert r.status_code == 422 and "nothing to reorder" in r.json()["error"]["message"]
 
 
+def test_a_draft_that_changes_nothing_is_stale_once_the_day_changed(gclient):
+    """Shortest order of a day already in it is a draft without edits. Once
+    another member changed the day, applying it is refused (409 stale) like
+    any draft: the preview ("already in its shortest order") was of another
+    day. Before: 200 and the page said the plan was applied."""
+    owner = signup(gclient, "ana")
+    trip = new_trip(gclient, days=1)
+    day = trip["days"][0]["id"]
+    ids = add_stops(gclient, trip["id"], day, [("South", 38.700, -9.140), ("Middle", 38.705, -9.140),
+                                               ("North", 38.710, -9.140)])   # on one line: already shortest
+    r = shortest(gclient, trip["id"], day)
+    assert r.status_code == 200, r.text
+    draft = r.json()["data"]["draft"]
+    assert draft["edits"] == [] and "already in its shortest order" in draft["preview"]["summary"]
+    editor = signup(gclient, "eve")
+    join(gclient, owner, trip["id"], editor)
+    assert op(gclient, trip["id"], "update_stop", stopId=ids["Middle"], durationMin=120).status_code == 200
+    use(gclient, owner)
+    version = gclient.get(f"/api/trips/{trip['id']}").json()["data"]["version"]
+    r = gclient.post(f"/api/trips/{trip['id']}/drafts/{draft['id']}/apply", json={})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "stale", r.text
+    assert gclient.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == version
+    again = shortest(gclient, trip["id"], day).json()["data"]["draft"]
+    r = gclient.post(f"/api/trips/{trip['id']}/drafts/{again['id']}/apply", json={})
+    assert r.status_code == 200 and r.json()["data"]["version"] == version, "unchanged: nothing to write"
+
+
 def test_optimize_offers_the_shortest_order_when_the_models_is_longer(settings, google_standin, openai_standin):
     google_standin.today = TRIP_DATE
     model = ScriptedModel(openai_standin)

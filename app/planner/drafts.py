@@ -14,7 +14,8 @@ from ..db import Tx
 from .. import legs as legs_mod
 from .deps import PlannerDeps
 from ..errors import Conflict, Invalid, NotFound
-from ..hours.rules import check_at
+from ..fields import LAST_SERVICE_MINUTE
+from ..hours.rules import DAY, HoursCheck, buffer_for, check_at, hours_on, on_date
 from ..ids import iso, utcnow
 from ..legs import Leg, by_pair
 from ..review.facts import DayContext, FactSources
@@ -22,9 +23,15 @@ from ..review.findings import added_findings, day_fingerprint, review_day
 from ..trips.apply import Applied, apply_ops
 from ..trips.model import Day, Trip
 from ..trips.ops import simulate
-from ..trips.schedule import clock_label, day_schedule, to_hhmm, to_minutes
+from ..trips.schedule import clock_label, day_schedule, to_hhmm, to_minutes, to_service_time
 
 DRAFT_TTL = timedelta(hours=24)
+# An account keeps its newest drafts only, whatever the trip: each answer is
+# stored (a preview of a long day is ~15 KB) and any member, a viewer too,
+# may ask again and again; unbounded, one connection wrote well over a GB an
+# hour to a small server's disk. A page offers at most a handful at a time
+# (five places, two orders), so an older one is long gone from any screen.
+DRAFTS_PER_USER = 100
 
 
 def new_refs(before: Day, after: Day) -> dict[str, str]:
@@ -51,6 +58,9 @@ async def store_draft(svc: PlannerDeps, ctx: DayContext, user_id: str, kind: str
              json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
              None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
              iso(now + DRAFT_TTL)))
+        tx.execute("DELETE FROM planner_drafts WHERE user_id = ? AND rowid NOT IN (SELECT rowid FROM planner_drafts "
+                   "WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                   (user_id, user_id, DRAFTS_PER_USER))
 
     await svc.db.write(work)
     return draft_id
@@ -101,20 +111,43 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
             # visit by the visit rule. A meal is only ever offered with hours; a
             # visit to a place with none known is not refused (unknown is not closed).
             meal = args.get("kind") == "food"
-            check = check_at(place_raw, trip.dated(day), start, args["durationMin"], meal=meal)
+            date = trip.dated(day)
+            check = check_at(place_raw, date, start, args["durationMin"], meal=meal)
             if not check.fits and (meal or check.status != "none"):
-                latest = f" The latest start that fits is {check.latest_start}." if check.latest_start else ""
+                latest_start = _latest_start(place_raw, date, start, args["durationMin"], meal, check)
+                latest = f" The latest start that fits is {latest_start}." if latest_start else ""
                 whole = ("meal from {at} (with 30 minutes before closing)" if meal
                          else "visit from {at}").format(at=clock_label(start))
                 raise Conflict(f"{args['name']} is not open for the whole {whole}.{latest}",
-                               code="hours", latestStart=check.latest_start)
+                               code="hours", latestStart=latest_start)
 
     if not edits:
+        # Nothing to write, but the day it was previewed on must still be the day:
+        # "already in its best order" said of a day that changed since is stale too.
+        unchanged_and_open(await svc.trips.trip(trip_id))
         return None
     applied = await apply_ops(svc.trips, trip_id, user_id, edits, source="plan", precondition=unchanged_and_open)
     await svc.db.write(lambda tx: tx.execute("UPDATE planner_drafts SET applied_at = ? WHERE id = ?",
                                              (utcnow(), draft_id)))
     return applied
+
+
+def _latest_start(place_raw: dict, date: str, start: int, duration_min: int, meal: bool,
+                  check: HoursCheck) -> str | None:
+    """The latest start that fits, as a start this apply takes back. A start
+    after midnight is judged on the next date (check_at), whose latest start
+    is on that date's clock: "21:30" there would be read as 21:30 of the
+    day itself, under other hours. So after midnight it is the next
+    morning's latest (24:00-29:59, the day plan's clock), else the day's own."""
+    if start < DAY:
+        return check.latest_start
+    need = duration_min + buffer_for(meal)
+    morning = hours_on(place_raw, on_date(date, DAY)[0], meal=meal)
+    last = LAST_SERVICE_MINUTE - DAY
+    starts = [min(c - need, last) for o, c in (morning.spans if morning else ()) if min(c - need, last) >= max(o, 0)]
+    if starts:
+        return to_service_time(DAY + max(starts))
+    return check_at(place_raw, date, 0, duration_min, meal=meal).latest_start
 
 
 async def preview_draft(svc: FactSources, ctx: DayContext, edits: list[tuple[str, dict]], summary: str,

@@ -2,7 +2,8 @@
 
 1. Facts: the day's stops (at most 25), the legs the TripDto shows, and up to
    12 Google places near the day (one Nearby request per type, at most four
-   types from the trip's interests and the person's cuisines).
+   types from the trip's interests and the person's cuisines), none that
+   cannot open that day (`open_that_day`).
 2. The model (`plan_day`) returns ids only: an order for the stops without a
    set time and up to four candidate places, each after an existing stop.
 3. The schema sent lists the ids that exist (`plan_schema`: `enum`s built from
@@ -30,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from .. import legs as legs_mod
 from ..ai_schema import with_choices
 from ..errors import AppError, Conflict, Invalid, Unavailable
-from ..hours.rules import check_at
+from ..hours.rules import DAY, check_at, hours_on
 from ..meals import FOOD_NOTE, MEAL_MINUTES, MEALS, meal_for
 from ..legs import by_pair, haversine_m
 from ..providers.maps import in_country
@@ -63,7 +64,8 @@ Return JSON with:
   it should follow. Add a place only when it suits the pace, interests, cuisines and budget; [] is fine.
 - summary: two or three plain sentences for the traveller about what changed and why.
 The server computes every time and travel leg. A restaurant must be open for the whole meal on the date
-(the server checks, and refuses a plan that breaks this). Prefer orders without backtracking or long transfers.
+(a candidate's openOnDate lists its opening periods; the server checks, and refuses a plan that breaks this).
+Prefer orders without backtracking or long transfers.
 Never claim a place meets a dietary need or an allergy."""
 
 
@@ -182,7 +184,8 @@ async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: Effective
             continue  # one type's search failing leaves the others
         if isinstance(answer, BaseException):
             raise answer
-        found = [{**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer if usable(p, ctx.day)]
+        found = [p for p in ({**p, "raw": in_country(p["raw"], trip_country(ctx.trip))} for p in answer
+                             if usable(p, ctx.day)) if open_that_day(p, ctx.date)]
         rankings.append(sorted(found, key=lambda p: (-score(p, anchor, prefs, cuisine=is_food(p)), p["placeId"])))
     chosen: dict[str, dict] = {}
     for rank in range(20):
@@ -190,6 +193,29 @@ async def collect_candidates(svc: PlannerDeps, ctx: DayContext, prefs: Effective
             if rank < len(ranking) and len(chosen) < PLAN_MAX_CANDIDATES:
                 chosen.setdefault(ranking[rank]["placeId"], ranking[rank])
     return list(chosen.values())
+
+
+def open_that_day(place: dict, date: str) -> bool:
+    """Whether a place could take a stop on the date at all: the model sees
+    no hours, so a place that cannot is never offered to it (a restaurant it
+    picked would only have the whole plan refused, the call spent). A
+    restaurant needs hours that open that day (no hours are never open); any
+    place closed all day is out; a sight with no hours known stays (unknown
+    is not closed)."""
+    food = is_food(place)
+    hours = hours_on(place["raw"], date, meal=food)
+    return not food if hours is None else bool(hours.spans)
+
+
+def open_periods(place: dict, date: str) -> list[str] | None:
+    """The place's opening periods on the date as the model reads them
+    ("12:00-15:00"; "00:30 (+1)" after midnight; a meal's by its kitchen),
+    None when no hours are known: without them it could only guess when a
+    restaurant may go, and a guess outside them has the plan refused."""
+    hours = hours_on(place["raw"], date, meal=is_food(place))
+    if hours is None:
+        return None
+    return [f"{clock_label(max(o, 0))}-{clock_label(min(c, 2 * DAY))}" for o, c in hours.spans]
 
 
 def plan_facts(ctx: DayContext, candidates: list[dict]) -> PlanFacts:
@@ -218,7 +244,8 @@ def model_input(ctx: DayContext, candidates: list[dict], prefs: EffectivePrefere
         "candidates": [{k: v for k, v in {
             "placeId": p["placeId"], "name": p["name"], "kind": "food" if is_food(p) else "sight",
             "types": (p.get("types") or [])[:4], "rating": p.get("rating"), "userRatingCount": p.get("userRatingCount"),
-            "priceLevel": p.get("priceLevel"), "lat": point(p["lat"]), "lng": point(p["lng"])}.items()
+            "priceLevel": p.get("priceLevel"), "lat": point(p["lat"]), "lng": point(p["lng"]),
+            "openOnDate": open_periods(p, ctx.date)}.items()
             if v is not None} for p in candidates],
         "preferences": prefs.for_model(),
     }
@@ -297,6 +324,10 @@ def candidate_places(candidates: dict) -> dict:
 
 
 def check_day_size(day: Day) -> None:
+    if not day.stops:
+        # Nothing to order and nothing to add after (an addition follows a stop): a model call could only say so.
+        raise Invalid("Optimize my day orders the day's stops and adds places after them: add a stop first.",
+                      field="dayId")
     if len(day.stops) > PLAN_MAX_STOPS:
         raise Invalid(f"Optimize my day works on days of at most {PLAN_MAX_STOPS} stops; this one has "
                       f"{len(day.stops)}.", field="dayId")
@@ -440,7 +471,7 @@ async def shortest_alternative(svc: PlannerDeps, ctx: DayContext, draft: dict, m
     by_place = {args["placeId"]: args for name, args in edits if name == "insert_stop"}   # one per place
     added = {s.id: by_place[s.place_id] for s in day.stops if s.id not in existing}
     target = list(result.order)
-    if target[0] in added:
+    if not target or target[0] in added:
         return None
     moves = order_edits(ctx.day, [sid for sid in target if sid in existing])
     inserts, anchor = [], None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -86,33 +87,77 @@ def price_level(value: Any) -> int | None:
 
 def normalize_place(raw: dict) -> dict:
     """A Google place as the planner and the front end read it. `raw` is the
-    place JSON itself, so app.hours.rules.check_hours(place["raw"], ...) can read it."""
-    location = raw.get("location") or {}
+    place JSON itself, so app.hours.rules.check_hours(place["raw"], ...) can read it.
+
+    Each field is taken only in the type Google documents (a name is text, a
+    point two numbers on the globe, a rating 0-5, a count whole): anything
+    else is None (types: the strings among them), so an answer of the wrong
+    shape never reaches the ranking, the schedule or a stop's fields."""
+    location = _dict(raw.get("location"))
+    lat, lng = _number(location.get("latitude"), -90, 90), _number(location.get("longitude"), -180, 180)
+    if lat is None or lng is None:
+        lat = lng = None
     name = raw.get("displayName")
+    count = raw.get("userRatingCount")
     return {
-        "placeId": raw.get("id"),
-        "name": name.get("text") if isinstance(name, dict) else name,
-        "lat": location.get("latitude"),
-        "lng": location.get("longitude"),
-        "address": raw.get("formattedAddress"),
-        "rating": raw.get("rating"),
-        "userRatingCount": raw.get("userRatingCount"),
+        "placeId": _text(raw.get("id")),
+        "name": _text(name.get("text") if isinstance(name, dict) else name),
+        "lat": lat,
+        "lng": lng,
+        "address": _text(raw.get("formattedAddress")),
+        "rating": _number(raw.get("rating"), 0, 5),
+        "userRatingCount": count if type(count) is int and count >= 0 else None,
         "priceLevel": price_level(raw.get("priceLevel")),
-        "types": list(raw.get("types") or []),
-        "primaryType": raw.get("primaryType"),
-        "businessStatus": raw.get("businessStatus"),
+        "types": [t for t in _list(raw.get("types")) if isinstance(t, str)],
+        "primaryType": _text(raw.get("primaryType")),
+        "businessStatus": _text(raw.get("businessStatus")),
         "raw": raw,
     }
 
 
+def complete(place: dict) -> bool:
+    """A search result the planner can offer: an id, a name and a point."""
+    return bool(place["placeId"] and place["name"] and place["lat"] is not None)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _number(value: Any, low: float, high: float) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) and low <= value <= high else None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def parse_duration(value: Any) -> int:
-    """Protobuf Duration JSON ("165s", "0.5s") as whole seconds."""
+    """Protobuf Duration JSON ("165s", "0.5s") as whole seconds; absent is 0
+    (proto3 JSON leaves zero out). Anything else raises ValueError."""
+    if value is None:
+        return 0
     if isinstance(value, str) and value.endswith("s"):
-        try:
-            return int(round(float(value[:-1])))
-        except ValueError:
-            pass
-    return 0
+        seconds = float(value[:-1])
+        if math.isfinite(seconds) and seconds >= 0:
+            return int(round(seconds))
+    raise ValueError(f"not a duration: {value!r}")
+
+
+def whole_number(value: Any) -> int:
+    """A count of metres or an index, whole and not negative; absent is 0
+    (proto3 JSON). Anything else raises ValueError."""
+    if value is None:
+        return 0
+    if type(value) is int and value >= 0:
+        return value
+    raise ValueError(f"not a whole number: {value!r}")
 
 
 def end_of_utc_day(ts: float) -> float:
@@ -213,12 +258,14 @@ class Google:
         hit, raws = await self.cache.get(key)
         if not hit:
             raws = await self._flight.run(key, lambda: self._fetch_search(method, body, key))
-        return [normalize_place(p) for p in raws]
+        # Complete places only: an answer of the wrong shape (no id, name or point) is left out.
+        return [p for p in map(normalize_place, raws) if complete(p)]
 
     async def _fetch_search(self, method: str, body: dict, key: str) -> list[dict]:
         data = await self._call("places", "POST", f"{self.places_base}/v1/places:{method}", SEARCH_MASK, body)
         places = data.get("places") if isinstance(data, dict) else None
-        raws = [p for p in (places or []) if isinstance(p, dict) and p.get("id")]
+        raws = [p for p in (places if isinstance(places, list) else []) if isinstance(p, dict)
+                and complete(normalize_place(p))]
         # The search mask asks for exactly the details fields, so each result
         # also answers a later details lookup for free.
         items: list[tuple[str, Any, float]] = [(key, raws, self._place_expiry(raws, SEARCH_TTL_S))]
@@ -268,9 +315,12 @@ class Google:
                                     ROUTE_MASK, body)
         routes = data.get("routes") if isinstance(data, dict) else None
         first = routes[0] if isinstance(routes, list) and routes and isinstance(routes[0], dict) else None
-        route = None if first is None else Route(parse_duration(first.get("duration")),
-                                                 int(first.get("distanceMeters") or 0),
-                                                 _route_line(first.get("polyline")))
+        try:
+            route = None if first is None else Route(parse_duration(first.get("duration")),
+                                                     whole_number(first.get("distanceMeters")),
+                                                     _route_line(first.get("polyline")))
+        except ValueError:
+            raise self._garbled("routes", "computeRoutes") from None
         await self.routes.put_many([(key, route)])
         return route
 
@@ -295,14 +345,18 @@ class Google:
         if not isinstance(data, list):
             raise self._unavailable("routes")
         result: dict[tuple[int, int], Route | None] = {pair: None for pair in keys}
-        for el in data:
-            if not isinstance(el, dict):
-                continue
-            # proto3 JSON leaves out zero values: a missing index is 0.
-            pair = (int(el.get("originIndex") or 0), int(el.get("destinationIndex") or 0))
-            status = el.get("status") or {}
-            if pair in result and not status.get("code") and el.get("condition") == "ROUTE_EXISTS":
-                result[pair] = Route(parse_duration(el.get("duration")), int(el.get("distanceMeters") or 0))
+        try:
+            for el in data:
+                if not isinstance(el, dict):
+                    continue
+                # proto3 JSON leaves out zero values: a missing index is 0.
+                pair = (whole_number(el.get("originIndex")), whole_number(el.get("destinationIndex")))
+                status = _dict(el.get("status"))
+                if pair in result and not status.get("code") and el.get("condition") == "ROUTE_EXISTS":
+                    result[pair] = Route(parse_duration(el.get("duration")), whole_number(el.get("distanceMeters")))
+        except ValueError:
+            # Nothing of it is kept: a pair read as "no route" would be cached as one.
+            raise self._garbled("routes", "computeRouteMatrix") from None
         await self.routes.put_many([(keys[pair], route) for pair, route in result.items()], keep_known=True)
         return result
 
@@ -323,6 +377,11 @@ class Google:
     def _unavailable(self, api: str) -> Unavailable:
         message, code = MESSAGES[api]
         return Unavailable(message, code=code)
+
+    def _garbled(self, api: str, method: str) -> Unavailable:
+        """An answer of the wrong shape: unavailable (a leg shows its estimate), nothing cached."""
+        log.warning("google %s: %s answered fields of the wrong type", api, method)
+        return self._unavailable(api)
 
     async def _call(self, api: str, method: str, url: str, mask: str, body: dict | None = None) -> Any:
         if self._resting_until.get(api, 0.0) > time.monotonic():

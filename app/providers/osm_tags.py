@@ -211,19 +211,31 @@ def _raw(osm_type: Any, osm_id: Any, lat: Any, lng: Any, tags: dict, address: st
          language: str | None, fallback_name: str | None = None) -> dict | None:
     if osm_type not in OSM_TYPES or type(osm_id) is not int or osm_id <= 0:
         return None
+    if isinstance(lat, bool) or isinstance(lng, bool):
+        return None
     try:
         lat, lng = float(lat), float(lng)
     except (TypeError, ValueError):
         return None
-    name = (language and tags.get(f"name:{language}")) or tags.get("name") or fallback_name
-    if not name or not (math.isfinite(lat) and math.isfinite(lng)):
+    name = (language and tags.get(f"name:{language}")) or tags.get("name") or _text(fallback_name)
+    # A point off the globe would reach a route's URL (and be refused there, as a crash).
+    if not name or not (math.isfinite(lat) and math.isfinite(lng) and -90 <= lat <= 90 and -180 <= lng <= 180):
         return None
     return {"source": "osm", "id": f"osm:{osm_type}/{osm_id}", "name": str(name), "lat": lat, "lng": lng,
             "address": address, "tags": tags}
 
 
 def _join(*parts: Any) -> str:
-    return " ".join(str(p) for p in parts if p)
+    return " ".join(str(p) for p in parts if isinstance(p, (str, int)) and not isinstance(p, bool) and p)
+
+
+def _mapping(value: Any) -> dict:
+    """A JSON object of the answer, or {} when it is of another type (answers are read tolerantly)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _address(street: str, place: str) -> str | None:
@@ -235,28 +247,28 @@ def from_nominatim(item: Any, language: str | None) -> dict | None:
     and addressdetails) as our raw place."""
     if not isinstance(item, dict):
         return None
-    tags = {str(k): str(v) for k, v in (item.get("extratags") or {}).items()}
-    tags.update({str(k): str(v) for k, v in (item.get("namedetails") or {}).items()})
+    tags = {str(k): str(v) for k, v in _mapping(item.get("extratags")).items()}
+    tags.update({str(k): str(v) for k, v in _mapping(item.get("namedetails")).items()})
     category, kind = item.get("category") or item.get("class"), item.get("type")
     if category and kind:
         tags.setdefault(str(category), str(kind))
-    a = item.get("address") or {}
+    a = _mapping(item.get("address"))
     if isinstance(a.get("country_code"), str) and a["country_code"]:   # its public holidays are that country's
         tags.setdefault("addr:country", a["country_code"].upper())
     street = _join(a.get("road") or a.get("pedestrian") or a.get("footway") or a.get("square"), a.get("house_number"))
     place = _join(a.get("postcode"), a.get("city") or a.get("town") or a.get("village") or a.get("municipality"))
-    display = str(item.get("display_name") or "")
+    display = _text(item.get("display_name")) or ""
     return _raw(item.get("osm_type"), item.get("osm_id"), item.get("lat"), item.get("lon"), tags,
                 _address(street, place) or display or None, language,
-                item.get("name") or display.split(",")[0].strip() or None)
+                _text(item.get("name")) or display.split(",")[0].strip() or None)
 
 
 def from_overpass(element: Any, language: str | None) -> dict | None:
     """An Overpass element (`out center tags`) as our raw place."""
     if not isinstance(element, dict):
         return None
-    tags = {str(k): str(v) for k, v in (element.get("tags") or {}).items()}
-    point = element if element.get("type") == "node" else (element.get("center") or {})
+    tags = {str(k): str(v) for k, v in _mapping(element.get("tags")).items()}
+    point = element if element.get("type") == "node" else _mapping(element.get("center"))
     street = _join(tags.get("addr:street"), tags.get("addr:housenumber"))
     place = _join(tags.get("addr:postcode"), tags.get("addr:city"))
     return _raw(element.get("type"), element.get("id"), point.get("lat"), point.get("lon"), tags,

@@ -40,7 +40,8 @@ Scripting: `key`, `url`; `places` {id: place JSON} and `add_place(id, name,
 lat, lng, types, **place_json kwargs)`; `today` (first dated day, default UTC
 today); `fail(prefix, status=500, message=None, times=None)` (Google errors on
 paths starting with prefix; None = until reset); `delay(prefix, seconds)`;
-`no_route_modes` (e.g. {"TRANSIT"}); `speeds`, `detour`; `calls` (Counter of
+`no_route_modes` (e.g. {"TRANSIT"}); `answers` {path: JSON} (a 200 with exactly that body,
+for answers of the wrong shape; unmasked); `speeds`, `detour`; `calls` (Counter of
 paths; details: "/v1/places/<id>"); `requests` (RecordedRequest: method, path,
 query, headers, body, raw); `last(path)`; `reset()` (scripting, calls, requests).
 """
@@ -221,6 +222,7 @@ class GoogleStandIn(PathScriptedServer):
         self.today: date | None = None
         self.speeds, self.detour = dict(SPEEDS), dict(DETOUR)
         self.no_route_modes: set[str] = set()
+        self.answers: dict[str, Any] = {}   # path -> the 200 body it answers, whatever was asked
         self.panoramas: dict[str, tuple[float, float, str]] = {
             "CAoSLEFGMVFpcE_castelo": (38.71382, -9.13372, "2023-06"),
             "CAoSLEFGMVFpcE_ribeira": (38.70701, -9.14571, "2022-09"),
@@ -240,6 +242,7 @@ class GoogleStandIn(PathScriptedServer):
     def reset(self) -> None:
         super().reset()
         self.no_route_modes.clear()
+        self.answers.clear()
         self.street_view_status = None
         self.street_view_image_status = None
 
@@ -286,6 +289,9 @@ class GoogleStandIn(PathScriptedServer):
             failure = self.scripted_failure(path)
             if failure:
                 raise GoogleError(failure[0], failure[1] or "Internal error encountered.")
+            with self.lock:
+                if path in self.answers:
+                    return 200, copy.deepcopy(self.answers[path])
             mask = headers.get("x-goog-fieldmask") or (query.get("$fields") or query.get("fields") or [""])[0]
             if not mask:
                 raise GoogleError(400, "FieldMask is a required parameter. See https://cloud.google.com/apis/docs/"

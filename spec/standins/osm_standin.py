@@ -35,7 +35,8 @@ lat, lon, **tags)`; `fail(prefix, status=500, message=None, times=None)`
 (each service's own error body); `delay(prefix, seconds)` (a timeout for a
 client with a shorter one); `garble(prefix, times=None)` (200 with a body that
 is not JSON); `remark(text, times=None)` (Overpass's 200 with a "runtime
-error" remark and no elements); `unreachable` (set of (lat, lon) rounded to 4
+error" remark and no elements); `answers` {path: JSON} (a 200 with exactly
+that body, for answers of the wrong shape); `unreachable` (set of (lat, lon) rounded to 4
 places that OSRM cannot route to or from: NoRoute / null); `speeds`,
 `detour`. Recorded: `requests`, `calls` (Counter of paths), `count(prefix)`,
 `form(request)` (Overpass's `data`), `arrivals` [(time.monotonic(), path)],
@@ -148,6 +149,7 @@ class OSMStandIn(PathScriptedServer):
         self.max_active: Counter[str] = Counter()
         self._garbled: list[list] = []
         self._remarks: list[list] = []
+        self.answers: dict[str, Any] = {}   # path -> the 200 body it answers, whatever was asked
 
     # -- scripting -------------------------------------------------------------
 
@@ -186,6 +188,7 @@ class OSMStandIn(PathScriptedServer):
             self.max_active.clear()
             self._garbled.clear()
             self._remarks.clear()
+            self.answers.clear()
         super().reset()
 
     @staticmethod
@@ -225,6 +228,8 @@ class OSMStandIn(PathScriptedServer):
             with self.lock:
                 if self._take(self._garbled, lambda s: path.startswith(s[0])):
                     return 200, "application/json; charset=utf-8", b'{"elements": [{"type": "node", "id'
+                if path in self.answers:
+                    return 200, "application/json; charset=utf-8", json.dumps(self.answers[path]).encode()
             if path in ("/search", "/lookup"):
                 payload = self._nominatim(path, request)
             elif path == OVERPASS_PATH:
