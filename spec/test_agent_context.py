@@ -255,3 +255,28 @@ def test_the_days_a_message_names():
     assert mentioned(trip, "stop s20 or day d0") == ["d2", "d0"]
     assert mentioned(trip, "第3天 的安排") == ["d2"]
     assert mentioned(trip, "day 9, 2031-06-01, nothing") == [] and mentioned(trip, "") == []
+
+
+def test_a_members_private_defaults_never_reach_the_shared_agent(settings, openai_standin):
+    """The agent answers in the group's chat and writes notes every member
+    reads: it gets the trip's shared choices, never the asking member's
+    private defaults (food, price, allergies, usual transport), which it
+    could repeat to the group."""
+    openai_standin.reply_text("Try the market hall.")
+    with agent_client(settings, openai_standin) as client:
+        signup(client, "alice")
+        r = client.put("/api/users/preferences", json={"cuisines": ["ramen"], "dietary": ["vegan"],
+                                                       "allergies": "peanuts", "maxPriceLevel": 2,
+                                                       "transport": "bicycle"})
+        assert r.status_code == 200, r.text
+        trip = new_trip(client, days=1)
+        r = client.put(f"/api/trips/{trip['id']}/preferences", json={"interests": ["museums"], "pace": "relaxed"})
+        assert r.status_code == 200, r.text
+        turn(client, trip["id"], [user_message("Where should we eat tonight?")])
+        request = openai_standin.requests[0]
+        instructions = request.body["instructions"]
+        for private in ("ramen", "vegan", "peanuts", "hasAllergies", "maxPriceLevel", "bicycle"):
+            assert private not in instructions, private
+        choices = context(request)["tripChoices"]
+        assert choices["interests"] == ["museums"] and choices["pace"] == "relaxed"
+        assert choices["transport"] == "transit"   # the trip's, not alice's usual bicycle

@@ -42,7 +42,6 @@ from ..ids import new_id
 from ..ai import OUTPUT_MESSAGES, require_ai, unusable_round
 from ..errors import AppError, Conflict, Forbidden, Invalid
 from ..markdown_links import check_links
-from ..preferences import effective
 from .deps import AgentDeps
 from ..trips.model import Trip
 from ..trips.ops import TRIP_OPS, OpContext, validate_args
@@ -230,13 +229,14 @@ async def instructions_for(svc: AgentDeps, trip: Trip, user: dict, role: str, ba
                            cards: list[dict] | None = None, days: Sequence[str] = ()) -> str:
     """The prompt with its context; `days`: the days this call is about
     (focus.py), in full when the trip is too long to send whole."""
-    prefs = await effective(svc.db, user["id"], trip.prefs, trip.prefs_set)
     now = timeline.now_dt(svc)
     # Off the event loop: a month of full days takes a few tens of milliseconds to weigh.
     snapshot = await asyncio.to_thread(agent_snapshot, trip, days, now=now)
+    # The trip's shared choices only: the agent answers in the group's chat (and writes notes every
+    # member reads), so a member's private defaults (food, price, usual transport) never reach it.
     context: dict[str, Any] = {"today": now.date().isoformat(),
                                "member": {"name": user["displayName"], "role": role},
-               "memberPreferences": prefs.for_model(), "trip": snapshot}
+                               "tripChoices": trip.prefs.model_dump(), "trip": snapshot}
     if cards:
         context["recentCards"] = cards
     note = f"\n\n{VIEWER_NOTE}" if role == "viewer" else ""
