@@ -70,6 +70,29 @@ def test_eat_replaces_the_meal_the_day_has_in_one_change(env):
         ("insert_stop", version + 1), ("delete_stop", version + 1)]
 
 
+def test_a_replacement_is_refused_once_the_meal_it_removes_got_a_note(env):
+    """A replacement deletes the old meal: a note written on it since (by
+    another member, say) would go with it, unseen by whoever applies."""
+    signup(env)
+    trip = new_trip(env)
+    day = trip["days"][0]["id"]
+    add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=120)
+    dinner = add(env, trip["id"], day, "Dinner somewhere", (38.7099, -9.1440), kind="food", meal="dinner",
+                 setTime="20:00", durationMin=90)
+    picks = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"]
+    assert picks[0]["replacesStopId"] == dinner
+    assert op(env, trip["id"], "update_stop", stopId=dinner, note="Booked for 8 people, ask for Rui").status_code == 200
+    version = trip_dto(env, trip["id"])["version"]
+    r = env.post(f"/api/trips/{trip['id']}/drafts/{picks[0]['draftId']}/apply", json={})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "stale", r.text
+    after = trip_dto(env, trip["id"])
+    assert after["version"] == version
+    assert [s["note"] for s in after["days"][0]["stops"] if s["id"] == dinner] == ["Booked for 8 people, ask for Rui"]
+    # Asked again, the replacement is offered on the day as it is, and applies.
+    picks = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"]
+    assert env.post(f"/api/trips/{trip['id']}/drafts/{picks[0]['draftId']}/apply", json={}).status_code == 200
+
+
 def test_eat_for_a_meal_the_day_lacks_adds_one(env):
     signup(env)
     t = plan_trip(env)

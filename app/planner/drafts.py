@@ -6,6 +6,7 @@ edits as applying them will (times, hours badges, findings, travel)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from datetime import datetime, timedelta, UTC
@@ -41,6 +42,20 @@ def new_refs(before: Day, after: Day) -> dict[str, str]:
     return {sid: f"new-{k}" for k, sid in enumerate(added, 1)}
 
 
+def draft_fingerprint(trip: Trip, day: Day, edits: list[tuple[str, dict]]) -> str:
+    """What a draft was made on: the day's schedule (day_fingerprint), and
+    the words of each stop it removes (a replaced meal's name, note and
+    address). The schedule leaves words out (a note moves no time), but a
+    replacement deletes the old stop: a note another member wrote on it since
+    would be lost with it, unseen by whoever applies the draft."""
+    removed = {args["stopId"] for op_name, args in edits if op_name == "delete_stop"}
+    words = [(s.id, s.name, s.note, s.address) for s in day.stops if s.id in removed]
+    schedule = day_fingerprint(trip, day)
+    if not words:
+        return schedule
+    return schedule + ":" + hashlib.sha256(json.dumps(words).encode()).hexdigest()[:16]
+
+
 def new_draft_id() -> str:
     return "dr_" + secrets.token_urlsafe(18)
 
@@ -54,7 +69,8 @@ async def store_draft(svc: PlannerDeps, ctx: DayContext, user_id: str, kind: str
         tx.execute(
             "INSERT INTO planner_drafts (id, trip_id, day_id, user_id, kind, fingerprint, edits_json, preview_json, "
             "place_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (draft_id, ctx.trip.id, ctx.day.id, user_id, kind, ctx.fingerprint(),
+            (draft_id, ctx.trip.id, ctx.day.id, user_id, kind,
+             draft_fingerprint(ctx.trip, ctx.day, [(e["op"], e["args"]) for e in edits]),
              json.dumps(edits, separators=(",", ":")), json.dumps(preview, separators=(",", ":")),
              None if place_raw is None else json.dumps(place_raw, separators=(",", ":")), utcnow(),
              iso(now + DRAFT_TTL)))
@@ -100,7 +116,7 @@ async def apply_draft(svc: PlannerDeps, trip_id: str, draft_id: str, user_id: st
             day = trip.day(day_id)
         except NotFound:
             raise Conflict(STALE, code="stale") from None
-        if day_fingerprint(trip, day) != row["fingerprint"]:
+        if draft_fingerprint(trip, day, edits) != row["fingerprint"]:
             raise Conflict(STALE, code="stale")
         if place_raw is not None:
             args = edits[0][1]
