@@ -255,10 +255,12 @@ class AIUsage:
         resets, wait_s = next_reset(now)
         return Unavailable(LIMIT_MESSAGE, code="ai_limit", resetsAt=iso(resets), retryAfterS=wait_s)
 
-    async def check_share(self, user_id: str, trip_id: str | None, feature: str) -> None:
+    async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False) -> None:
         """429 when the member's share of today is already spent: an explicit ask
         can say so before anything starts (each call's reservation still decides,
-        and reports the app-wide limit first, as here)."""
+        and reports the app-wide limit first, as here). `everyone`: the app-wide
+        limit is said here too (503), for an ask that would spend something else
+        first (Optimize's place searches, billed by Google) on a call that cannot run."""
         now, s = self.now(), self.settings
         row = await self.db.fetchone(
             f"SELECT COUNT(*), COALESCE(SUM({COUNTED_TOKENS}), 0), "
@@ -266,7 +268,12 @@ class AIUsage:
             f"FROM ai_usage WHERE day = ?", (user_id, user_id, now.strftime("%Y-%m-%d")))
         calls, tokens, user_calls, user_tokens = row if row is not None else (0, 0, 0, 0)
         if calls >= s.ai_daily_limit or tokens >= s.ai_daily_tokens:
-            return   # everyone's budget is spent: the call itself says so (503 ai_limit)
+            if not everyone:
+                return   # everyone's budget is spent: the call itself says so (503 ai_limit)
+            log_event("AI_LIMIT_REACHED", limit="daily_calls" if calls >= s.ai_daily_limit else "daily_tokens",
+                      userId=user_id, tripId=trip_id, feature=feature, callsToday=calls, tokensToday=tokens,
+                      limits=self.limits())
+            raise self.limit_refusal(now)
         share_calls, share_tokens = self.user_share()
         if user_calls >= share_calls or user_tokens >= share_tokens:
             log_event("AI_LIMIT_REACHED", limit="user_calls" if user_calls >= share_calls else "user_tokens",

@@ -375,6 +375,30 @@ def test_the_daily_limit_refuses_before_the_provider(settings, google_standin, o
         assert r.status_code == 200, "eat is Google + code: no AI limit"
 
 
+def test_optimize_spends_no_place_search_once_the_days_ai_is_spent(settings, google_standin, openai_standin, model):
+    """Optimize searches places (billed by Google) before its model call: with
+    today's AI spent, it says so first and searches nothing."""
+    google_standin.today = TRIP_DATE
+    with make_client(google_settings(settings, google_standin)) as setup:
+        user = signup(setup)
+        save_prefs(setup)
+        t = plan_trip(setup)
+        porto = new_trip(setup)
+        day = porto["days"][0]["id"]
+        r = op(setup, porto["id"], "insert_stop", dayId=day, name="Ribeira", lat=41.1406, lng=-8.6110)
+        assert r.status_code == 200, r.text
+    limited = ai_settings(google_settings(settings, google_standin), openai_standin, ai_daily_limit=1)
+    with make_client(limited, **NO_DEBOUNCE) as client:
+        use(client, user)
+        model.json("plan_day", good_plan(t))
+        assert optimize(client, t).status_code == 200
+        searched = google_standin.calls["/v1/places:searchNearby"]
+        assert searched, "the first Optimize searched nearby places"
+        r = optimize(client, {"id": porto["id"], "day": day})
+        assert r.status_code == 503 and r.json()["error"]["code"] == "ai_limit", r.text
+        assert google_standin.calls["/v1/places:searchNearby"] == searched, "no search for a call that cannot run"
+
+
 def test_without_keys_features_say_they_are_unavailable(client):
     signup(client)
     save_prefs(client)

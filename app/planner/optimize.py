@@ -337,7 +337,8 @@ async def optimize_day(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: E
     """POST .../optimize: a stored draft {id, edits, preview, travel}, or a refusal.
 
     Order: AI configured (503), preferences saved once (409), day size (422),
-    Google candidates, then the gateway reserves BEFORE the model call
+    today's AI budget and the member's share (503/429, before any place
+    search), Google candidates, then the gateway reserves BEFORE the model call
     (503/429 over a limit, provider not called). The answer is checked and
     drafted inside the call (`validate`), so a rejected answer is recorded as
     a failed call and nothing is stored."""
@@ -346,6 +347,8 @@ async def optimize_day(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: E
         raise Conflict("Plan with AI needs your preferences once: save them (the defaults are fine) and try again.",
                        code="preferences")
     check_day_size(ctx.day)
+    # The place searches below are billed (Google): not for a model call the limits already refuse.
+    await ai.check_share(user_id, ctx.trip.id, "plan_day", everyone=True)
     candidates = await collect_candidates(svc, ctx, prefs)
     facts = plan_facts(ctx, candidates)
 
