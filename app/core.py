@@ -26,7 +26,7 @@ from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
-from .quotas import SignUpLimiter
+from .quotas import SignUpLimiter, WritePace
 from .db import Database
 from .filestore import FileStore
 from .idempotency import IdempotencyKeys
@@ -67,6 +67,7 @@ class Core:
     sessions: SessionCache
     limiter: SignInLimiter
     signups: SignUpLimiter            # new accounts per address (app/quotas.py)
+    writes: WritePace                 # changes per account per minute and hour (app/quotas.py)
     last_use: LastUse                 # calendar links' and access tokens' last use
     assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
     idempotency: IdempotencyKeys      # the first answer to each Idempotency-Key (app/web/idempotent_writes.py)

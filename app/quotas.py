@@ -15,13 +15,15 @@ with defaults that suit a small group's server:
 | assistants' proposals waiting per member and trip | fixed (assistants/proposals.py) | 20 | 429 |
 | planner drafts per account (planner/drafts.py) | fixed `DRAFTS_PER_USER` | 100 | oldest dropped |
 | answers kept for an account's Idempotency-Key writes (a day) | `WAYLINE_KEPT_ANSWERS_MB_PER_USER` | 32 MiB | 429 |
+| changes per account, a minute / an hour | `WAYLINE_WRITES_PER_USER_MINUTE` / `_HOUR` | 120 / 1,500 | 429 |
 
 Counts are 429 (too many), sizes 413 (too large); every refusal is
 `quota_exceeded` with a plain message and the quota's name in `quota`.
 Counts that live in the database are checked inside the write's own
 `BEGIN IMMEDIATE` transaction, so concurrent requests cannot pass one
 together. Sign-ups are counted in memory per address (IPv6 per /64, as the
-sign-in limits): a restart forgives, as for a rate limit.
+sign-in limits), and an account's changes in memory per account: a restart
+forgives, as for a rate limit.
 """
 
 from __future__ import annotations
@@ -137,3 +139,52 @@ def check_kept_answers(kept_bytes: int, *, kept_mb: int, retry_after_s: int) -> 
         raise quota_count(f"You have sent too many changes marked to be sent once (Idempotency-Key) today (their "
                           f"answers are kept for a day, at most {kept_mb} MiB). Send this change again later, or "
                           "without the key.", "kept_answers_mb_per_user", retryAfterS=max(1, retry_after_s))
+
+
+# -- an account's pace of changes ---------------------------------------------
+# Every change is stored (an op, its timeline line, a comment, a chat
+# message): with no bound on how fast, one account sending cheap writes in a
+# loop grew the database by megabytes a minute for everyone on the server. A
+# person planning, even fast (dragging stops, chatting, a phone sending a
+# day's offline changes on reconnect), stays far under these.
+
+
+class WritePace:
+    """Requests that write, per account, in a sliding minute and hour."""
+
+    def __init__(self, *, clock=time.monotonic, max_keys: int = 100_000):
+        self.clock, self.max_keys = clock, max_keys
+        self._minute: dict[str, deque[float]] = {}
+        self._hour: dict[str, deque[float]] = {}
+
+    @staticmethod
+    def _within(stamps: deque[float], since: float) -> deque[float]:
+        while stamps and stamps[0] <= since:
+            stamps.popleft()
+        return stamps
+
+    def take(self, user_id: str, per_minute: int, per_hour: int) -> None:
+        """Counts one write of `user_id`, or raises 429 when the account made
+        `per_minute` in the last minute or `per_hour` in the last hour."""
+        now = self.clock()
+        minute = self._within(self._minute.setdefault(user_id, deque()), now - 60)
+        hour = self._within(self._hour.setdefault(user_id, deque()), now - 3600)
+        if len(minute) >= per_minute:
+            wait = max(1, int(minute[len(minute) - per_minute] + 60 - now) + 1)
+            raise quota_count(f"You are making changes faster than Wayline takes them (at most {per_minute} a "
+                              "minute). Nothing was changed: try again in a moment.", "writes_per_user_minute",
+                              retryAfterS=wait)
+        if len(hour) >= per_hour:
+            wait = max(1, int(hour[len(hour) - per_hour] + 3600 - now) + 1)
+            raise quota_count(f"You have made as many changes as Wayline takes in an hour (at most {per_hour}). "
+                              "Nothing was changed: try again later.", "writes_per_user_hour", retryAfterS=wait)
+        if len(self._hour) > self.max_keys:
+            self._prune(now)
+        minute.append(now)
+        hour.append(now)
+
+    def _prune(self, now: float) -> None:
+        for user_id in list(self._hour):
+            if not self._within(self._hour[user_id], now - 3600):
+                del self._hour[user_id]
+                self._minute.pop(user_id, None)

@@ -98,6 +98,8 @@ class Settings:
     upload_mb_per_trip: int = 200
     upload_mb_per_user: int = 100
     kept_answers_mb_per_user: int = 32
+    writes_per_user_minute: int = 120
+    writes_per_user_hour: int = 1500
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -284,6 +286,8 @@ class Settings:
             upload_mb_per_trip=at_least_one("WAYLINE_UPLOAD_MB_PER_TRIP", d.upload_mb_per_trip),
             upload_mb_per_user=at_least_one("WAYLINE_UPLOAD_MB_PER_USER", d.upload_mb_per_user),
             kept_answers_mb_per_user=at_least_one("WAYLINE_KEPT_ANSWERS_MB_PER_USER", d.kept_answers_mb_per_user),
+            writes_per_user_minute=at_least_one("WAYLINE_WRITES_PER_USER_MINUTE", d.writes_per_user_minute),
+            writes_per_user_hour=at_least_one("WAYLINE_WRITES_PER_USER_HOUR", d.writes_per_user_hour),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

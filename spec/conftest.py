@@ -143,6 +143,7 @@ def settings(tmp_path: Path, migrated_database: Path) -> Settings:
     # set out of the way here; spec/test_quotas.py sets its own.
     return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
                     password_hash_n=2**4, allow_weak_password_hash_for_tests=True, signups_per_address_hour=10_000,
+                    writes_per_user_minute=10_000_000, writes_per_user_hour=10_000_000,
                     nominatim_url=CLOSED, overpass_url=f"{CLOSED}/api/interpreter",
                     osrm_url=f"{CLOSED}/routed-{{profile}}",
                     weather_base_url=CLOSED)

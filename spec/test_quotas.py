@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 from app.settings import Settings
 from app.tls import tls_context
 from app.web.application import create_app
-from helpers import LiveServer, new_trip, op, png_bytes, signup, use
+from app.quotas import WritePace
+from helpers import LiveServer, make_client, new_trip, op, png_bytes, signup, use
 
 PASSWORD = "correct horse"
 
@@ -36,7 +37,12 @@ def test_the_defaults_suit_a_small_group_server():
     s = Settings.from_env(env=env, dotenv=None)
     assert (s.signups_per_address_hour, s.trips_per_user, s.days_per_trip, s.upload_mb_per_trip,
             s.upload_mb_per_user) == (3, 4, 90, 5, 6)
-    for bad in ({"WAYLINE_TRIPS_PER_USER": "0"}, {"WAYLINE_DAYS_PER_TRIP": "400"}, {"WAYLINE_UPLOAD_MB_PER_USER": "x"}):
+    assert (s.writes_per_user_minute, s.writes_per_user_hour) == (120, 1500)
+    paced = Settings.from_env(env={"WAYLINE_WRITES_PER_USER_MINUTE": "7", "WAYLINE_WRITES_PER_USER_HOUR": "70"},
+                              dotenv=None)
+    assert (paced.writes_per_user_minute, paced.writes_per_user_hour) == (7, 70)
+    for bad in ({"WAYLINE_TRIPS_PER_USER": "0"}, {"WAYLINE_WRITES_PER_USER_MINUTE": "0"},
+                {"WAYLINE_DAYS_PER_TRIP": "400"}, {"WAYLINE_UPLOAD_MB_PER_USER": "x"}):
         with pytest.raises(SystemExit):
             Settings.from_env(env=bad, dotenv=None)
 
@@ -171,3 +177,45 @@ def test_parallel_uploads_cannot_pass_the_quota_together(settings):
         media = http.get(f"/api/trips/{trip['id']}/media").json()["data"]["media"]
         assert len(media) == 3 and sum(m["size"] for m in media) <= 5 * 1024 * 1024
         assert len(stored(limited)) == 3   # a refused file written before the last check is removed
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_accounts_changes_are_paced_per_minute_and_hour_and_refused_whole(settings):
+    """One account writing in a loop grew the database for everyone; a
+    person's pace passes. Past the minute's or the hour's count a write is
+    429 with Retry-After, and changes nothing; reads, signing out and other
+    members go on."""
+    clock = Clock()
+    with make_client(settings.with_(writes_per_user_minute=5, writes_per_user_hour=8),
+                     writes=WritePace(clock=clock)) as client:
+        bob = signup(client, "bob")
+        alice = signup(client, "alice")
+        trip = new_trip(client)   # alice's first write
+        day = trip["days"][0]["id"]
+        for i in range(4):
+            assert op(client, trip["id"], "insert_stop", dayId=day, name=f"Stop {i}").status_code == 200
+        version = client.get(f"/api/trips/{trip['id']}").json()["data"]["version"]
+        r = op(client, trip["id"], "insert_stop", dayId=day, name="One too many")
+        assert_quota(r, 429, "writes_per_user_minute")
+        wait = int(r.headers["Retry-After"])
+        assert 1 <= wait <= 61 and r.json()["error"]["retryAfterS"] == wait
+        assert r.json()["error"]["message"].startswith("You are making changes faster than Wayline takes them")
+        assert client.get(f"/api/trips/{trip['id']}").json()["data"]["version"] == version, "nothing changed"
+        use(client, bob)
+        new_trip(client, title="Bob's")   # his own pace
+        use(client, alice)
+        clock.now += 61   # a minute later: three more make eight in the hour
+        for i in range(3):
+            assert op(client, trip["id"], "insert_stop", dayId=day, name=f"Later {i}").status_code == 200
+        clock.now += 61
+        r = op(client, trip["id"], "insert_stop", dayId=day, name="Past the hour's")
+        assert_quota(r, 429, "writes_per_user_hour")
+        assert 3000 < int(r.headers["Retry-After"]) <= 3600
+        assert client.post("/api/auth/signout", json={}).status_code == 200, "signing out is never paced"

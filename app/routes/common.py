@@ -45,8 +45,19 @@ async def current_user(request: Request) -> dict | None:
     return scope["user"]
 
 
+# Requests that only read; every other method of a signed-in account counts
+# against its pace of changes (app/quotas.py), except signing in and out.
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 async def signed_in(request: Request) -> dict:
-    return require_user(await current_user(request))
+    user = require_user(await current_user(request))
+    scope = request.scope
+    if request.method not in READS and "paced" not in scope and not scope["path"].startswith("/api/auth/"):
+        scope["paced"] = True   # once a request, whichever helper asks first
+        svc = services(request)
+        svc.writes.take(user["id"], svc.settings.writes_per_user_minute, svc.settings.writes_per_user_hour)
+    return user
 
 
 async def trip_role(svc: Core, user_id: str, trip_id: str) -> str | None:
