@@ -261,12 +261,14 @@ class AI:
     async def close(self) -> None:
         await self._client.close()
 
-    async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False) -> None:
+    async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False,
+                          max_output_tokens: int | None = None) -> None:
         """429 `ai_user_limit` when the member's share of today's budget is spent:
         an explicit ask (a chat turn) says so before it starts; with `everyone`,
         503 `ai_limit` when the app's is. The reservation of each call still
         decides (app/aiusage.py)."""
-        await self.usage.check_share(user_id, trip_id, feature, everyone=everyone)
+        await self.usage.check_share(user_id, trip_id, feature, everyone=everyone,
+                                     max_output_tokens=max_output_tokens)
 
     def _guard(self, feature: str, user_id: str | None, trip_id: str | None, max_output_tokens: int,
                turn_id: str | None):

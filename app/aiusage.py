@@ -255,19 +255,24 @@ class AIUsage:
         resets, wait_s = next_reset(now)
         return Unavailable(LIMIT_MESSAGE, code="ai_limit", resetsAt=iso(resets), retryAfterS=wait_s)
 
-    async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False) -> None:
+    async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False,
+                          max_output_tokens: int | None = None) -> None:
         """429 when the member's share of today is already spent: an explicit ask
         can say so before anything starts (each call's reservation still decides,
         and reports the app-wide limit first, as here). `everyone`: the app-wide
         limit is said here too (503), for an ask that would spend something else
-        first (Optimize's place searches, billed by Google) on a call that cannot run."""
+        first (Optimize's place searches, billed by Google) on a call that cannot run.
+        `max_output_tokens`: the size the call will reserve, so that a share with
+        less than that left is refused here, as the reservation would refuse it,
+        and not after the ask was stored."""
         now, s = self.now(), self.settings
+        reserve_tokens = 0 if max_output_tokens is None else self.output_cap(max_output_tokens)
         row = await self.db.fetchone(
             f"SELECT COUNT(*), COALESCE(SUM({COUNTED_TOKENS}), 0), "
             f"COALESCE(SUM(user_id = ?), 0), COALESCE(SUM(CASE WHEN user_id = ? THEN {COUNTED_TOKENS} END), 0) "
             f"FROM ai_usage WHERE day = ?", (user_id, user_id, now.strftime("%Y-%m-%d")))
         calls, tokens, user_calls, user_tokens = row if row is not None else (0, 0, 0, 0)
-        if calls >= s.ai_daily_limit or tokens >= s.ai_daily_tokens:
+        if calls >= s.ai_daily_limit or tokens + max(1, reserve_tokens) > s.ai_daily_tokens:
             if not everyone:
                 return   # everyone's budget is spent: the call itself says so (503 ai_limit)
             log_event("AI_LIMIT_REACHED", limit="daily_calls" if calls >= s.ai_daily_limit else "daily_tokens",
@@ -275,7 +280,7 @@ class AIUsage:
                       limits=self.limits())
             raise self.limit_refusal(now)
         share_calls, share_tokens = self.user_share()
-        if user_calls >= share_calls or user_tokens >= share_tokens:
+        if user_calls >= share_calls or user_tokens + max(1, reserve_tokens) > share_tokens:
             log_event("AI_LIMIT_REACHED", limit="user_calls" if user_calls >= share_calls else "user_tokens",
                       userId=user_id, tripId=trip_id, feature=feature, userCallsToday=user_calls,
                       userTokensToday=user_tokens, limits=self.limits())
@@ -445,6 +450,11 @@ def _log_abandoned(rows, error: str) -> None:
                   outputTokens=None, reservedOutputTokens=gone[5], costUsd=None, durationMs=None)
 
 
+# Closings of rows whose caller was cancelled while reserving, kept until done
+# (the event loop holds only weak references to tasks).
+_CLOSING: set[asyncio.Future[None]] = set()
+
+
 class _GuardContext:
     """Reserves on enter (so a refused call never runs its body) and finishes
     on exit: `completed`, or `failed` when the body raised or called g.fail()."""
@@ -455,9 +465,28 @@ class _GuardContext:
         self._guard: UsageGuard | None = None
 
     async def __aenter__(self) -> UsageGuard:
-        reservation = await self._usage.reserve(*self._args)
+        # Shielded: the writer commits the running row whatever happens to the
+        # caller, so a request cancelled while reserving (the member left) would
+        # hold one of the concurrent slots until its lease ran out. The row is
+        # closed as cancelled instead, once it is written.
+        reserving = asyncio.ensure_future(self._usage.reserve(*self._args))
+        try:
+            reservation = await asyncio.shield(reserving)
+        except asyncio.CancelledError:
+            closing = asyncio.ensure_future(self._close_cancelled(reserving))
+            _CLOSING.add(closing)
+            closing.add_done_callback(_CLOSING.discard)
+            raise
         self._guard = UsageGuard(self._usage, reservation)
         return self._guard
+
+    async def _close_cancelled(self, reserving: asyncio.Future[Reservation]) -> None:
+        try:
+            reservation = await reserving
+        except Exception:
+            return   # refused or failed: no row was left running
+        # Nothing was sent to the provider: the reservation is given back.
+        await self._usage.finish(reservation, "failed", 0, 0, error="cancelled")
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         assert self._guard is not None

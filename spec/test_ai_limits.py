@@ -244,3 +244,31 @@ def test_the_page_says_when_ai_is_back_in_the_members_own_zone():
     today, at midnight, tomorrow at 01:00 (spec/js/aiback.test.mjs, in Tokyo,
     Lisbon, UTC and New York)."""
     node_test(ROOT / "spec" / "js" / "aiback.test.mjs")
+
+
+def test_an_ask_bigger_than_what_is_left_of_the_share_is_refused_before_anything_is_stored(settings, openai_standin):
+    """The member's share has 2,000 tokens left: less than a chat turn (3,000)
+    or Optimize (2,500) reserves. Both are refused at once, 429, as their
+    reservation would refuse them; the chat message is not stored first (it
+    was, and then the turn failed under it) and no place is searched."""
+    limited = settings.with_(ai_daily_tokens=40_000, ai_user_daily_share=0.25)   # a share of 10,000 tokens
+    with agent_client(limited, openai_standin) as client:
+        alice = signup(client, "alice")
+        trip = new_trip(client)
+        day = trip["days"][0]["id"]
+        for name, lat, lng in (("Torre de Belém", 38.6916, -9.2160), ("Castelo de São Jorge", 38.7139, -9.1335)):
+            assert op(client, trip["id"], "insert_stop", dayId=day, kind="sight", name=name,
+                      lat=lat, lng=lng).status_code == 200
+        assert client.put("/api/users/preferences", json={}).status_code == 200
+        usage = client.app.state.services.aiusage
+        taken = client.portal.call(usage.reserve, alice["id"], None, "copilot")
+        client.portal.call(usage.finish, taken, "completed", 8_000, 0)
+
+        r = client.post(f"/api/trips/{trip['id']}/agent/chat",
+                        json={"id": "chat1", "trigger": "submit-message", "messages": [user_message("Plan day one")]})
+        refused_over_http(r, "user_calls")   # the share's refusal: 429 ai_user_limit, when it renews
+        assert [m for m in events(client, trip["id"])["messages"] if m["role"] != "system"] == []
+        refused_over_http(client.post(f"/api/trips/{trip['id']}/days/{day}/optimize", json={}), "user_calls")
+        # A smaller ask still fits: the share is not spent, only too small for these.
+        client.portal.call(usage.check_share, alice["id"], trip["id"], "copilot")
+    assert openai_standin.request_count == 0

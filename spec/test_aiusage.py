@@ -232,6 +232,36 @@ async def test_expired_lease_is_closed_as_abandoned_and_frees_its_slot(settings,
     await usage.db.close()
 
 
+@pytest.mark.anyio
+async def test_a_call_cancelled_while_reserving_frees_its_slot_at_once(settings, capsys):
+    """The member left while their call's row was being written: the writer
+    committed it as running, and it held the one concurrent slot until its
+    lease ran out (the timeout and 30 s). It is closed as cancelled instead."""
+    usage = await open_usage(settings.with_(ai_concurrent=1))
+    entered = asyncio.Event()
+
+    async def call() -> None:
+        async with usage.guard(user_id="u1", trip_id="t1", feature="copilot"):
+            entered.set()
+
+    task = asyncio.ensure_future(call())
+    await asyncio.sleep(0)   # the task is now waiting on the writer
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not entered.is_set()
+    deadline = asyncio.get_running_loop().time() + 30
+    while [r["status"] for r in await rows(usage)] in ([], ["running"]):   # written, then closed
+        assert asyncio.get_running_loop().time() < deadline, "the cancelled call's row stayed running"
+        await asyncio.sleep(0.01)
+    [row] = await rows(usage)
+    assert row["status"] == "failed" and row["reserved_output_tokens"] == 0 and row["output_tokens"] == 0
+    assert any(line["event"] == "AI_REQUEST_FAILED" and line.get("error") == "cancelled" for line in log_lines(capsys))
+    fresh = await usage.reserve("u2", "t1", "copilot")   # the slot is free, not Busy
+    await usage.finish(fresh, "completed", 1, 1)
+    await usage.db.close()
+
+
 def test_a_restart_abandons_the_earlier_process_calls_at_once(settings, capsys):
     """One process owns the file: calls left running by a crashed process are
     closed as abandoned when the next app starts, not when their leases end."""

@@ -125,7 +125,8 @@ async def prepare(svc: AgentDeps, trip_id: str, user: dict, role: str, messages:
         parts = ([{"type": "text", "text": text}] if text else []) + cleaned
         street_view = grounding.parse(text)
         if street_view is None and svc.ai is not None:
-            await svc.ai.check_share(user["id"], trip_id, "agent_chat")   # 429 before anything is stored
+            # 429 before anything is stored, for the size the turn's first call reserves
+            await svc.ai.check_share(user["id"], trip_id, "agent_chat", max_output_tokens=CHAT_MAX_OUTPUT_TOKENS)
         row = await svc.db.write(lambda tx: store.append_message(
             tx, trip_id, role="user", parts=parts, source="mention" if "@agent" in text.lower() else "chat",
             message_id=timeline.usable_client_id(last.id), actor_user_id=user["id"],

@@ -348,7 +348,7 @@ async def optimize_day(svc: PlannerDeps, ctx: DayContext, user_id: str, prefs: E
                        code="preferences")
     check_day_size(ctx.day)
     # The place searches below are billed (Google): not for a model call the limits already refuse.
-    await ai.check_share(user_id, ctx.trip.id, "plan_day", everyone=True)
+    await ai.check_share(user_id, ctx.trip.id, "plan_day", everyone=True, max_output_tokens=PLAN_MAX_OUTPUT_TOKENS)
     candidates = await collect_candidates(svc, ctx, prefs)
     facts = plan_facts(ctx, candidates)
 
