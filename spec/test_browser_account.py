@@ -12,25 +12,13 @@ import httpx
 import pytest
 
 from browser.a11y import nested_live_regions
-from browser.harness import PASSWORD, api, api_trip, api_user, chromium, live, offline, open_page, shot
+from browser.harness import KEPT_ROWS, PASSWORD, api, api_trip, api_user, chromium, live, offline, open_page, shot
 
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1366, "height": 850}
 PHONE = {"width": 390, "height": 844}
 
-
-# How many rows a store of the page's IndexedDB holds (public/offline/kept.js); -1: no database.
-KEPT_ROWS = """([store]) => new Promise((resolve) => {
-  const open = indexedDB.open("wayline");
-  open.onsuccess = () => {
-    const db = open.result;
-    if (!db.objectStoreNames.contains(store)) { db.close(); resolve(0); return; }
-    const req = db.transaction(store).objectStore(store).count();
-    req.onsuccess = () => { db.close(); resolve(req.result); };
-  };
-  open.onerror = () => resolve(-1);
-})"""
 
 
 def signed_in(server, token: str) -> bool:

@@ -66,6 +66,34 @@ IGNORED_CONSOLE = re.compile(r"Failed to load resource|the server responded with
 # Tiles never come from the network in tests: the server's tile URL points
 # at a loopback stand-in that answers a plain land-coloured PNG for any tile
 # (`tiles="fail"` makes a page's tile requests fail, to see the fallback).
+# Reads the page's IndexedDB (public/offline/kept.js) without ever creating
+# it: `use(db, done)` calls `done(value)`; `none` when there is no database
+# yet. A database this made first would have none of the page's stores, and
+# the page would keep nothing for the rest of the test (one did, racing the
+# page's own first open: the read threw and the test waited out its timeout).
+KEPT_DB = """(use, none) => new Promise((resolve) => {
+  const open = indexedDB.open("wayline");
+  open.onupgradeneeded = () => open.transaction.abort();
+  open.onerror = () => resolve(none);
+  open.onsuccess = () => {
+    const db = open.result;
+    use(db, (value) => { db.close(); resolve(value); });
+  };
+})"""
+# How many rows a store of it holds: 0 before the page made the store, -1 with no database.
+KEPT_ROWS = f"""([store]) => ({KEPT_DB})((db, done) => {{
+  if (!db.objectStoreNames.contains(store)) return done(0);
+  const req = db.transaction(store).objectStore(store).count();
+  req.onsuccess = () => done(req.result);
+}}, -1)"""
+# Whether the page keeps its last answer of a read (its URL) for offline use.
+KEPT_READ = f"""([url]) => ({KEPT_DB})((db, done) => {{
+  if (!db.objectStoreNames.contains("reads")) return done(false);
+  const req = db.transaction("reads").objectStore("reads").get(url);
+  req.onsuccess = () => done(Boolean(req.result));
+}}, false)"""
+
+
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
