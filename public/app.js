@@ -43,6 +43,10 @@ const session = {
   config: { aiEnabled: false, placesProvider: null, googleMapsBrowserKey: null, limits: {} },
   me: null,
   isAdmin: false,
+  // This page is ending the account's sessions itself (Sign out everywhere,
+  // Delete account): the live "gone" its own request causes is not news, and
+  // the page says what happened once the request is answered.
+  endingHere: false,
 };
 
 let current = null; // {key, update(params)?, destroy()?}
@@ -119,6 +123,7 @@ async function finishSignOut() {
 // live "gone" event or a 401 may get there first).
 function signedOut(notice) {
   session.me = null;
+  session.endingHere = false;
   session.isAdmin = false;
   if (notice) sessionStorage.setItem(NOTICE, notice);
   renderNav();

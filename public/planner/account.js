@@ -122,9 +122,11 @@ async function signOutEverywhere(app) {
   const sure = await confirmDialog("Sign out everywhere?",
     "You will be signed out on every device and browser, this one included. Connected assistants and calendar links stop working.", "Sign out everywhere");
   if (!sure) return;
+  app.session.endingHere = true;
   try {
     await post("/api/auth/signout", { everywhere: true });
   } catch (err) {
+    app.session.endingHere = false;
     showError(err);
     return;
   }
@@ -148,7 +150,15 @@ function openDeleteAccount(app) {
       submit: h("button", { type: "submit", class: "btn btn-danger" }, "Delete my account"),
       busyLabel: "Deleting…",
       check: () => ({ password: password.control.value }),
-      onSubmit: (body) => del("/api/users/me", body),
+      onSubmit: async (body) => {
+        app.session.endingHere = true;
+        try {
+          return await del("/api/users/me", body);
+        } catch (err) {
+          app.session.endingHere = false;
+          throw err;
+        }
+      },
       after: async (res) => {
         close();
         await app.forgetDevice(); // the account is gone: nothing of it stays on this device

@@ -144,6 +144,7 @@ export function mountPlanner(main, app, tripId, params) {
   // everywhere", a password change on another device): the account goes on,
   // so sign-in says that, unless this page is already on its way there.
   function tripGone(reason) {
+    if (app.session.endingHere) return; // this page ended the sessions: it says so itself (planner/account.js)
     if (reason === "signedOut") {
       if (app.session.me) app.signedOut("You were signed out.");
       return;
