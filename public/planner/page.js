@@ -67,6 +67,7 @@ export function mountPlanner(main, app, tripId, params) {
   let tray = null;
   let reading = null;
   let shownDay; // the day last announced to the others (null: none), undefined before the first
+  let address = location.hash; // the address the page last applied or wrote (syncHash)
 
   const unsubscribe = store.on((reason) => {
     if (reason === "agent") {
@@ -107,6 +108,7 @@ export function mountPlanner(main, app, tripId, params) {
     });
 
   function applyParams(p) {
+    address = location.hash; // what the page shows now answers to this address
     if (!p) return;
     const view = p.get("view");
     store.show(VIEWS.some(([v]) => v === view) ? view : "plan", p.get("day") || store.dayId);
@@ -221,12 +223,18 @@ export function mountPlanner(main, app, tripId, params) {
   }
 
   // Keep the address bar in step so reloads and shared links open the same day.
+  // Only an address this page applied or wrote is rewritten: one that changed
+  // since (a link to the trips list, Back, a view typed in) is a navigation
+  // whose hashchange has not been routed yet, and writing over it before then
+  // left the member where they were.
   function syncHash() {
+    if (location.hash !== address) return;
     const q = new URLSearchParams();
     if (store.dayId) q.set("day", store.dayId);
     if (store.view !== "plan") q.set("view", store.view);
     const target = `#/trips/${encodeURIComponent(tripId)}?${q}`;
     if (location.hash !== target) history.replaceState(null, "", target);
+    address = location.hash;
   }
 
   return {
