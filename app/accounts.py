@@ -11,15 +11,18 @@ announced through the change signal.
 
 The users row stays only as an anonymous placeholder (no name, no password,
 a username no one can sign in with or register): trips, invites and uploads
-keep referring to who created them without naming anyone.
+keep referring to who created them without naming anyone. The username is
+free again for anyone, except one WAYLINE_AI_ADMINS names (retired_usernames
+keeps a hash of it; app/auth.py create_user).
 """
 
 from __future__ import annotations
 
 from . import media
-from .auth import SessionCache
+from .auth import SessionCache, username_hash
 from .db import Database, Tx
 from .filestore import FileStore
+from .ids import utcnow
 
 DELETED_NAME = "Deleted member"
 SUCCESSION = "CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, joined_at, user_id"
@@ -58,6 +61,11 @@ async def delete_account(db: Database, files: FileStore, user_id: str, sessions:
         tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
         tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
         tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
+        # The name is free again, but remembered (as a hash): an admin's is never given to anyone else.
+        username = tx.fetchone("SELECT username FROM users WHERE id = ?", (user_id,))
+        if username is not None:
+            tx.execute("INSERT OR IGNORE INTO retired_usernames (username_hash, retired_at) VALUES (?, ?)",
+                       (username_hash(username[0]), utcnow()))
         # ':' is not allowed in usernames, so the placeholder's name is never taken or signed in with.
         tx.execute("UPDATE users SET username = 'deleted:' || id, display_name = ?, password_hash = '!' "
                    "WHERE id = ?", (DELETED_NAME, user_id))

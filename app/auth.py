@@ -11,7 +11,7 @@ import secrets
 import time
 import unicodedata
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, UTC
 
@@ -221,7 +221,16 @@ def clean_display_name(name: str | None) -> str:
     return " ".join(text.split())[:64].strip()
 
 
-async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int) -> dict:
+def username_hash(username: str) -> str:
+    """How a deleted account's username is remembered (retired_usernames): not the name itself."""
+    return hashlib.sha256(username.encode()).hexdigest()
+
+
+async def create_user(db: Database, username: str, password: str, display_name: str | None, *, hash_n: int,
+                      is_admin_name: Callable[[str], bool] = lambda name: False) -> dict:
+    """A new account. A username a deleted account had is free again, unless it
+    names an admin (`is_admin_name`): the admin view goes by username, and the
+    next person to sign up under a deleted admin's name would have had it."""
     if not USERNAME_RE.match(username):
         raise Invalid("Username must be 3-32 characters of a-z, 0-9, _ . -", field="username")
     require_new_password(password, "password")
@@ -229,7 +238,11 @@ async def create_user(db: Database, username: str, password: str, display_name: 
     user = {"id": new_id(), "username": username, "displayName": clean_display_name(display_name) or username}
 
     def work(tx: Tx) -> None:
-        if tx.fetchone("SELECT 1 FROM users WHERE username = ?", (username,)):
+        taken = tx.fetchone("SELECT 1 FROM users WHERE username = ?", (username,)) is not None
+        if not taken and is_admin_name(username):   # a deleted admin's name stays retired
+            taken = tx.fetchone("SELECT 1 FROM retired_usernames WHERE username_hash = ?",
+                                (username_hash(username),)) is not None
+        if taken:
             raise Conflict("That username is taken", code="username_taken", field="username")
         tx.execute(
             "INSERT INTO users (id, username, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",

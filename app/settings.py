@@ -197,6 +197,10 @@ class Settings:
     def with_(self, **changes) -> Settings:
         return replace(self, **changes)
 
+    def is_ai_admin(self, username: str) -> bool:
+        """Whether WAYLINE_AI_ADMINS names this username (case and spaces aside)."""
+        return username.strip().lower() in {name.strip().lower() for name in self.ai_admins}
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, dotenv: str | Path | None = ".env") -> Settings:
         values: dict[str, str] = {}

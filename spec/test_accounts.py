@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, UTC
 
 from app import accounts
 from app.ids import iso
-from helpers import concurrent_client, held_at_its_write, join, new_trip, op, signup, use
+from helpers import concurrent_client, held_at_its_write, join, make_client, new_trip, op, signup, use
 
 PASSWORD = "correct horse"
 
@@ -187,6 +187,28 @@ def test_an_account_that_never_joined_a_trip_can_be_deleted(client):
     r = client.request("DELETE", "/api/users/me", json={"password": PASSWORD})
     assert r.status_code == 200 and r.json()["data"] == {"deleted": True, "tripsDeleted": 0}, r.text
     assert client.post("/api/auth/signin", json={"username": "lonely", "password": PASSWORD}).status_code == 401
+
+
+def test_a_deleted_admins_username_is_never_given_to_someone_else(settings):
+    """WAYLINE_AI_ADMINS names usernames. A deleted account's username is free
+    again, so whoever signed up next as "ops" saw the admin view: every
+    member's AI use by name. An admin's name is retired; any other is free."""
+    with make_client(settings.with_(ai_admins=("Ops",))) as client:
+        signup(client, "ops")
+        assert client.get("/api/auth/me").json()["data"]["isAdmin"] is True   # the names' case aside
+        assert client.get("/api/admin/ai-usage").status_code == 200
+        assert client.request("DELETE", "/api/users/me", json={"password": PASSWORD}).status_code == 200
+        signup(client, "bob")
+        assert client.request("DELETE", "/api/users/me", json={"password": PASSWORD}).status_code == 200
+        client.cookies.clear()
+
+        r = client.post("/api/auth/signup", json={"username": "ops", "password": PASSWORD})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "username_taken", r.text
+        assert client.get("/api/auth/me").json()["data"]["user"] is None
+        assert client.post("/api/auth/signup", json={"username": "bob", "password": PASSWORD}).status_code == 201
+        with sqlite3.connect(settings.db_path) as conn:   # remembered without the names themselves
+            hashes = [r[0] for r in conn.execute("SELECT username_hash FROM retired_usernames")]
+        assert len(hashes) == 2 and not {"ops", "bob"} & set(hashes)
 
 
 def test_a_request_under_way_when_its_account_is_deleted_leaves_nothing_behind(client, settings):

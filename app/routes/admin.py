@@ -13,8 +13,7 @@ from .openapi import describe
 
 async def require_admin(request: Request) -> dict:
     user = await current_user(request)
-    admins = {name.strip().lower() for name in services(request).settings.ai_admins}
-    if user is None or user["username"].lower() not in admins:
+    if user is None or not services(request).settings.is_ai_admin(user["username"]):
         raise NotFound("Not found")
     return user
 

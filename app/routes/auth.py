@@ -42,7 +42,7 @@ async def signup(request: Request):
     svc = services(request)
     with svc.signups.attempt(counted_address(request.scope, svc.settings), svc.settings.signups_per_address_hour):
         user = await auth.create_user(svc.db, args.username.strip().lower(), args.password, args.displayName,
-                                      hash_n=svc.settings.password_hash_n)
+                                      hash_n=svc.settings.password_hash_n, is_admin_name=svc.settings.is_ai_admin)
     token = await auth.create_session(svc.db, user["id"])
     response = ok({"user": user}, status=201)
     _set_cookie(request, response, token)
@@ -92,7 +92,7 @@ async def me(request: Request):
     if user is None:
         return ok({"user": None, "isAdmin": False})
     settings = services(request).settings
-    return ok({"user": user, "isAdmin": user["username"] in settings.ai_admins})
+    return ok({"user": user, "isAdmin": settings.is_ai_admin(user["username"])})
 
 
 routes = [
