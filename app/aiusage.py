@@ -261,7 +261,8 @@ class AIUsage:
         can say so before anything starts (each call's reservation still decides,
         and reports the app-wide limit first, as here). `everyone`: the app-wide
         limit is said here too (503), for an ask that would spend something else
-        first (Optimize's place searches, billed by Google) on a call that cannot run.
+        first (Optimize's place searches, billed by Google) on a call that cannot run,
+        and so are the concurrent calls (429 busy) when every slot is taken.
         `max_output_tokens`: the size the call will reserve, so that a share with
         less than that left is refused here, as the reservation would refuse it,
         and not after the ask was stored."""
@@ -285,6 +286,13 @@ class AIUsage:
                       userId=user_id, tripId=trip_id, feature=feature, userCallsToday=user_calls,
                       userTokensToday=user_tokens, limits=self.limits())
             raise self.share_refusal(now)
+        if everyone:
+            running = await self.db.fetchval(
+                "SELECT COUNT(*) FROM ai_usage WHERE status = 'running' AND lease_until >= ?", (iso(now),))
+            if running >= s.ai_concurrent:
+                log_event("AI_LIMIT_REACHED", limit="concurrent", userId=user_id, tripId=trip_id, feature=feature,
+                          running=running, limits=self.limits())
+                raise Busy(BUSY_MESSAGE, code="busy", retryAfterS=BUSY_RETRY_S)
 
     def output_cap(self, requested: int | None) -> int:
         """A feature may ask for fewer output tokens than the cap, never more."""

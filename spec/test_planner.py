@@ -399,6 +399,27 @@ def test_optimize_spends_no_place_search_once_the_days_ai_is_spent(settings, goo
         assert google_standin.calls["/v1/places:searchNearby"] == searched, "no search for a call that cannot run"
 
 
+def test_optimize_spends_no_place_search_while_every_ai_slot_is_taken(settings, google_standin, openai_standin,
+                                                                       model):
+    """The concurrent calls are full (another member's chat turn is running):
+    Optimize says AI is busy (429, try again in a moment) before its searches."""
+    google_standin.today = TRIP_DATE
+    with make_client(ai_settings(google_settings(settings, google_standin), openai_standin, ai_concurrent=1),
+                     **NO_DEBOUNCE) as client:
+        signup(client)
+        save_prefs(client)
+        t = plan_trip(client)
+        usage = client.app.state.services.aiusage
+        running = client.portal.call(usage.reserve, "someone-else", None, "agent_chat")
+        r = optimize(client, t)
+        assert r.status_code == 429 and r.json()["error"]["code"] == "busy", r.text
+        assert r.headers["retry-after"] == "5"
+        assert google_standin.calls["/v1/places:searchNearby"] == 0 and openai_standin.request_count == 0
+        client.portal.call(usage.finish, running, "completed", 10, 5)
+        model.json("plan_day", good_plan(t))
+        assert optimize(client, t).status_code == 200   # the slot is free again
+
+
 def test_without_keys_features_say_they_are_unavailable(client):
     signup(client)
     save_prefs(client)

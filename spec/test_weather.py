@@ -208,3 +208,31 @@ def test_trip_weather_failure_is_a_plain_503(settings, weather_standin):
         r = client.get(f"/api/trips/{trip['id']}/weather")
     assert r.status_code == 503
     assert r.json()["error"] == {"code": "weather_unavailable", "message": "Weather is unavailable right now"}
+
+
+def test_numbers_that_are_not_weather_are_unknown_not_a_500(settings, weather_standin):
+    """Python's JSON reads Infinity and NaN as numbers: one in a forecast made the
+    trip's weather (and its day's review) a 500, a float that would not round or
+    JSON that could not be written. Such a value, or an absurd one, is unknown:
+    a day without a usable high falls back to the typical weather, a day with one
+    keeps what is usable."""
+    today = datetime.now(UTC).date()
+    first, second = today + timedelta(days=1), today + timedelta(days=2)
+    weather_standin.overrides = {
+        first: {"temperature_2m_max": float("inf"), "weather_code": float("nan")},
+        second: {"temperature_2m_min": -float("inf"), "precipitation_sum": 1e300,
+                 "precipitation_probability_max": float("nan"), "weather_code": 1e300},
+    }
+    with make_client(weather_settings(settings, weather_standin)) as client:
+        signup(client)
+        trip = new_trip(client, days=2, startDate=first.isoformat())
+        r = client.get(f"/api/trips/{trip['id']}/weather")
+        assert r.status_code == 200, r.text
+        one, two = r.json()["data"]["days"]
+        assert one["source"] == "typical"   # no usable high: the forecast's day is not used
+        assert two["source"] == "forecast" and two["tempMaxC"] == daily_values(second)["temperature_2m_max"]
+        assert (two["tempMinC"], two["precipitationMm"], two["precipitationProbability"], two["weatherCode"]) == (
+            None, None, None, None)
+        assert two["summary"] == "Weather, temperature unknown"
+        review = client.get(f"/api/trips/{trip['id']}/days/{trip['days'][1]['id']}/review")
+        assert review.status_code == 200, review.text

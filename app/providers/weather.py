@@ -123,14 +123,14 @@ class Weather:
         out = {}
         for d in dates:
             row = daily.get(d.isoformat())
-            if row is None or row.get("temperature_2m_max") is None:
+            if row is None or _number(row, "temperature_2m_max") is None:
                 continue
-            code = _int(row.get("weather_code"))
-            tmax, tmin = _round(row.get("temperature_2m_max")), _round(row.get("temperature_2m_min"))
-            prob = _int(row.get("precipitation_probability_max"))
+            code = _int(row, "weather_code")
+            tmax, tmin = _round(row, "temperature_2m_max"), _round(row, "temperature_2m_min")
+            prob = _int(row, "precipitation_probability_max")
             text = WMO.get(code, "Weather") if code is not None else "Weather"
             summary = f"{text}, {_range(tmin, tmax)}" + (f", {prob}% chance of rain" if prob is not None else "")
-            out[d] = _day(d, "forecast", FORECAST_LABEL, tmax, tmin, _round(row.get("precipitation_sum")),
+            out[d] = _day(d, "forecast", FORECAST_LABEL, tmax, tmin, _round(row, "precipitation_sum"),
                           prob, code, summary)
         return out
 
@@ -217,12 +217,12 @@ class Weather:
 
 def _typical_day(d: date, samples: list[dict]) -> dict:
     def mean(name: str) -> float | None:
-        values = [v for v in (s.get(name) for s in samples) if isinstance(v, (int, float))]
+        values = [v for v in (_number(s, name) for s in samples) if v is not None]
         return round(sum(values) / len(values), 1) if values else None
 
-    rain = [float(v) for v in (s.get("precipitation_sum") for s in samples) if isinstance(v, (int, float))]
+    rain = [v for v in (_number(s, "precipitation_sum") for s in samples) if v is not None]
     prob = round(100 * sum(1 for v in rain if v >= RAINY_MM) / len(rain)) if rain else None
-    codes = Counter(c for c in (_int(s.get("weather_code")) for s in samples) if c is not None)
+    codes = Counter(c for c in (_int(s, "weather_code") for s in samples) if c is not None)
     code = codes.most_common(1)[0][0] if codes else None
     tmax, tmin = mean("temperature_2m_max"), mean("temperature_2m_min")
     text = WMO.get(code, "mixed weather").lower() if code is not None else "mixed weather"
@@ -247,12 +247,31 @@ def _at(values: Any, i: int) -> Any:
     return values[i] if isinstance(values, list) and i < len(values) else None
 
 
-def _round(value: Any) -> float | None:
-    return round(float(value), 1) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+# What a day's value may be (wider than the planet's records). Anything else is
+# unknown: Python's JSON reads Infinity, NaN and 1e999 as numbers, and one of
+# them in an answer made the trip's weather and its review a 500 (a float that
+# will not round, or JSON that cannot be written); a merely absurd one would
+# have read "1e+300 °C".
+PLAUSIBLE = {"weather_code": (0, 99), "temperature_2m_max": (-95, 65), "temperature_2m_min": (-95, 65),
+             "precipitation_sum": (0, 2000), "precipitation_probability_max": (0, 100)}
 
 
-def _int(value: Any) -> int | None:
-    return int(round(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _number(row: dict, name: str) -> float | None:
+    value = row.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    low, high = PLAUSIBLE[name]
+    return float(value) if low <= value <= high else None   # NaN compares false: unknown too
+
+
+def _round(row: dict, name: str) -> float | None:
+    value = _number(row, name)
+    return None if value is None else round(value, 1)
+
+
+def _int(row: dict, name: str) -> int | None:
+    value = _number(row, name)
+    return None if value is None else int(round(value))
 
 
 def _unavailable() -> Unavailable:
