@@ -6,7 +6,8 @@ the longest-standing editor, else viewer, becomes owner; its votes go as
 when leaving. Its comments and timeline messages stay, shown as from a
 deleted member (so do its assistants' suggestions). Its sessions, private
 preferences, dismissals, calendar links and assistants' access tokens go; AI
-usage rows keep their counts without the user. Every trip it touched is
+usage rows keep their counts under the placeholder below, so the admin's
+list of today's members still adds up to the day's total ("Deleted member"). Every trip it touched is
 announced through the change signal.
 
 The users row stays only as an anonymous placeholder (no name, no password,
@@ -60,7 +61,6 @@ async def delete_account(db: Database, files: FileStore, user_id: str, sessions:
         tx.execute("DELETE FROM access_tokens WHERE user_id = ?", (user_id,))
         tx.execute("DELETE FROM user_preferences WHERE user_id = ?", (user_id,))
         tx.execute("DELETE FROM agent_suggestion_dismissals WHERE user_id = ?", (user_id,))
-        tx.execute("UPDATE ai_usage SET user_id = NULL WHERE user_id = ?", (user_id,))
         # The name is free again, but remembered (as a hash): an admin's is never given to anyone else.
         username = tx.fetchone("SELECT username FROM users WHERE id = ?", (user_id,))
         if username is not None:

@@ -138,7 +138,9 @@ def test_deleting_an_account(client, settings):
         assert conn.execute("SELECT COUNT(*) FROM sessions WHERE user_id = ?", (alice["id"],)).fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM user_preferences WHERE user_id = ?",
                             (alice["id"],)).fetchone()[0] == 0
-        assert conn.execute("SELECT user_id, input_tokens, output_tokens FROM ai_usage").fetchall() == [(None, 10, 20)]
+        # Its usage keeps its counts, under the nameless placeholder (the admin sees "Deleted member").
+        assert conn.execute("SELECT user_id, input_tokens, output_tokens FROM ai_usage").fetchall() == [
+            (alice["id"], 10, 20)]
         assert conn.execute("SELECT COUNT(*) FROM users "
                             "WHERE username = 'alice' OR display_name = 'alice'").fetchone()[0] == 0
     # The name is free again.

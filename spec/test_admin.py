@@ -58,6 +58,30 @@ def test_admin_sees_totals_limits_and_days(settings, openai_standin):
     assert TEST_KEY not in r.text and "sk-" not in r.text
 
 
+def test_a_deleted_members_use_today_stays_in_the_list_unnamed(settings, openai_standin):
+    """Deleting an account cut its usage rows loose (user_id NULL), so the admin's
+    list of today's members left it out while the day's total kept it: 5 calls
+    today, members adding up to 3. It stays, as "Deleted member", still
+    counted against no one else's share."""
+    settings = ai_settings(settings, openai_standin, ai_admins=("ada",))
+    for _ in range(5):
+        openai_standin.reply_json({"shouldNotify": False}, usage=(100, 10))
+    with make_client(settings, clock=lambda: NOON) as client:
+        bob = signup(client, "bob")
+        svc = client.app.state.services
+        client.portal.call(model_call, svc, "agent_eval", bob["id"])
+        client.portal.call(model_call, svc, "copilot", bob["id"])
+        assert client.request("DELETE", "/api/users/me", json={"password": "correct horse"}).status_code == 200
+        ada = signup(client, "ada")
+        for _ in range(3):
+            client.portal.call(model_call, svc, "copilot", ada["id"])
+        data = client.get("/api/admin/ai-usage").json()["data"]
+    assert data["today"]["calls"] == 5
+    assert [(m["name"], m["username"], m["calls"], m["tokens"]) for m in data["members"]] == [
+        ("ada", "ada", 3, 330), ("Deleted member", None, 2, 220)]
+    assert "bob" not in str(data["members"])
+
+
 def test_everyone_else_gets_404(settings, openai_standin):
     settings = ai_settings(settings, openai_standin, ai_admins=("ada",))
     with make_client(settings) as client:
