@@ -26,7 +26,7 @@ from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
 from .background import BackgroundWork
-from .quotas import SignUpLimiter, WritePace
+from .quotas import Pace, SignUpLimiter
 from .db import Database
 from .filestore import FileStore
 from .idempotency import IdempotencyKeys
@@ -67,7 +67,8 @@ class Core:
     sessions: SessionCache
     limiter: SignInLimiter
     signups: SignUpLimiter            # new accounts per address (app/quotas.py)
-    writes: WritePace                 # changes per account per minute and hour (app/quotas.py)
+    writes: Pace                      # changes per account per minute and hour (app/quotas.py)
+    place_lookups: Pace               # place searches and details per account, likewise
     last_use: LastUse                 # calendar links' and access tokens' last use
     assistants: Assistants            # the MCP server at /mcp (app/assistants/), started on first use
     idempotency: IdempotencyKeys      # the first answer to each Idempotency-Key (app/web/idempotent_writes.py)

@@ -24,7 +24,7 @@ from .agent.watch import Watch
 from .aiusage import AIUsage
 from .assistants.door import Assistants
 from .auth import LastUse, SessionCache, SignInLimiter
-from .quotas import SignUpLimiter, WritePace
+from .quotas import PLACE_LOOKUPS, Pace, SignUpLimiter
 from .background import BackgroundWork
 from .core import Core
 from .changes import Phase, TripEvent
@@ -49,7 +49,7 @@ from .trips.stored_days import StoredDays
 
 # Parts a test may inject instead of the configured ones.
 PARTS = frozenset({"clock", "telemetry", "aiusage", "ai", "google", "places", "weather", "street_view", "sessions",
-                   "limiter", "writes", "files", "last_use"})
+                   "limiter", "writes", "place_lookups", "files", "last_use"})
 # Knobs a test may turn: override name -> (group, field).
 KNOBS = {"agent_debounce_s": ("agent_timing", "debounce_s"),
          "agent_watch_interval_s": ("agent_timing", "watch_interval_s"),
@@ -132,7 +132,8 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                 sessions=overrides.get("sessions") or SessionCache(),
                 limiter=overrides.get("limiter") or SignInLimiter(),
                 signups=SignUpLimiter(),
-                writes=overrides.get("writes") or WritePace(),
+                writes=overrides.get("writes") or Pace(),
+                place_lookups=overrides.get("place_lookups") or Pace(PLACE_LOOKUPS),
                 last_use=overrides.get("last_use") or LastUse(),
                 # The MCP server for outside assistants: started on the first /mcp request.
                 assistants=Assistants(background, **knobs["assistants"]),

@@ -16,14 +16,15 @@ with defaults that suit a small group's server:
 | planner drafts per account (planner/drafts.py) | fixed `DRAFTS_PER_USER` | 100 | oldest dropped |
 | answers kept for an account's Idempotency-Key writes (a day) | `WAYLINE_KEPT_ANSWERS_MB_PER_USER` | 32 MiB | 429 |
 | changes per account, a minute / an hour | `WAYLINE_WRITES_PER_USER_MINUTE` / `_HOUR` | 120 / 1,500 | 429 |
+| place lookups per account, a minute / an hour | `WAYLINE_PLACE_LOOKUPS_PER_USER_MINUTE` / `_HOUR` | 30 / 300 | 429 |
 
 Counts are 429 (too many), sizes 413 (too large); every refusal is
 `quota_exceeded` with a plain message and the quota's name in `quota`.
 Counts that live in the database are checked inside the write's own
 `BEGIN IMMEDIATE` transaction, so concurrent requests cannot pass one
 together. Sign-ups are counted in memory per address (IPv6 per /64, as the
-sign-in limits), and an account's changes in memory per account: a restart
-forgives, as for a rate limit.
+sign-in limits), and an account's changes and place lookups in memory per
+account: a restart forgives, as for a rate limit.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from .errors import Busy, TooLarge
 
@@ -141,19 +143,49 @@ def check_kept_answers(kept_bytes: int, *, kept_mb: int, retry_after_s: int) -> 
                           "without the key.", "kept_answers_mb_per_user", retryAfterS=max(1, retry_after_s))
 
 
-# -- an account's pace of changes ---------------------------------------------
+# -- an account's pace of changes and of place lookups -------------------------
 # Every change is stored (an op, its timeline line, a comment, a chat
 # message): with no bound on how fast, one account sending cheap writes in a
 # loop grew the database by megabytes a minute for everyone on the server. A
 # person planning, even fast (dragging stops, chatting, a phone sending a
 # day's offline changes on reconnect), stays far under these.
+#
+# Every place lookup a member asks for (a search, places nearby, a place's
+# details; from the page or through a connected assistant) may be a paid call
+# to Google, or one to OpenStreetMap's volunteer servers, whose usage policy
+# asks for at most about one a second. The AI features' lookups are bounded by
+# the AI limits already; these were not, so one account (or its assistant, in
+# a loop) could spend the operator's Google money without end. A person adds
+# a stop with one or two searches, pressed, not typed.
 
 
-class WritePace:
-    """Requests that write, per account, in a sliding minute and hour."""
+@dataclass(frozen=True)
+class PaceWords:
+    """What a pace is called in a refusal (`quota`: `<kind>_per_user_minute`
+    / `_hour`) and what the refusal says, `{n}` being the limit."""
 
-    def __init__(self, *, clock=time.monotonic, max_keys: int = 100_000):
-        self.clock, self.max_keys = clock, max_keys
+    kind: str
+    too_fast: str
+    too_many: str
+
+
+WRITES = PaceWords("writes",
+                   "You are making changes faster than Wayline takes them (at most {n} a minute). Nothing was "
+                   "changed: try again in a moment.",
+                   "You have made as many changes as Wayline takes in an hour (at most {n}). Nothing was "
+                   "changed: try again later.")
+PLACE_LOOKUPS = PaceWords("place_lookups",
+                          "You are looking places up faster than Wayline can ask for them (at most {n} a minute). "
+                          "Try again in a moment.",
+                          "You have looked up as many places as Wayline allows in an hour (at most {n}). Try "
+                          "again later, or type the place's details yourself.")
+
+
+class Pace:
+    """Requests of one kind per account, in a sliding minute and hour."""
+
+    def __init__(self, words: PaceWords = WRITES, *, clock=time.monotonic, max_keys: int = 100_000):
+        self.words, self.clock, self.max_keys = words, clock, max_keys
         self._minute: dict[str, deque[float]] = {}
         self._hour: dict[str, deque[float]] = {}
 
@@ -164,20 +196,19 @@ class WritePace:
         return stamps
 
     def take(self, user_id: str, per_minute: int, per_hour: int) -> None:
-        """Counts one write of `user_id`, or raises 429 when the account made
+        """Counts one request of `user_id`, or raises 429 when the account made
         `per_minute` in the last minute or `per_hour` in the last hour."""
         now = self.clock()
         minute = self._within(self._minute.setdefault(user_id, deque()), now - 60)
         hour = self._within(self._hour.setdefault(user_id, deque()), now - 3600)
         if len(minute) >= per_minute:
             wait = max(1, int(minute[len(minute) - per_minute] + 60 - now) + 1)
-            raise quota_count(f"You are making changes faster than Wayline takes them (at most {per_minute} a "
-                              "minute). Nothing was changed: try again in a moment.", "writes_per_user_minute",
+            raise quota_count(self.words.too_fast.format(n=per_minute), f"{self.words.kind}_per_user_minute",
                               retryAfterS=wait)
         if len(hour) >= per_hour:
             wait = max(1, int(hour[len(hour) - per_hour] + 3600 - now) + 1)
-            raise quota_count(f"You have made as many changes as Wayline takes in an hour (at most {per_hour}). "
-                              "Nothing was changed: try again later.", "writes_per_user_hour", retryAfterS=wait)
+            raise quota_count(self.words.too_many.format(n=per_hour), f"{self.words.kind}_per_user_hour",
+                              retryAfterS=wait)
         if len(self._hour) > self.max_keys:
             self._prune(now)
         minute.append(now)

@@ -97,6 +97,11 @@ class ReadTool:
     run: ToolFunction
     agent: bool = True               # offered to the trip agent
     mcp: bool = False                # offered to outside assistants (app/assistants/)
+    # Asks the places or routes provider (each may be a paid Google call): an
+    # assistant's call counts against its member's place lookups (app/quotas.py).
+    # The agent's do not: each of its tool rounds is a model call, which the AI
+    # limits bound already.
+    looks_up: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The tool as a function the model may call (OpenAI Responses API shape)."""
@@ -107,12 +112,12 @@ READ_TOOLS: dict[str, ReadTool] = {}
 
 
 def read_tool(name: str, description: str, action: str, *, agent: bool = True,
-              mcp: bool = False) -> Callable[[ToolFunction], ToolFunction]:
+              mcp: bool = False, looks_up: bool = False) -> Callable[[ToolFunction], ToolFunction]:
     def register(fn: ToolFunction) -> ToolFunction:
         model = get_type_hints(fn)["args"]
         if not (isinstance(model, type) and issubclass(model, ToolArgs)):
             raise TypeError(f"read tool {name}: annotate `args` with its ToolArgs model")
-        READ_TOOLS[name] = ReadTool(name, description, action, model, fn, agent=agent, mcp=mcp)
+        READ_TOOLS[name] = ReadTool(name, description, action, model, fn, agent=agent, mcp=mcp, looks_up=looks_up)
         return fn
 
     return register
@@ -179,7 +184,8 @@ class PlaceSearch(ToolArgs):
 
 
 @read_tool("placeSearch", "Search places by text, near the trip's destination unless a point is given. Use it "
-           "before proposing any place, for its placeId and coordinates.", "search for places", mcp=True)
+           "before proposing any place, for its placeId and coordinates.", "search for places", mcp=True,
+           looks_up=True)
 async def place_search(ctx: ToolContext, args: PlaceSearch) -> ToolResult:
     lat, lng = _near(ctx.trip, args.lat, args.lng)
     found = await ctx.deps.places.search_text(args.query, lat=lat, lng=lng, max_results=MAX_RESULTS)
@@ -195,7 +201,7 @@ class PlaceNearby(ToolArgs):
                                                 "e.g. ['restaurant', 'museum']")
 
 
-@read_tool("placeNearby", "Places near a point, optionally of some types.", "look for places nearby")
+@read_tool("placeNearby", "Places near a point, optionally of some types.", "look for places nearby", looks_up=True)
 async def place_nearby(ctx: ToolContext, args: PlaceNearby) -> ToolResult:
     found = await ctx.deps.places.search_nearby(args.lat, args.lng, radius_m=args.radiusM or 1500,
                                                 types=args.types or None, max_results=MAX_RESULTS)
@@ -231,7 +237,8 @@ def _hours(raw: dict[str, Any]) -> list[str] | None:
     return lines or None
 
 
-@read_tool("placeDetail", "Details of one place: address, rating, price level, opening hours.", "look up a place")
+@read_tool("placeDetail", "Details of one place: address, rating, price level, opening hours.", "look up a place",
+           looks_up=True)
 async def place_detail(ctx: ToolContext, args: PlaceDetail) -> ToolResult:
     place = await ctx.deps.places.place(args.placeId)
     raw = place.get("raw") or {}
@@ -246,7 +253,8 @@ class Routes(ToolArgs):
     mode: Literal["walk", "transit", "drive", "bicycle"]
 
 
-@read_tool("routes", "Travel time and distance between two points in one mode.", "work out the travel time")
+@read_tool("routes", "Travel time and distance between two points in one mode.", "work out the travel time",
+           looks_up=True)
 async def routes(ctx: ToolContext, args: Routes) -> ToolResult:
     a, b = (args.fromLat, args.fromLng), (args.toLat, args.toLng)
     places = ctx.deps.places
@@ -292,7 +300,7 @@ class LodgingSearch(ToolArgs):
 
 
 @read_tool("lodgingSearch", "Hotels and other lodging near a point or matching a query.",
-           "search for places to stay")
+           "search for places to stay", looks_up=True)
 async def lodging_search(ctx: ToolContext, args: LodgingSearch) -> ToolResult:
     lat, lng = _near(ctx.trip, args.lat, args.lng)
     places = ctx.deps.places
@@ -395,7 +403,8 @@ async def review_day(ctx: ToolContext, args: DayRef) -> ToolResult:
 
 
 @read_tool("shortestOrder", "The day's free stops in the order with the least travel, as a preview of the moves "
-           "and the times after them. Changes nothing.", "work out the shortest order", agent=False, mcp=True)
+           "and the times after them. Changes nothing.", "work out the shortest order", agent=False, mcp=True,
+           looks_up=True)
 async def shortest_order(ctx: ToolContext, args: DayRef) -> ToolResult:
     day = await load_day(ctx.deps, ctx.trip.id, args.dayId, fixes=False)
     preview = await shortest_preview(ctx.deps, day)

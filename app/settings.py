@@ -100,6 +100,8 @@ class Settings:
     kept_answers_mb_per_user: int = 32
     writes_per_user_minute: int = 120
     writes_per_user_hour: int = 1500
+    place_lookups_per_user_minute: int = 30
+    place_lookups_per_user_hour: int = 300
 
     openai_api_key: str | None = None
     openai_model: str = DEFAULT_MODEL
@@ -292,6 +294,10 @@ class Settings:
             kept_answers_mb_per_user=at_least_one("WAYLINE_KEPT_ANSWERS_MB_PER_USER", d.kept_answers_mb_per_user),
             writes_per_user_minute=at_least_one("WAYLINE_WRITES_PER_USER_MINUTE", d.writes_per_user_minute),
             writes_per_user_hour=at_least_one("WAYLINE_WRITES_PER_USER_HOUR", d.writes_per_user_hour),
+            place_lookups_per_user_minute=at_least_one("WAYLINE_PLACE_LOOKUPS_PER_USER_MINUTE",
+                                                       d.place_lookups_per_user_minute),
+            place_lookups_per_user_hour=at_least_one("WAYLINE_PLACE_LOOKUPS_PER_USER_HOUR",
+                                                     d.place_lookups_per_user_hour),
             openai_api_key=text("OPENAI_API_KEY"),
             openai_model=text("OPENAI_MODEL") or d.openai_model,
             openai_base_url=text("OPENAI_BASE_URL"),

@@ -140,10 +140,12 @@ def settings(tmp_path: Path, migrated_database: Path) -> Settings:
     # A cheap scrypt cost (test-only, behind its flag): every test signs up members,
     # and the production cost would spend most of the suite's CPU on hashing.
     # Every test signs up from one address: the sign-up quota (app/quotas.py) is
-    # set out of the way here; spec/test_quotas.py sets its own.
+    # set out of the way here, and the paces of writes and place lookups;
+    # spec/test_quotas.py sets its own.
     return Settings(db_path=str(tmp_path / "wayline.db"), uploads_dir=str(tmp_path / "uploads"),
                     password_hash_n=2**4, allow_weak_password_hash_for_tests=True, signups_per_address_hour=10_000,
                     writes_per_user_minute=10_000_000, writes_per_user_hour=10_000_000,
+                    place_lookups_per_user_minute=10_000_000, place_lookups_per_user_hour=10_000_000,
                     nominatim_url=CLOSED, overpass_url=f"{CLOSED}/api/interpreter",
                     osrm_url=f"{CLOSED}/routed-{{profile}}",
                     weather_base_url=CLOSED)

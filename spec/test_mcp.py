@@ -18,6 +18,7 @@ from app.read_tools import READ_TOOLS
 from app.tls import tls_context
 from app.web.application import create_app
 from helpers import LiveServer, mcp_session
+from standins.google_standin import google_settings
 from standins.openai_standin import ai_settings
 
 PLACE = {"lat": 38.6916, "lng": -9.2160}
@@ -268,6 +269,41 @@ def test_an_assistant_uses_no_ai_budget_even_where_ai_is_on(settings, openai_sta
     assert openai_standin.requests == []
     with sqlite3.connect(on.db_path) as db:
         assert db.execute("SELECT COUNT(*) FROM ai_usage").fetchone()[0] == 0
+
+
+def test_an_assistants_place_searches_count_with_its_members_own(settings, google_standin):
+    """An assistant's place search may be a paid Google call like the page's:
+    one in a loop spent without end (its calls a minute were capped per token,
+    and a member may connect several). They count against the member's own
+    place lookups (app/quotas.py), Google is not asked past them, and the
+    refusal is a tool error in words; reading the trip is not a lookup."""
+    paced = google_settings(settings, google_standin).with_(place_lookups_per_user_minute=2)
+    with world(paced) as server:
+        alice = member(server, "alice")
+        trip = data(alice.post("/api/trips", json={"title": "Lisbon", "startDate": "2027-05-03", "days": 1,
+                                                   "timezone": "Europe/Lisbon"}))
+        t = trip["id"]
+        assert alice.get(f"/api/trips/{t}/places/search", params={"q": "pastéis"}).status_code == 200
+        tokens = [connect(alice, name, "read", t)["token"] for name in ("Claude", "ChatGPT")]
+
+        async def first(session):
+            return await session.call_tool("place_search", {"tripId": t, "query": "tiles"})
+
+        async def second(session):
+            searched = await session.call_tool("place_search", {"tripId": t, "query": "castle"})
+            read = await session.call_tool("get_trip", {"tripId": t})
+            return searched, read
+
+        before = sum(google_standin.calls.values())
+        found = mcp(server, tokens[0], first)
+        asked = sum(google_standin.calls.values())
+        assert not found.is_error and asked == before + 1
+        refused, read = mcp(server, tokens[1], second)
+        assert refused.is_error and text(refused).startswith("You are looking places up faster than Wayline")
+        assert sum(google_standin.calls.values()) == asked
+        assert not read.is_error
+        r = alice.get(f"/api/trips/{t}/places/search", params={"q": "fado"})
+        assert r.status_code == 429 and r.json()["error"]["quota"] == "place_lookups_per_user_minute"
 
 
 def test_malformed_arguments_and_unknown_ids_are_refused_in_words_and_change_nothing(settings):

@@ -15,8 +15,9 @@ from starlette.testclient import TestClient
 from app.settings import Settings
 from app.tls import tls_context
 from app.web.application import create_app
-from app.quotas import WritePace
+from app.quotas import PLACE_LOOKUPS, Pace
 from helpers import LiveServer, make_client, new_trip, op, png_bytes, signup, use
+from standins.google_standin import google_settings
 
 PASSWORD = "correct horse"
 
@@ -194,7 +195,7 @@ def test_an_accounts_changes_are_paced_per_minute_and_hour_and_refused_whole(set
     members go on."""
     clock = Clock()
     with make_client(settings.with_(writes_per_user_minute=5, writes_per_user_hour=8),
-                     writes=WritePace(clock=clock)) as client:
+                     writes=Pace(clock=clock)) as client:
         bob = signup(client, "bob")
         alice = signup(client, "alice")
         trip = new_trip(client)   # alice's first write
@@ -219,3 +220,49 @@ def test_an_accounts_changes_are_paced_per_minute_and_hour_and_refused_whole(set
         assert_quota(r, 429, "writes_per_user_hour")
         assert 3000 < int(r.headers["Retry-After"]) <= 3600
         assert client.post("/api/auth/signout", json={}).status_code == 200, "signing out is never paced"
+
+
+def test_an_accounts_place_lookups_are_paced_before_google_is_asked(settings, google_standin):
+    """A search, places nearby and a place's details may each be a paid
+    Google call: one account looking places up in a loop spent without end.
+    Past the minute's or the hour's count a lookup is 429 with Retry-After
+    and Google is not asked; a lookup the server refuses as invalid is not
+    counted; another member looks up at their own pace."""
+    clock = Clock()
+    paced = google_settings(settings, google_standin).with_(place_lookups_per_user_minute=3,
+                                                            place_lookups_per_user_hour=5)
+    with make_client(paced, place_lookups=Pace(PLACE_LOOKUPS, clock=clock)) as client:
+        bob = signup(client, "bob")
+        alice = signup(client, "alice")
+        trip = new_trip(client)
+        t = trip["id"]
+        assert op(client, t, "update_trip", destination={"name": "Lisbon", "lat": 38.7223,
+                                                         "lng": -9.1393}).status_code == 200
+        r = client.post(f"/api/trips/{t}/invites", json={"role": "viewer"})
+        token = r.json()["data"]["token"]
+        found = client.get(f"/api/trips/{t}/places/search", params={"q": "pastéis"})
+        assert found.status_code == 200 and found.json()["data"]["places"]
+        assert client.get(f"/api/trips/{t}/places/search", params={"q": " "}).status_code == 422  # not counted
+        assert client.get(f"/api/trips/{t}/places/nearby").status_code == 200
+        place_id = found.json()["data"]["places"][0]["placeId"]
+        assert client.get(f"/api/trips/{t}/places/{place_id}").status_code == 200
+        asked = sum(google_standin.calls.values())
+        r = client.get(f"/api/trips/{t}/places/search", params={"q": "tiles"})
+        assert_quota(r, 429, "place_lookups_per_user_minute")
+        assert 1 <= int(r.headers["Retry-After"]) <= 61
+        assert r.json()["error"]["message"].startswith("You are looking places up faster than Wayline")
+        assert_quota(client.get(f"/api/trips/{t}/places/nearby"), 429, "place_lookups_per_user_minute")
+        assert sum(google_standin.calls.values()) == asked, "Google is not asked past the pace"
+        use(client, bob)
+        assert client.post(f"/api/invites/{token}/accept", json={}).status_code == 200
+        assert client.get(f"/api/trips/{t}/places/search", params={"q": "tiles"}).status_code == 200  # his own
+        use(client, alice)
+        clock.now += 61
+        for q in ("castle", "tram"):
+            assert client.get(f"/api/trips/{t}/places/search", params={"q": q}).status_code == 200
+        clock.now += 61
+        r = client.get(f"/api/trips/{t}/places/search", params={"q": "fado"})
+        assert_quota(r, 429, "place_lookups_per_user_hour")
+        assert 3000 < int(r.headers["Retry-After"]) <= 3600
+        assert "type the place's details yourself" in r.json()["error"]["message"]
+        assert op(client, t, "insert_stop", dayId=trip["days"][0]["id"], name="Fado house").status_code == 200

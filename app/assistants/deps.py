@@ -8,6 +8,7 @@ from typing import Protocol
 from collections.abc import Callable
 
 from ..db import Database
+from ..quotas import Pace
 from ..read_tools import ToolDeps
 from ..trips.state import TripStates
 
@@ -15,6 +16,7 @@ from ..trips.state import TripStates
 class AssistantDeps(ToolDeps, Protocol):
     db: Database
     trips: TripStates
+    place_lookups: Pace   # a member's place lookups, shared with the page (app/quotas.py)
 
     @property
     def clock(self) -> Callable[[], float]: ...   # wall-clock seconds

@@ -126,6 +126,9 @@ def _read_tool(tool: ReadTool) -> Tool:
         except ValidationError as exc:
             raise validation_error(exc) from None
         await role_for(svc, caller, trip_id)
+        if tool.looks_up:
+            svc.place_lookups.take(caller.user_id, svc.settings.place_lookups_per_user_minute,
+                                   svc.settings.place_lookups_per_user_hour)
         trip = (await svc.trips.get(trip_id)).trip
         result = await run_read_tool(ToolContext(svc, trip), tool.name, json.dumps(args))
         if result.error:   # an assistant is a model: the detail (which field, what to do) is for it too

@@ -47,6 +47,14 @@ def _places(request: Request) -> PlacesProvider:
     return services(request).places
 
 
+def _count_lookup(request: Request, user: dict) -> None:
+    """A valid lookup counts against its member's pace of place lookups
+    (app/quotas.py): each may be a paid Google call."""
+    svc = services(request)
+    svc.place_lookups.take(user["id"], svc.settings.place_lookups_per_user_minute,
+                           svc.settings.place_lookups_per_user_hour)
+
+
 async def _trip(request: Request, trip_id: str):
     """The trip in memory (membership already checked): no TripDto is built for it."""
     return await services(request).trips.trip(trip_id)
@@ -55,8 +63,9 @@ async def _trip(request: Request, trip_id: str):
 @describe(summary="Text search for places, biased to the trip's destination", query=SearchQuery)
 async def search_places(request: Request):
     trip_id = request.path_params["tripId"]
-    await member(request, trip_id)
+    user, _ = await member(request, trip_id)
     query = _query(request, SearchQuery)
+    _count_lookup(request, user)
     provider = _places(request)
     trip = await _trip(request, trip_id)
     places = await provider.search_text(query.q, lat=trip.dest_lat, lng=trip.dest_lng, radius_m=query.radius,
@@ -67,7 +76,7 @@ async def search_places(request: Request):
 @describe(summary="Places near a point (default: the trip's destination), optionally of one type", query=NearbyQuery)
 async def nearby_places(request: Request):
     trip_id = request.path_params["tripId"]
-    await member(request, trip_id)
+    user, _ = await member(request, trip_id)
     query = _query(request, NearbyQuery)
     if (query.lat is None) != (query.lng is None):
         missing = "lng" if query.lng is None else "lat"
@@ -79,6 +88,7 @@ async def nearby_places(request: Request):
         if trip.dest_lat is None or trip.dest_lng is None:
             raise Invalid("lat: the trip has no destination; give lat and lng", field="lat")
         lat, lng = trip.dest_lat, trip.dest_lng
+    _count_lookup(request, user)
     places = await provider.search_nearby(lat, lng, radius_m=query.radius,
                                         types=[query.type] if query.type else None, max_results=query.limit)
     return ok({"places": places})
@@ -87,10 +97,11 @@ async def nearby_places(request: Request):
 @describe(summary="One place's details (hours, price, rating)")
 async def place_details(request: Request):
     trip_id = request.path_params["tripId"]
-    await member(request, trip_id)
+    user, _ = await member(request, trip_id)
     place_id = request.path_params["placeId"]
     if not valid_place_id(place_id):   # refused before it can reach a provider's URL
         raise Invalid("placeId: not a place id", field="placeId")
+    _count_lookup(request, user)
     place = await _places(request).place(place_id)
     return ok({"place": place})
 
