@@ -88,7 +88,7 @@ class AIError(AppError):
 class AIOutputError(AIError):
     """The provider answered, but the answer cannot be used: a refusal, a
     cut-off or malformed answer, or one that does not match the schema.
-    `reason` is one of refusal, incomplete, failed, malformed, schema."""
+    `reason` is a key of OUTPUT_MESSAGES."""
 
     status, code = 502, "ai_bad_output"
 
@@ -117,6 +117,7 @@ OUTPUT_MESSAGES = {
     "malformed": "The AI answer was not in the expected form. Please try again.",
     "schema": "The AI answer was not in the expected form. Please try again.",
     "empty": "The AI gave an empty answer. Please try again.",
+    "too_long": "The AI answer was too long to use. Please ask a narrower question.",
     "unknown_ids": "The AI answer named something Wayline did not offer it, so it was not used. Please try again.",
 }
 

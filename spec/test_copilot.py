@@ -161,6 +161,45 @@ def test_input_limits(env, model):
     assert ask(env, t, "x" * 500, history=turns[:4]).status_code == 200
 
 
+def test_the_history_holds_turns_with_words_and_questions_no_longer_than_a_question(env, model):
+    """The history was a way around the question's 500 characters (a user
+    turn could be 4,000) and took blank turns; both are 422 and ask nothing."""
+    signup(env)
+    t = day_with_a_duplicate(env)
+    long_question = [{"role": "user", "text": "x" * 501}, {"role": "assistant", "text": "ok"}]
+    r = ask(env, t, history=long_question)
+    assert r.status_code == 422 and r.json()["error"]["field"].startswith("history")
+    assert "500 characters" in r.json()["error"]["message"]
+    for blank in ("   ", "\n\t"):
+        r = ask(env, t, history=[{"role": "user", "text": "Is lunch late?"}, {"role": "assistant", "text": blank}])
+        assert r.status_code == 422 and r.json()["error"]["field"].startswith("history"), r.text
+    assert model.count("copilot_answer") == 0
+    model.json("copilot_answer", {"answer": "ok", "recommendedFixIds": []})
+    long_answer = [{"role": "user", "text": "x" * 500}, {"role": "assistant", "text": "y" * 4000}]
+    assert ask(env, t, history=long_answer).status_code == 200
+
+
+@pytest.mark.parametrize("answer, words", [("", "empty answer"), ("  \n ", "empty answer"),
+                                           ("Long. " * 700, "too long")])
+def test_an_empty_or_overlong_answer_is_a_bad_output_and_not_kept(env, model, settings, answer, words):
+    """An empty answer showed as a blank reply, and one longer than a history
+    turn may be made every follow-up question a 422: both are 502
+    ai_bad_output in words, nothing is cached, and asking again asks again."""
+    signup(env)
+    t = day_with_a_duplicate(env)
+    model.json("copilot_answer", {"answer": answer, "recommendedFixIds": []})
+    r = ask(env, t, "Is the day too full?")
+    assert r.status_code == 502, r.text
+    assert r.json()["error"]["code"] == "ai_bad_output" and words in r.json()["error"]["message"]
+    assert usage_rows(settings) == [("failed",)]
+    model.json("copilot_answer", {"answer": "It fits.", "recommendedFixIds": []})
+    again = ask(env, t, "Is the day too full?").json()["data"]
+    assert again == {"answer": "It fits.", "recommendedFixIds": [], "cached": False}
+    follow_up = [{"role": "user", "text": "Is the day too full?"}, {"role": "assistant", "text": again["answer"]}]
+    model.json("copilot_answer", {"answer": "Yes.", "recommendedFixIds": []})
+    assert ask(env, t, "And lunch?", history=follow_up).status_code == 200
+
+
 def test_members_only_and_viewers_may_ask(env, model):
     owner, viewer, stranger = signup(env), signup(env), signup(env)
     use(env, owner)

@@ -21,7 +21,7 @@ import json
 import logging
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..ai_schema import with_choices
 from ..ai import OUTPUT_MESSAGES, AIOutputError, require_ai
@@ -36,6 +36,9 @@ from ..trips.schedule import clock_label, day_schedule
 log = logging.getLogger("wayline.copilot")
 
 MAX_QUESTION = 500
+# An answer goes back as a turn of the next question's history: one longer than a
+# turn may be would make every follow-up a 422.
+MAX_ANSWER = 4000
 MAX_TURNS = 4
 MAX_STOPS = 40
 NOTE_CHARS = 300
@@ -50,9 +53,18 @@ Never claim a place meets a dietary need or an allergy: say to check with the re
 
 
 class Turn(BaseModel):
+    """An earlier question (held to a question's length: the history is not a
+    way around it) or answer, each with words in it."""
+
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant"]
-    text: str = Field(min_length=1, max_length=4000)
+    text: str = Field(min_length=1, max_length=MAX_ANSWER, pattern=r"\S")
+
+    @model_validator(mode="after")
+    def _question_length(self) -> Turn:
+        if self.role == "user" and len(self.text) > MAX_QUESTION:
+            raise ValueError(f"an earlier question is at most {MAX_QUESTION} characters, as a question is")
+        return self
 
 
 class CopilotQuestion(BaseModel):
@@ -118,7 +130,11 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
     messages += [{"role": t.role, "content": t.text} for t in ask.history]
     messages.append({"role": "user", "content": ask.question})
 
-    def only_computed_fixes(reply: CopilotAnswer) -> CopilotAnswer:
+    def usable(reply: CopilotAnswer) -> CopilotAnswer:
+        if not reply.answer.strip():
+            raise AIOutputError(OUTPUT_MESSAGES["empty"], reason="empty")
+        if len(reply.answer) > MAX_ANSWER:
+            raise AIOutputError(OUTPUT_MESSAGES["too_long"], reason="too_long")
         unknown = [fix_id for fix_id in reply.recommendedFixIds if fix_id not in known]
         if unknown:
             # The count only: the ids are the model's text.
@@ -129,7 +145,7 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
     reply = await ai.structured(feature="copilot", user_id=user_id, trip_id=ctx.trip.id, name="copilot_answer",
                                     schema=with_choices(CopilotAnswer, {"recommendedFixIds[]": known}),
                                     instructions=INSTRUCTIONS, input=messages,
-                                    max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=only_computed_fixes)
+                                    max_output_tokens=COPILOT_MAX_OUTPUT_TOKENS, validate=usable)
     answer = {"answer": reply.answer, "recommendedFixIds": list(dict.fromkeys(reply.recommendedFixIds))}
 
     def keep(tx: Tx) -> None:
