@@ -355,6 +355,14 @@ async def user_for_token(db: Database, token: str | None, cache: SessionCache | 
     return user
 
 
+async def session_ends(db: Database, token: str) -> float | None:
+    """When the session of `token` expires (Unix seconds); None when it is not
+    a session any more (signed out, ended, expired)."""
+    expires = await db.fetchval("SELECT expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?",
+                                (token_hash(token), utcnow()))
+    return None if expires is None else datetime.fromisoformat(expires.replace("Z", "+00:00")).timestamp()
+
+
 def end_standing_secrets(tx: Tx, user_id: str) -> None:
     """End the account's assistant tokens and calendar links. Any session may
     make them and they outlive it: a stolen cookie made one, and it kept

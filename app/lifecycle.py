@@ -103,7 +103,7 @@ async def start(settings: Settings, db: Database, secret: str, overrides: dict[s
                              route_ttl_s=min(ROUTE_TTL_S, NO_ROUTE_TTL_S))
     heads = Heads(db)
     live_limits = LiveLimits(**knobs["live_limits"])
-    live = LiveHub(db, trip_cache, heads, live_limits)
+    live = LiveHub(db, trip_cache, heads, live_limits, wall_clock=clock)
     # What committed is heard in phases (app/changes.py): the trips in memory
     # first, then the heads, then live pages (they read the heads fresh for
     # the change they announce), then the agent (below).

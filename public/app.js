@@ -134,6 +134,15 @@ function signedOut(notice) {
   navigate("#/signin", { replace: true });
 }
 
+// The session ended by itself (it expired, or the server no longer knows it):
+// to sign-in, saying so, and back to this page once signed in again.
+const SESSION_ENDED = "Your session has ended. Sign in again to carry on where you were.";
+
+function sessionEnded() {
+  keepReturn(location.hash);
+  signedOut(SESSION_ENDED);
+}
+
 function renderNav() {
   const nav = document.getElementById("topbar-nav");
   clear(nav);
@@ -151,6 +160,7 @@ const app = {
   navigate,
   signOut,
   signedOut,
+  sessionEnded,
   forgetDevice,
   topbarSlot: () => document.getElementById("topbar-slot"),
   // After joining a trip by invite: the link to that trip's day the visitor came with, if any.
@@ -241,11 +251,11 @@ async function route() {
 
 async function boot() {
   onUnauthorized(() => {
-    session.me = null;
-    renderNav();
     if (!location.hash.startsWith("#/signin") && !location.hash.startsWith("#/signup")) {
-      keepReturn(location.hash); // signed out meanwhile (another device, an expired session): come back here
-      navigate("#/signin");
+      sessionEnded(); // signed out meanwhile (another device, an expired session): come back here
+    } else {
+      session.me = null;
+      renderNav();
     }
   });
   registerServiceWorker();

@@ -12,7 +12,8 @@
 //   presence   [{userId, displayName, dayId}]  who has the trip open, one entry per member
 //   reset      {}            the missed events are gone: refetch everything
 //   gone       {reason}      "removed" | "deleted" | "account" (deleted) |
-//              "signedOut" (this session ended; the account goes on): the
+//              "signedOut" (this session ended; the account goes on) |
+//              "expired" (this session ran out, by the calendar): the
 //              stream has stopped for good and does not reconnect
 //
 // startLive(tripId, {onEvent(kind, data), onFallback(), onLive()}, options)

@@ -7,6 +7,7 @@ attempts said in plain words."""
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 import pytest
@@ -115,6 +116,43 @@ def test_sign_out_everywhere_ends_every_session_and_goes_to_sign_in(settings):
         assert other.get_by_test_id("notice").inner_text() == "You were signed out."
         page.errors.check()
         other.errors.check()
+
+
+class Calendar:
+    """The app's clock (`create_app(clock=)`), turned forward by `ahead` seconds."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
+def test_a_session_that_expires_with_the_page_open_says_so_and_comes_back_to_the_day(settings):
+    """A session runs out by the calendar (30 days): the page open on a day
+    learns it from its live stream (not at some later click), says so at
+    sign-in, and signing in again brings the member back to that day."""
+    calendar = Calendar()
+    with live(offline(settings), live_keepalive_s=0.2, clock=calendar) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice, title="Porto", days=3)
+        t, day2 = trip["id"], trip["days"][1]["id"]
+        page = open_page(browser, server, session=alice.token, viewport=DESKTOP)
+        page.goto(f"/#/trips/{t}?day={day2}")
+        page.locator(f".day-view[data-day-id='{day2}']").wait_for()
+        page.wait_for_function("() => document.documentElement.dataset.sync === 'live'")
+        calendar.ahead = 31 * 86400   # past the session's end; the next keep-alive tick sees it
+        page.get_by_role("heading", name="Welcome back").wait_for()
+        calendar.ahead = 0.0          # the session signed in next is a new one
+        assert page.get_by_test_id("notice").inner_text() == ("Your session has ended. Sign in again to carry on "
+                                                                "where you were.")
+        shot(page, "session-ended-1366")
+        page.get_by_label("Username").fill("alice")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.locator(f".day-view[data-day-id='{day2}']").wait_for()
+        assert page.url.endswith(f"/#/trips/{t}?day={day2}")
+        page.errors.check()
 
 
 def test_deleting_the_account_needs_the_password_and_ends_on_sign_in_with_a_notice(settings):

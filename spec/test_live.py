@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 import time
+from datetime import UTC, datetime, timedelta
 
 import anyio
 import httpx
 
+from app.auth import token_hash
+from app.ids import iso
 from app.live.sse import MAX_QUEUED
 from app.web.application import create_app
 from helpers import LiveServer, make_client, new_trip, op, signup, use
@@ -311,6 +315,36 @@ def test_a_sessions_streams_end_with_it(settings):
             await c.aclose()
 
     run(settings, test)
+
+
+def test_a_stream_ends_when_its_session_expires(settings):
+    """A session expires after 30 days by the calendar: its open page's
+    stream went on telling the page of changes it could no longer read, and
+    the page learned only at its next request. On the first keep-alive tick
+    after the expiry the stream ends with `gone` "expired"; a stream of the
+    member's other session goes on."""
+    async def test(server):
+        alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
+        trip = await a_trip(alice, (bob, "editor"))
+        laptop = httpx.AsyncClient(base_url=server.url, timeout=10)
+        r = await laptop.post("/api/auth/signin", json={"username": "bob", "password": PASSWORD})
+        assert r.status_code == 200, r.text
+        laptop.user = bob.user
+        soon = iso(datetime.now(UTC) + timedelta(seconds=1.5))
+        with sqlite3.connect(settings.db_path) as db:
+            db.execute("UPDATE sessions SET expires_at = ? WHERE token_hash = ?",
+                       (soon, token_hash(laptop.cookies["wayline_session"])))
+        async with Feed(bob, trip["id"]) as phone_page, Feed(laptop, trip["id"]) as laptop_page:
+            await phone_page.hello()
+            await laptop_page.hello()
+            assert (await laptop_page.next("gone"))["data"] == {"reason": "expired"}
+            await laptop_page.until_ended()
+            assert datetime.now(UTC) >= datetime.fromisoformat(soon.replace("Z", "+00:00")), "not before its time"
+            assert not phone_page.ended, "the phone's session goes on"
+        for c in (alice, bob, laptop):
+            await c.aclose()
+
+    run(settings, test, live_keepalive_s=0.1)
 
 
 async def _call(fn, *args):

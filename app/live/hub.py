@@ -28,6 +28,7 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..changes import TripEvent
@@ -49,6 +50,7 @@ GONE_REMOVED = encode({"reason": "removed"})
 GONE_DELETED = encode({"reason": "deleted"})
 GONE_ACCOUNT = encode({"reason": "account"})
 GONE_SIGNED_OUT = encode({"reason": "signedOut"})
+GONE_EXPIRED = encode({"reason": "expired"})
 EMPTY = b"{}"
 
 
@@ -89,8 +91,10 @@ class LiveLimits:
 
 
 class LiveHub:
-    def __init__(self, db: Database, trip_cache: TripCache, heads: Heads, limits: LiveLimits):
+    def __init__(self, db: Database, trip_cache: TripCache, heads: Heads, limits: LiveLimits,
+                 wall_clock: Callable[[], float] = time.time):
         self.db, self.trip_cache, self.heads, self.limits = db, trip_cache, heads, limits
+        self.wall_clock = wall_clock   # sessions expire by the calendar
         self.epoch = secrets.token_hex(4)
         self._counter = 0
         self._channels: dict[str, Channel] = {}
@@ -383,13 +387,18 @@ class LiveHub:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
 
     async def _tick(self) -> None:
-        """Every keep-alive interval: a comment line on every stream (proxies
-        close silent connections), presence without the pages that stopped
-        confirming it, and forget trips nobody has watched for a while."""
+        """Every keep-alive interval: streams whose session has expired end
+        (`gone` "expired": a stream outlived its session, and kept telling the
+        page of changes it could no longer read), a comment line on every
+        other stream (proxies close silent connections), presence without the
+        pages that stopped confirming it, and forget trips nobody has watched
+        for a while."""
         while True:
             await asyncio.sleep(self.limits.keepalive_s)
-            now = time.monotonic()
+            now, today = time.monotonic(), self.wall_clock()
             for trip_id, channel in list(self._channels.items()):
+                for stream in [s for s in channel.streams if s.session_ends <= today]:
+                    self.drop(stream, frame(self._id(self._counter), "gone", GONE_EXPIRED))
                 if channel.streams:
                     self._broadcast(channel, KEEPALIVE)
                     self._presence_changed(channel)   # announced only if a page's presence expired

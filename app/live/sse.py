@@ -17,6 +17,7 @@ ended, which is when the connection is closed.
 from __future__ import annotations
 
 import asyncio
+import math
 import json
 import time
 from typing import Any
@@ -55,8 +56,8 @@ class Stream:
     `seen_at` when the page last confirmed it (monotonic; presence expires);
     `session` is the hash of the session it was opened with (it ends with it)."""
 
-    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "day_id", "day_order", "seen_at",
-                 "pending", "waiter", "closed", "sending", "ended")
+    __slots__ = ("trip_id", "user_id", "display_name", "connection_id", "session", "session_ends", "day_id",
+                 "day_order", "seen_at", "pending", "waiter", "closed", "sending", "ended")
 
     def __init__(self, trip_id: str, user_id: str, display_name: str, connection_id: str, session: str = ""):
         self.trip_id = trip_id
@@ -64,6 +65,7 @@ class Stream:
         self.display_name = display_name
         self.connection_id = connection_id
         self.session = session
+        self.session_ends = math.inf   # when its session expires (Unix seconds): the stream ends with it
         self.day_id: str | None = None
         self.day_order = 0
         self.seen_at = time.monotonic()

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..auth import token_hash, user_for_token
+from ..auth import session_ends, token_hash
 from .common import body, member, ok, services, session_token
 from .openapi import describe
 
@@ -32,9 +32,14 @@ async def live(request: Request):
     response = await svc.live.open(trip_id, user, last, token_hash(token) if token else "")
     # Its session may have ended while the stream was being opened (signed out, or the password changed on
     # another device): that ending's close_user ran before the stream was registered and missed it. Any
-    # ending from now on reaches it; the one that may have slipped by is looked for once, here.
-    if token and await user_for_token(svc.db, token, svc.sessions) is None:
-        svc.live.close_user(user["id"], session=token_hash(token), signed_out=True)
+    # ending from now on reaches it; the one that may have slipped by is looked for once, here. Its expiry
+    # is read at the same time: the stream ends with the session (app/live/hub.py, on a keep-alive tick).
+    if token:
+        ends = await session_ends(svc.db, token)
+        if ends is None:
+            svc.live.close_user(user["id"], session=token_hash(token), signed_out=True)
+        else:
+            response.stream.session_ends = ends
     return response
 
 

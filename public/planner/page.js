@@ -151,6 +151,10 @@ export function mountPlanner(main, app, tripId, params) {
       if (app.session.me) app.signedOut("You were signed out.");
       return;
     }
+    if (reason === "expired") { // its session ran out: sign in again, and back to this day
+      if (app.session.me) app.sessionEnded();
+      return;
+    }
     forgetTrip(store.tripId); // not theirs to open any more, with or without a connection
     const title = store.trip ? `“${store.trip.title}”` : "This trip";
     const message = {
