@@ -326,6 +326,55 @@ def test_removing_a_duplicate_keeps_its_expense_with_the_first_visit(app):
     assert (expense["title"], expense["stopId"], expense["dayId"]) == ("Tickets", first, trip["days"][0]["id"])
 
 
+def test_a_place_closed_for_good_takes_its_expense_along_or_hands_it_on(app):
+    """A deposit was paid for breakfast at a café that has closed for good:
+    removing it or replacing it left the deposit for a stop that is gone (the
+    agent then flagged it, a new problem from the fix). The removal now takes
+    the expense with it and says so, naming it and its amount; a replacement
+    hands it to the new place. Either clears the finding and leaves no
+    expense for a stop that is gone."""
+    me = app.get("/api/auth/me").json()["data"]["user"]
+
+    def build() -> tuple[dict, str]:
+        trip = new_trip(app, days=2, startDate=MONDAY)
+        cafe = add(app, trip, 0, "Café Antigo do Chiado", (38.7112, -9.1410), placeId="ChIJ_cafe_antigo",
+                   kind="food", meal="breakfast", setTime="09:00", durationMin=45)
+        add(app, trip, 0, "Castelo de São Jorge", (38.7139, -9.1335), placeId="ChIJ_castelo_jorge")
+        r = op(app, trip["id"], "add_expense", title="Deposit", amountMinor=2000, currency="EUR", paidBy=me["id"],
+               dayId=trip["days"][0]["id"], stopId=cafe)
+        assert r.status_code == 200, r.text
+        return trip, cafe
+
+    trip, _ = build()
+    labels = [f["label"] for f in only(review(app, trip), "closed")["fixes"]]
+    assert labels[0] == "Remove “Café Antigo do Chiado” and its expense “Deposit” (20.00 EUR)", labels
+    replacements = [label for label in labels if label.startswith("Replace “Café Antigo do Chiado” with “")]
+    assert replacements and all(label.endswith(" (its expense moves to the new place)") for label in replacements)
+    for label in labels:
+        copy, cafe = build()
+        finding = only(review(app, copy), "closed")
+        clears(app, copy, finding, next(f for f in finding["fixes"] if f["label"] == label))
+        after = trip_dto(app, copy)
+        stops = {s["id"]: {**s, "dayId": d["id"]} for d in after["days"] for s in d["stops"]}
+        if label.startswith("Remove"):
+            assert after["expenses"] == [], label
+            continue
+        [expense] = after["expenses"]
+        new = stops[expense["stopId"]]
+        assert new["meal"] == "breakfast" and new["name"] != "Café Antigo do Chiado", label
+        assert expense["dayId"] == new["dayId"] == copy["days"][0]["id"] and cafe not in stops
+
+
+def test_an_insert_takes_over_only_an_existing_stops_expenses(app):
+    """`takeExpensesOf` names a stop of the trip; anything else is refused and
+    nothing changes."""
+    trip = copenhagen(app, days=1)
+    r = op(app, trip["id"], "insert_stop", dayId=trip["days"][0]["id"], name="Torvehallerne",
+           takeExpensesOf="s_missing")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "stop_not_found", r.text
+    assert trip_dto(app, trip)["days"][0]["stops"] == []
+
+
 # -- the ops endpoint --------------------------------------------------------------------------------
 
 

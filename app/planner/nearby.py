@@ -81,8 +81,11 @@ async def timed_insert(svc: PlannerDeps, ctx: DayContext, args: dict,
 
 def _edits(args: dict, replaces: str | None) -> list[tuple[str, dict]]:
     """The draft's ops: the insert first (apply re-checks its hours), then the
-    removal of the stop it replaces, so the new stop takes its place."""
-    return [("insert_stop", args)] + ([("delete_stop", {"stopId": replaces})] if replaces else [])
+    removal of the stop it replaces, so the new stop takes its place, and its
+    expenses with it (the meal's: whatever they are when the draft is applied)."""
+    if not replaces:
+        return [("insert_stop", args)]
+    return [("insert_stop", {**args, "takeExpensesOf": replaces}), ("delete_stop", {"stopId": replaces})]
 
 
 def _explore_rank(suggestion: dict) -> int:

@@ -39,6 +39,7 @@ from ..meals import FOOD_NOTE, MEALS
 from ..preferences import MODE_NAMES, PACE_STOPS
 from ..trips.model import DAY_START, Day, Stop, Trip
 from ..trips.schedule import Slot, clock_label, date_label, to_minutes, to_service_time
+from .expenses import removing, replacing
 from .fixes import Candidate, FixSearch, Strategy, day_of
 from .issues import NOT_VISITS, Edits, Issue, Json, has_point, meters_between, quote as _q
 from .ordering import best_order, order_edits
@@ -311,6 +312,7 @@ def replacements(search: FixSearch, stop: Stop) -> Iterator[Candidate]:
             args["address"] = alt["address"][:300]
         if stop.set_time:
             args["setTime"] = stop.set_time
+        args, expenses_said = replacing(search.trip, stop, args)
         edits = (("insert_stop", args), ("delete_stop", {"stopId": stop.id}))
         trip = search.simulate(edits)
         if trip is None:
@@ -322,12 +324,12 @@ def replacements(search: FixSearch, stop: Stop) -> Iterator[Candidate]:
         ranges = search.ranges(new, search.date)
         label = f"Replace {_q(stop.name)} with {_q(alt['name'])}"
         if fits_ranges(ranges, slot.start):
-            yield Candidate(label, edits, W_REPLACE)
+            yield Candidate(label + expenses_said, edits, W_REPLACE)
             continue
         options = start_options(ranges, slot.earliest, slot.start, most=1)
         if options:
             args = {**args, "setTime": to_service_time(options[0])}
-            yield Candidate(f"{label} at {clock_label(options[0])}",
+            yield Candidate(f"{label} at {clock_label(options[0])}{expenses_said}",
                             (("insert_stop", args), ("delete_stop", {"stopId": stop.id})), W_REPLACE + W_TIME)
 
 
@@ -340,7 +342,8 @@ def _clock(search: FixSearch, issue: Issue) -> list[Strategy]:
     if search.book.gone(stop):
         # Closed for good: no time or day fits it; it goes, or another place serves its meal.
         def remove() -> Iterator[Candidate]:
-            yield Candidate(f"Remove {_q(stop.name)}", (("delete_stop", {"stopId": stop.id}),), W_DELETE)
+            gone, said = removing(search.trip, stop)
+            yield Candidate(f"Remove {_q(stop.name)}{said}", gone + (("delete_stop", {"stopId": stop.id}),), W_DELETE)
         gone = [Strategy(W_DELETE, remove, tries=1)]
         if stop.kind == "food" and stop.meal in MEALS and search.alternatives.get(stop.id):
             gone.append(Strategy(W_REPLACE, lambda: replacements(search, stop), settle=_as_is))

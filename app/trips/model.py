@@ -229,6 +229,17 @@ class Trip:
                 self.expenses[i] = e = self._own(e)
                 e.day_id = stop.day_id
 
+    def hand_expenses(self, from_stop_id: str, to: Stop) -> None:
+        """The expenses for one stop are for `to` from now on: a place replaced
+        by another for the same purpose (a closed restaurant's dinner) takes
+        its expenses, where a removal alone would leave them for no stop."""
+        for i, e in enumerate(self.expenses):
+            if e.stop_id == from_stop_id:
+                self.expenses[i] = e = self._own(e)
+                e.stop_id = to.id
+                if e.day_id is not None:
+                    e.day_id = to.day_id
+
     def require_member(self, user_id: str, field_name: str) -> None:
         if user_id not in self.member_ids:
             raise Invalid(f"{field_name}: {user_id} is not a member of this trip", code="not_a_member",

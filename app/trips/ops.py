@@ -107,6 +107,7 @@ class StopFields(Args):
 class InsertStop(StopFields):
     dayId: Id
     afterStopId: Id | None = None
+    takeExpensesOf: Id | None = None   # a stop this one replaces: its expenses are for this one now
 
 
 class UpdateStop(Args):
@@ -338,6 +339,8 @@ def insert_stop(trip: Trip, a: InsertStop, ctx: OpContext) -> str:
         lat=a.lat, lng=a.lng, address=a.address, set_time=a.setTime, duration_min=a.durationMin,
         meal=a.meal, note=a.note, created_by=ctx.actor_id, created_at=ctx.now,
     )
+    if a.takeExpensesOf is not None:
+        trip.hand_expenses(trip.stop(a.takeExpensesOf)[1].id, stop)
     day.stops.insert(index, stop)
     trip.renumber()
     return f"Added “{stop.name}” to {day_label(trip, day)}"
@@ -540,7 +543,7 @@ TRIP_OPS: dict[str, OpSpec] = {
         OpSpec("insert_stop", InsertStop, "editor", insert_stop,
                "Add a stop to a day, after afterStopId or at the end. "
                "setTime (HH:MM, 00:00-29:59: 24:45 is 00:45 the next morning) fixes its time; otherwise it is "
-               "computed.", replay=True),
+               "computed. takeExpensesOf: a stop it replaces, whose expenses become this stop's.", replay=True),
         OpSpec("update_stop", UpdateStop, "editor", update_stop,
                "Change fields of a stop; setTime null clears a set time (HH:MM, 00:00-29:59: 24:45 is 00:45 the "
                "next morning).", changes=("stopId",), replay=True),
