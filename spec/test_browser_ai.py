@@ -219,6 +219,8 @@ def test_a_review_recommends_a_fix_that_applies_once(settings, openai_standin):
         assert applied.evaluate("(p) => p === document.activeElement"), "focus was lost with the button"
         assert nested_live_regions(page) == []          # the log reads its progress line, once
         assert panel.locator(".copilot-log .btn-fix").count() == 0  # nothing left to press twice
+        # Who speaks, for a screen reader (the bubbles' sides say it only to the eye).
+        assert panel.locator(".copilot-log .visually-hidden").all_inner_texts() == ["You asked:", "Copilot:"]
         page.locator(".stop[data-pinned=false]", has_text="Oceanário de Lisboa").wait_for()
         shot(page, "18b-review-fix-applied")
         page.errors.check()
@@ -247,4 +249,44 @@ def test_a_refused_first_question_leaves_no_invitation_to_ask_above_it(settings,
         assert nested_live_regions(page) == []          # the log reads its progress line and the refusal, once
         shot(page, "review-share-spent-375")
         assert "ask anything about this day" not in panel.locator(".copilot-log").inner_text()
+        page.errors.check()
+
+
+def test_a_failed_question_stays_with_its_day_and_goes_when_asked_again(settings, openai_standin):
+    """A question refused (her AI share is spent) showed under whichever
+    day was on screen when the refusal came, vanished once she looked at
+    another day and back, and its words went back to the other day's
+    composer. It stays in its day's log with the reason, its words in that
+    day's composer, until she asks there again."""
+    from browser.harness import api, api_trip, api_user
+
+    openai_standin.responder = quiet_responder
+    one_call = settings.with_(ai_daily_limit=4, ai_user_daily_share=0.25)
+    with live(offline(ai_settings(one_call, openai_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice, days=2)
+        api(alice, "POST", f"/api/trips/{trip['id']}/days/{trip['days'][0]['id']}/copilot",
+            {"question": "Is the day realistic?", "history": []})   # her one call today
+        page = open_page(browser, server, viewport={"width": 1280, "height": 800}, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        panel = open_ai_help(page)
+        composer = panel.get_by_label("Your question about this day")
+        composer.fill("Can we fit in a museum?")
+        panel.get_by_role("button", name="Ask").click()
+        log = panel.locator(".copilot-log")
+        log.locator(".error-box", has_text="You have used your share").wait_for()
+        assert composer.input_value() == "Can we fit in a museum?"
+        page.locator(".day-btn").nth(1).click()
+        log.locator(".copilot-empty").wait_for()
+        assert log.locator(".error-box").count() == 0 and composer.input_value() == ""
+        page.locator(".day-btn").nth(0).click()
+        log.locator(".error-box", has_text="You have used your share").wait_for()
+        assert "Can we fit in a museum?" in log.inner_text() and "ask anything" not in log.inner_text()
+        assert composer.input_value() == "Can we fit in a museum?"
+        assert log.locator(".visually-hidden").all_inner_texts() == ["You asked:"]
+        shot(page, "review-failed-question-kept-1280")
+        panel.get_by_role("button", name="Ask").click()   # asked again: refused again, shown once
+        page.wait_for_function("() => document.querySelectorAll('.copilot-log .error-box').length === 1 && "
+                               "!document.querySelector('.copilot-log .progress')")
+        assert log.inner_text().count("Can we fit in a museum?") == 1
         page.errors.check()

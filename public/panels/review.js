@@ -1,8 +1,9 @@
 // An AI review of the selected day: ask about it (or just press the button
 // for a general review). The answer recommends among the fixes the rules
 // review computed; each is a button that applies it once. The conversation is
-// per day; the last four turns go with each question; the question being
-// written is a draft in the store.
+// per day (a question that failed stays with its day, and its words go back
+// to that day's composer); the last four answered turns go with each
+// question; the question being written is a draft in the store.
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, renderMarkdown } from "../planner/ui.js";
@@ -21,8 +22,12 @@ export function mountReview(el, store) {
     el.append(aiOffNote("An AI review of the day"));
     return {};
   }
-  const turnsByDay = new Map(); // dayId -> [{question, answer, fixIds, cached, applied: Map fixId -> label}]
-  const log = h("div", { class: "copilot-log", "aria-live": "polite" });
+  // dayId -> [{question, answer?, error?, pending, fixIds, cached, applied: Map fixId -> label, waiting?}]
+  const turnsByDay = new Map();
+  // The shown day's log. Another day's is a new element put in its place, not
+  // the live region emptied and filled again: a screen reader reads what is
+  // added to a live region, so every earlier answer was read again.
+  let log = newLog();
   const question = h("textarea", { name: "question", rows: 2, maxlength: MAX_QUESTION, placeholder: "Or ask something specific: can we fit in a museum?", "aria-label": "Your question about this day" });
   const ask = h("button", { "data-needs-server": true, type: "submit", class: "btn btn-primary", "data-testid": "review-day" }, "Review this day");
   const form = h("form", { class: "composer" }, question,
@@ -40,31 +45,76 @@ export function mountReview(el, store) {
     event.preventDefault();
     const day = store.day();
     if (!day) return;
+    const dayId = day.id;
     const text = question.value.trim() || GENERAL_REVIEW;
-    const turns = turnsByDay.get(day.id) || [];
-    const history = turns.flatMap((t) => [{ role: "user", text: t.question }, { role: "assistant", text: t.answer }]).slice(-MAX_TURNS);
-    const waiting = progressLine("Reading the day…", IN_LOG);
-    const empty = log.querySelector(":scope > .copilot-empty");
-    if (empty) empty.remove(); // the invitation to ask goes with the first question, answered or not
-    log.append(bubble("you", text), waiting);
-    waiting.scrollIntoView({ block: "nearest" });
-    question.value = "";
-    store.setDraft("questions", day.id, "");
-    try {
-      const res = await withBusy(ask, () => post(`${store.base}/days/${encodeURIComponent(day.id)}/copilot`, { question: text, history }), "Reading…");
-      turns.push({ question: text, answer: res.answer, fixIds: res.recommendedFixIds || [], cached: res.cached, applied: new Map() });
-      turnsByDay.set(day.id, turns);
-      waiting.remove();
-      if (store.dayId === day.id) render(true);
-    } catch (err) {
-      waiting.replaceWith(errorBox(err, IN_LOG));
-      question.value = text === GENERAL_REVIEW ? "" : text;
+    if (!turnsByDay.has(dayId)) turnsByDay.set(dayId, []);
+    const turns = turnsByDay.get(dayId);
+    const history = turns.filter((t) => t.answer != null)
+      .flatMap((t) => [{ role: "user", text: t.question }, { role: "assistant", text: t.answer }]).slice(-MAX_TURNS);
+    // A question that failed stays with its day until the next one is asked there.
+    const failed = turns.some((t) => t.error);
+    if (failed) turns.splice(0, turns.length, ...turns.filter((t) => !t.error));
+    const turn = { question: text, pending: true, fixIds: [], cached: false, applied: new Map() };
+    turns.push(turn);
+    if (failed) {
+      await render(true);
+    } else {
+      const empty = log.querySelector(":scope > .copilot-empty");
+      if (empty) empty.remove(); // the invitation to ask goes with the first question, answered or not
+      log.append(...turnNodes(turn, new Map(), dayId));
     }
+    if (turn.waiting) turn.waiting.scrollIntoView({ block: "nearest" });
+    question.value = "";
+    store.setDraft("questions", dayId, "");
+    try {
+      const res = await withBusy(ask, () => post(`${store.base}/days/${encodeURIComponent(dayId)}/copilot`, { question: text, history }), "Reading…");
+      Object.assign(turn, { answer: res.answer, fixIds: res.recommendedFixIds || [], cached: res.cached });
+    } catch (err) {
+      turn.error = err;
+      if (text !== GENERAL_REVIEW) { // back in its own day's composer, to send again
+        store.setDraft("questions", dayId, text);
+        if (store.dayId === dayId && !question.value.trim()) question.value = text;
+      }
+    }
+    turn.pending = false;
+    const review = turn.fixIds.length ? await store.review(dayId) : null;
+    // On its day's log when that day is shown; otherwise it is drawn when the day is.
+    if (turn.waiting && turn.waiting.isConnected) turn.waiting.replaceWith(...turnNodes(turn, fixesOf(review), dayId).slice(1));
     ask.textContent = question.value.trim() ? "Ask" : "Review this day";
   });
 
+  function newLog() {
+    return h("div", { class: "copilot-log", "aria-live": "polite" });
+  }
+
+  // Each turn says who speaks, for a screen reader: the bubbles' sides say it only to the eye.
   function bubble(who, text) {
-    return h("div", { class: `bubble ${who === "you" ? "mine" : "theirs"}` }, who === "you" ? h("p", null, text) : renderMarkdown(text, store.tripId));
+    if (who === "you") return h("div", { class: "bubble mine" }, h("span", { class: "visually-hidden" }, "You asked: "), h("p", null, text));
+    return h("div", { class: "bubble theirs" }, h("span", { class: "visually-hidden" }, "Copilot: "), renderMarkdown(text, store.tripId));
+  }
+
+  function fixesOf(review) {
+    const fixes = new Map();
+    for (const f of (review && review.data && review.data.findings) || []) for (const fix of f.fixes || []) fixes.set(fix.id, fix);
+    return fixes;
+  }
+
+  // The question, then its answer, its error, or a progress line while it is read.
+  function turnNodes(t, fixes, dayId) {
+    const asked = bubble("you", t.question);
+    if (t.pending) {
+      t.waiting = progressLine("Reading the day…", IN_LOG);
+      return [asked, t.waiting];
+    }
+    if (t.error) return [asked, errorBox(t.error, IN_LOG)];
+    const answer = bubble("copilot", t.answer);
+    if (t.cached) answer.append(h("p", { class: "hint" }, "Same question as before: answered from the saved reply (no AI cost)."));
+    const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: t.applied.get(id) } : null)).filter(Boolean);
+    const mine = recommended.filter((fix) => t.applied.has(fix.id) || store.mayApply(fix));
+    const others = recommended.filter((fix) => !mine.includes(fix));
+    if (mine.length) answer.append(h("div", { class: "fixes" }, mine.map((fix) => fixButton(t, fix, dayId))));
+    if (others.length) answer.append(editorsMayApply(others));
+    return [asked, answer];
   }
 
   async function render(force = false) {
@@ -77,21 +127,12 @@ export function mountReview(el, store) {
     const turns = turnsByDay.get(day.id) || [];
     const review = turns.some((t) => t.fixIds.length) ? await store.review(day.id) : null;
     if (shownDay !== day.id) return; // another day was chosen meanwhile: its render draws the log
-    clear(log);
-    if (!turns.length) log.append(h("p", { class: "muted copilot-empty" }, "Timing, order, travel, meals: ask anything about this day."));
-    const fixes = new Map();
-    for (const f of (review && review.data && review.data.findings) || []) for (const fix of f.fixes || []) fixes.set(fix.id, fix);
-    for (const t of turns) {
-      log.append(bubble("you", t.question));
-      const answer = bubble("copilot", t.answer);
-      if (t.cached) answer.append(h("p", { class: "hint" }, "Same question as before: answered from the saved reply (no AI cost)."));
-      const recommended = t.fixIds.map((id) => fixes.get(id) || (t.applied.has(id) ? { id, label: t.applied.get(id) } : null)).filter(Boolean);
-      const mine = recommended.filter((fix) => t.applied.has(fix.id) || store.mayApply(fix));
-      const others = recommended.filter((fix) => !mine.includes(fix));
-      if (mine.length) answer.append(h("div", { class: "fixes" }, mine.map((fix) => fixButton(t, fix, day.id))));
-      if (others.length) answer.append(editorsMayApply(others));
-      log.append(answer);
-    }
+    const fresh = newLog();
+    if (!turns.length) fresh.append(h("p", { class: "muted copilot-empty" }, "Timing, order, travel, meals: ask anything about this day."));
+    const fixes = fixesOf(review);
+    for (const t of turns) fresh.append(...turnNodes(t, fixes, day.id));
+    log.replaceWith(fresh);
+    log = fresh;
   }
 
   // One press applies a fix; after that it says so and cannot be pressed again.
