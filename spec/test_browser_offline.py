@@ -159,7 +159,7 @@ def test_a_trip_opened_once_opens_cold_offline_and_what_is_done_there_arrives_on
         refused = page.get_by_test_id("refused-write")
         refused.wait_for()
         assert refused.locator(".refused-title").inner_text() == "Not sent: Move “Belém” to Day 2"
-        assert "While you were offline, Bob removed “Belém” from Day 1" in refused.inner_text()
+        assert "Before your change reached the trip, Bob removed “Belém” from Day 1" in refused.inner_text()
         page.wait_for_function("() => !document.querySelector('[data-testid=waiting-writes]')")
         page.get_by_test_id("offline-line").wait_for(state="detached")
         shot(page, "offline-1280-refused")

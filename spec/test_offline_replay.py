@@ -87,7 +87,7 @@ def test_a_stop_another_member_moved_meanwhile_is_not_moved_again(client):
     assert r.status_code == 409
     error = r.json()["error"]
     assert error["code"] == "changed_meanwhile" and error["by"] == "bob"
-    assert error["message"] == "While you were offline, bob moved “Castle” to Day 2, so this change was not made."
+    assert error["message"] == "Before your change reached the trip, bob moved “Castle” to Day 2, so this change was not made."
     assert names(client, trip_id) == [["Belém"], ["Castle"]]
     # Made after Bob's move (on its version), the same move goes through.
     version = client.get(f"/api/trips/{trip_id}").json()["data"]["version"]
@@ -103,7 +103,7 @@ def test_a_stop_removed_meanwhile_is_reported_with_who_removed_it(client):
     use(client, alice)
     r = op(client, trip_id, "move_stop", stopId=stops["Castle"], toDayId=day2, position=0, madeOnVersion=made_on)
     assert r.status_code == 409
-    assert r.json()["error"]["message"] == ("While you were offline, bob removed “Castle” from Day 1, "
+    assert r.json()["error"]["message"] == ("Before your change reached the trip, bob removed “Castle” from Day 1, "
                                             "so this change was not made.")
     # A stop gone with its day: the op's own answer.
     use(client, bob)
@@ -161,7 +161,7 @@ def test_a_stop_another_member_changed_in_a_change_of_several_ops_is_not_changed
     assert r.status_code == 409, r.text
     error = r.json()["error"]
     assert error["code"] == "changed_meanwhile" and error["by"] == "bob"
-    assert error["message"].startswith("While you were offline, bob ") and "Belém" in error["message"]
+    assert error["message"].startswith("Before your change reached the trip, bob ") and "Belém" in error["message"]
     belem = client.get(f"/api/trips/{trip_id}").json()["data"]["days"][0]["stops"][1]
     assert (belem["name"], belem["setTime"]) == ("Belém", "11:00")
 
@@ -180,7 +180,7 @@ def test_a_stop_added_offline_after_a_stop_that_left_its_day_is_refused_in_words
         assert r.status_code == 409, r.text
         error = r.json()["error"]
         assert error["code"] == "changed_meanwhile"
-        assert error["message"] == ("While you were offline, the stop you put “Pastéis” after was moved to another "
+        assert error["message"] == ("Before your change reached the trip, the stop you put “Pastéis” after was moved to another "
                                     "day or removed, so “Pastéis” was not added. Add it again where it fits now.")
     assert names(client, trip_id) == [[], ["Castle"]]
     # Sent online (no madeOnVersion), the op's own answer names the field for the API caller.

@@ -1,9 +1,11 @@
-"""Ops made offline and sent later: applied through the one write path on
-the trip as it is now, unless they no longer apply.
+"""Ops made on one version and reaching the trip later: applied through the
+one write path on the trip as it is now, unless they no longer apply.
 
-A member's page keeps the ops the registry marks `replay` while it has no
-connection, each with the trip version it was made on, and sends them in
-order when it is back (public/offline/outbox.js). Such an op is applied to
+A member's page sends the ops the registry marks `replay` with the trip
+version it made them on, whether they go at once or wait on the device for
+a connection (public/offline/outbox.js): a change sent online whose answer
+was lost, or that a busy server put off, arrives later just the same, and
+its words must hold either way ("Before your change reached the trip"). Such an op is applied to
 the current trip (a stop added, moved or retimed still means what its author
 meant on a newer version), with two ways to refuse it, both reported to its
 author by the page:
@@ -64,8 +66,8 @@ def _anchor_still_there(trip: Trip, args: Any) -> None:
         return
     day = next((d for d in trip.days if d.id == day_id), None)
     if day is not None and not any(s.id == after for s in day.stops):
-        raise Conflict(f"While you were offline, the stop you put “{args.name}” after was moved to another day or "
-                       f"removed, so “{args.name}” was not added. Add it again where it fits now.",
+        raise Conflict(f"Before your change reached the trip, the stop you put “{args.name}” after was moved to "
+                       f"another day or removed, so “{args.name}” was not added. Add it again where it fits now.",
                        code="changed_meanwhile")
 
 
@@ -91,5 +93,5 @@ def _refuse_if_changed(tx: Tx, trip_id: str, actor_id: str, made_on: int, names:
         if names & theirs:
             summary = next((p.get("text", "") for p in parts if p.get("type") == "text"), "")
             what = f" {summary[:1].lower()}{summary[1:]}" if summary else " changed it"
-            raise Conflict(f"While you were offline, {actor_name or 'another member'}{what}, "
+            raise Conflict(f"Before your change reached the trip, {actor_name or 'another member'}{what}, "
                            "so this change was not made.", code="changed_meanwhile", by=actor_name)

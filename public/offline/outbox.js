@@ -8,8 +8,10 @@
 // server answers the repeat with the first answer. Writes go one at a time,
 // in the order they were made, through the normal write path.
 //
-// A write made offline also carries `madeOnVersion` (ops only): the trip
-// version it was made on. The server then refuses it if another member
+// Every op also carries `madeOnVersion` from its first try: the trip
+// version it was made on. A write made online may reach the trip late too
+// (its answer lost, a busy server asked again 10 s on), and each try must be
+// the same request for its Idempotency-Key. The server refuses it if another member
 // changed the same thing meanwhile (409 changed_meanwhile) or it names
 // something gone (404); such a write is kept as "failed" with the server's
 // sentence and shown to its author until dismissed, never dropped quietly.
@@ -87,7 +89,7 @@ export async function send(write) {
   await load();
   const offline = !isOnline();
   const body = { ...write.body };
-  if (offline && write.kind === "op" && typeof write.madeOnVersion === "number") body.madeOnVersion = write.madeOnVersion;
+  if (write.kind === "op" && typeof write.madeOnVersion === "number") body.madeOnVersion = write.madeOnVersion;
   // `kept`: it waits for the connection (made offline, or its sending could not get through). A write
   // made online is not shown as waiting while its first try is on the way (no flicker on every change).
   const entry = { ...write, body, key: newKey(), seq: Date.now() * 1000 + entries.size, createdAt: new Date().toISOString(),

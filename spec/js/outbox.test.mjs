@@ -42,7 +42,7 @@ test("back online, a refused write is kept with its reason and the ones after it
   await kept("t1", "Set “Belém” to 11:00", { stopId: "s2", setTime: "11:00" });
   await kept("t1", "Set “Sintra” to 12:00", { stopId: "s3", setTime: "12:00" });
   answer = (path, body) => (body.stopId === "s2"
-    ? { status: 409, body: { error: { code: "changed_meanwhile", message: "While you were offline, Bob removed “Belém” from Day 1, so this change was not made." } } }
+    ? { status: 409, body: { error: { code: "changed_meanwhile", message: "Before your change reached the trip, Bob removed “Belém” from Day 1, so this change was not made." } } }
     : { status: 200, body: { data: { ok: true, summary: "done" } } });
   noteReached(true); // the connection is back: the outbox sends what it kept
   await sent("t1");
@@ -51,7 +51,7 @@ test("back online, a refused write is kept with its reason and the ones after it
   const left = outbox.writesOf("t1");
   assert.equal(left.length, 1);
   assert.equal(left[0].state, "failed");
-  assert.equal(refusalText(left[0]), "While you were offline, Bob removed “Belém” from Day 1, so this change was not made.");
+  assert.equal(refusalText(left[0]), "Before your change reached the trip, Bob removed “Belém” from Day 1, so this change was not made.");
   assert.deepEqual(events.filter((e) => e.type === "sent").map((e) => e.write.body.stopId), ["s1", "s3"]);
   // Dismissed once read; nothing stays.
   await outbox.dismiss(left[0].key);
@@ -109,4 +109,22 @@ test("a server that cannot answer now (503) keeps the write waiting; sent again 
   assert.ok(received.length >= 2);
   assert.equal(new Set(received.map((r) => r.key)).size, 1, "every try with the write's own key");
   await outbox.flush();   // idle now: also clears the retry timer the 503 set
+});
+
+test("an op sent online carries its version from the first try, and a retry is the same request", async () => {
+  // Its answer lost or put off (a busy server), it reaches the trip later like one made offline: the
+  // server must be able to tell if another member changed the same thing meanwhile, and the retry
+  // must be the request the Idempotency-Key was first sent with.
+  received.length = 0;
+  noteReached(true);
+  answer = () => ({ status: 503, body: { error: { code: "busy", message: "Busy" } } });
+  const answered = kept("t3", "Set “Castle” to 08:00", { stopId: "c3", setTime: "08:00" });
+  while (received.length < 1) await new Promise((resolve) => setImmediate(resolve));
+  answer = () => ({ status: 200, body: { data: { ok: true, summary: "done" } } });
+  await outbox.flush();
+  await answered;
+  assert.ok(received.length >= 2);
+  assert.ok(received.every((r) => r.body.madeOnVersion === 3), "the version from the first try");
+  assert.equal(new Set(received.map((r) => JSON.stringify([r.key, r.body]))).size, 1, "each try the same request");
+  await outbox.flush();
 });
