@@ -23,6 +23,13 @@ async def model_call(svc, feature: str, user_id: str) -> None:
                             max_output_tokens=svc.settings.ai_max_output_tokens)
 
 
+def calls(client, user: dict, *features: str) -> None:
+    """One model call of each feature, made by `user` through the app's AI gateway."""
+    svc = client.app.state.services
+    for feature in features:
+        client.portal.call(model_call, svc, feature, user["id"])
+
+
 def test_admin_sees_totals_limits_and_days(settings, openai_standin):
     settings = ai_settings(settings, openai_standin, ai_admins=("ada",), ai_daily_limit=40,
                            ai_price_input_per_mtok=1.0, ai_price_output_per_mtok=4.0)
@@ -31,10 +38,7 @@ def test_admin_sees_totals_limits_and_days(settings, openai_standin):
     openai_standin.reply_json({"shouldNotify": True}, usage=(500, 50))
     with make_client(settings, clock=lambda: NOON) as client:
         ada = signup(client, "ada")
-        svc = client.app.state.services
-        client.portal.call(model_call, svc, "agent_eval", ada["id"])
-        client.portal.call(model_call, svc, "agent_eval", ada["id"])
-        client.portal.call(model_call, svc, "copilot", ada["id"])
+        calls(client, ada, "agent_eval", "agent_eval", "copilot")
         r = client.get("/api/admin/ai-usage")
     assert r.status_code == 200, r.text
     data = r.json()["data"]
@@ -68,13 +72,10 @@ def test_a_deleted_members_use_today_stays_in_the_list_unnamed(settings, openai_
         openai_standin.reply_json({"shouldNotify": False}, usage=(100, 10))
     with make_client(settings, clock=lambda: NOON) as client:
         bob = signup(client, "bob")
-        svc = client.app.state.services
-        client.portal.call(model_call, svc, "agent_eval", bob["id"])
-        client.portal.call(model_call, svc, "copilot", bob["id"])
+        calls(client, bob, "agent_eval", "copilot")
         assert client.request("DELETE", "/api/users/me", json={"password": "correct horse"}).status_code == 200
         ada = signup(client, "ada")
-        for _ in range(3):
-            client.portal.call(model_call, svc, "copilot", ada["id"])
+        calls(client, ada, "copilot", "copilot", "copilot")
         data = client.get("/api/admin/ai-usage").json()["data"]
     assert data["today"]["calls"] == 5
     assert [(m["name"], m["username"], m["calls"], m["tokens"]) for m in data["members"]] == [

@@ -132,6 +132,15 @@ async def a_trip(owner: httpx.AsyncClient, *members: tuple[httpx.AsyncClient, st
     return trip
 
 
+async def another_session(base: str, member: httpx.AsyncClient) -> httpx.AsyncClient:
+    """The same member signed in again (another device): a session of its own."""
+    client = httpx.AsyncClient(base_url=base, timeout=10)
+    r = await client.post("/api/auth/signin", json={"username": member.user["username"], "password": PASSWORD})
+    assert r.status_code == 200, r.text
+    client.user = member.user
+    return client
+
+
 def run(settings, test, **overrides):
     """Run `test(server)` (async) against the real app on uvicorn."""
     with LiveServer(create_app(settings, **overrides)) as server:
@@ -287,10 +296,7 @@ def test_a_sessions_streams_end_with_it(settings):
     async def test(server):
         alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
         trip = await a_trip(alice, (bob, "editor"))
-        laptop = httpx.AsyncClient(base_url=server.url, timeout=10)
-        r = await laptop.post("/api/auth/signin", json={"username": "bob", "password": PASSWORD})
-        assert r.status_code == 200, r.text
-        laptop.user = bob.user
+        laptop = await another_session(server.url, bob)
         async with Feed(bob, trip["id"]) as phone_page, Feed(laptop, trip["id"]) as laptop_page:
             await phone_page.hello()
             await laptop_page.hello()
@@ -326,10 +332,7 @@ def test_a_stream_ends_when_its_session_expires(settings):
     async def test(server):
         alice, bob = await member_client(server.url, "alice"), await member_client(server.url, "bob")
         trip = await a_trip(alice, (bob, "editor"))
-        laptop = httpx.AsyncClient(base_url=server.url, timeout=10)
-        r = await laptop.post("/api/auth/signin", json={"username": "bob", "password": PASSWORD})
-        assert r.status_code == 200, r.text
-        laptop.user = bob.user
+        laptop = await another_session(server.url, bob)
         soon = iso(datetime.now(UTC) + timedelta(seconds=1.5))
         with sqlite3.connect(settings.db_path) as db:
             db.execute("UPDATE sessions SET expires_at = ? WHERE token_hash = ?",

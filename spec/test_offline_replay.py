@@ -87,7 +87,8 @@ def test_a_stop_another_member_moved_meanwhile_is_not_moved_again(client):
     assert r.status_code == 409
     error = r.json()["error"]
     assert error["code"] == "changed_meanwhile" and error["by"] == "bob"
-    assert error["message"] == "Before your change reached the trip, bob moved “Castle” to Day 2, so this change was not made."
+    assert error["message"] == ("Before your change reached the trip, bob moved “Castle” to Day 2, so this change was "
+                                "not made.")
     assert names(client, trip_id) == [["Belém"], ["Castle"]]
     # Made after Bob's move (on its version), the same move goes through.
     version = client.get(f"/api/trips/{trip_id}").json()["data"]["version"]
@@ -180,8 +181,9 @@ def test_a_stop_added_offline_after_a_stop_that_left_its_day_is_refused_in_words
         assert r.status_code == 409, r.text
         error = r.json()["error"]
         assert error["code"] == "changed_meanwhile"
-        assert error["message"] == ("Before your change reached the trip, the stop you put “Pastéis” after was moved to another "
-                                    "day or removed, so “Pastéis” was not added. Add it again where it fits now.")
+        assert error["message"] == ("Before your change reached the trip, the stop you put “Pastéis” after was moved "
+                                    "to another day or removed, so “Pastéis” was not added. Add it again where it "
+                                    "fits now.")
     assert names(client, trip_id) == [[], ["Castle"]]
     # Sent online (no madeOnVersion), the op's own answer names the field for the API caller.
     r = op(client, trip_id, "insert_stop", dayId=day1, afterStopId=stops["Castle"], name="Pastéis")

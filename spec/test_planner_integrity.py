@@ -70,11 +70,8 @@ def test_eat_replaces_the_meal_the_day_has_in_one_change(env):
         ("insert_stop", version + 1), ("delete_stop", version + 1)]
 
 
-def test_a_replacement_hands_the_meals_expenses_to_the_new_place(env):
-    """The dinner's deposit (recorded after the suggestions came, as a member
-    might meanwhile) was left for a stop that is gone once another place
-    replaced the dinner: it is the new place's now, on its day."""
-    me = signup(env)
+def dinner_and_its_replacements(env) -> tuple[dict, str, str, list[dict]]:
+    """A day with a dinner, and "Find places to eat" for dinner on it: (trip, day id, dinner's id, suggestions)."""
     trip = new_trip(env)
     day = trip["days"][0]["id"]
     add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=120)
@@ -82,6 +79,15 @@ def test_a_replacement_hands_the_meals_expenses_to_the_new_place(env):
                  setTime="20:00", durationMin=90)
     picks = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"]
     assert picks[0]["replacesStopId"] == dinner
+    return trip, day, dinner, picks
+
+
+def test_a_replacement_hands_the_meals_expenses_to_the_new_place(env):
+    """The dinner's deposit (recorded after the suggestions came, as a member
+    might meanwhile) was left for a stop that is gone once another place
+    replaced the dinner: it is the new place's now, on its day."""
+    me = signup(env)
+    trip, day, dinner, picks = dinner_and_its_replacements(env)
     r = op(env, trip["id"], "add_expense", title="Deposit", amountMinor=5000, currency="EUR", paidBy=me["id"],
            dayId=day, stopId=dinner)
     assert r.status_code == 200, r.text
@@ -97,13 +103,7 @@ def test_a_replacement_is_refused_once_the_meal_it_removes_got_a_note(env):
     """A replacement deletes the old meal: a note written on it since (by
     another member, say) would go with it, unseen by whoever applies."""
     signup(env)
-    trip = new_trip(env)
-    day = trip["days"][0]["id"]
-    add(env, trip["id"], day, "Castelo", (38.7139, -9.1335), durationMin=120)
-    dinner = add(env, trip["id"], day, "Dinner somewhere", (38.7099, -9.1440), kind="food", meal="dinner",
-                 setTime="20:00", durationMin=90)
-    picks = env.post(f"/api/trips/{trip['id']}/days/{day}/eat", json={"meal": "dinner"}).json()["data"]["suggestions"]
-    assert picks[0]["replacesStopId"] == dinner
+    trip, day, dinner, picks = dinner_and_its_replacements(env)
     assert op(env, trip["id"], "update_stop", stopId=dinner, note="Booked for 8 people, ask for Rui").status_code == 200
     version = trip_dto(env, trip["id"])["version"]
     r = env.post(f"/api/trips/{trip['id']}/drafts/{picks[0]['draftId']}/apply", json={})
