@@ -262,6 +262,11 @@ class AI:
     async def close(self) -> None:
         await self._client.close()
 
+    def redact(self, text: str) -> str:
+        """`sanitize` with this server's own keys: for the model's words that a
+        feature shows a member (a gateway can echo the key; a note can hold one)."""
+        return sanitize(text, (self.settings.openai_api_key, self.settings.google_maps_api_key))
+
     async def check_share(self, user_id: str, trip_id: str | None, feature: str, *, everyone: bool = False,
                           max_output_tokens: int | None = None) -> None:
         """429 `ai_user_limit` when the member's share of today's budget is spent:

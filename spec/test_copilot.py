@@ -13,7 +13,7 @@ import pytest
 from app.ai_schema import strict_schema, with_choices
 from app.planner.copilot import CopilotAnswer
 from helpers import join, make_client, new_trip, op, signup, use
-from standins.openai_standin import ai_settings
+from standins.openai_standin import TEST_KEY, ai_settings
 from standins.strict_schema import conforms, schema_problems
 from test_planner import NO_DEBOUNCE, ScriptedModel
 
@@ -218,3 +218,47 @@ def test_without_a_key_the_copilot_is_unavailable(client):
     r = ask(client, t)
     assert r.status_code == 503 and r.json()["error"]["code"] == "ai_unavailable"
     assert "OPENAI_API_KEY" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("answer", ["\u200b", "\u200b\u2060 \ufeff", "\u00a0\u3000"])
+def test_an_answer_of_invisible_characters_is_empty(env, model, settings, answer):
+    """A zero-width space is not whitespace to str.strip(): an answer of
+    nothing but invisible characters showed as a blank reply."""
+    signup(env)
+    t = day_with_a_duplicate(env)
+    model.json("copilot_answer", {"answer": answer, "recommendedFixIds": []})
+    r = ask(env, t, "Is the day too full?")
+    assert r.status_code == 502 and "empty answer" in r.json()["error"]["message"], r.text
+    assert usage_rows(settings) == [("failed",)]
+
+
+def test_key_shaped_text_in_an_answer_never_reaches_the_member(env, model, settings):
+    """The model's words leave the process in an answer, so they are
+    sanitized as any provider text is: the server's key (echoed by a gateway,
+    or pasted into a stop's note) and anything key-shaped are redacted,
+    in the answer given and in the one kept for the next ask."""
+    signup(env)
+    t = day_with_a_duplicate(env)
+    words = f"Your key is {TEST_KEY}, and sk-proj-{'a' * 30} and AIzaSyA1234567890abcdefghij."
+    model.json("copilot_answer", {"answer": words, "recommendedFixIds": []})
+    first = ask(env, t, "What is the key?")
+    assert first.status_code == 200, first.text
+    answer = first.json()["data"]["answer"]
+    assert answer.startswith("Your key is [redacted key]") and answer.count("[redacted key]") == 3
+    assert "sk-" not in first.text and "AIza" not in first.text
+    again = ask(env, t, "What is the key?")
+    assert again.json()["data"] == {**first.json()["data"], "cached": True}
+    with sqlite3.connect(settings.db_path) as conn:
+        kept = " ".join(row[0] for row in conn.execute("SELECT answer_json FROM copilot_cache"))
+    assert "sk-" not in kept and "AIza" not in kept and "[redacted key]" in kept
+
+
+def test_a_redacted_answer_is_still_no_longer_than_a_turn(env, model, settings):
+    """Redaction lengthens a short key-shaped word: an answer that grows past
+    4,000 characters would make every follow-up a 422, so it is judged as shown."""
+    signup(env)
+    t = day_with_a_duplicate(env)
+    model.json("copilot_answer", {"answer": "sk-abcdef " * 400, "recommendedFixIds": []})
+    r = ask(env, t, "Keys?")
+    assert r.status_code == 502 and "too long" in r.json()["error"]["message"], r.text
+

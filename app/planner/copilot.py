@@ -10,6 +10,10 @@ there are none). An answer that still names an id review did not compute
 into something the model did not say (product.md, principle 1): the member
 gets a plain 502, the usage row is failed and nothing is cached.
 
+The answer is judged as the member will see it: key-shaped text redacted
+(`AI.redact`), then refused when it has nothing to read (zero-width
+characters count as nothing) or is longer than a history turn may be.
+
 Answers are cached in SQLite by a hash of (facts, question, earlier turns): the
 same question about the same day costs no model call and no usage row.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -81,6 +86,12 @@ class CopilotAnswer(BaseModel):
     recommendedFixIds: list[str]
 
 
+def has_words(text: str) -> bool:
+    """Something to read: str.strip() keeps zero-width spaces and joiners (Cf),
+    so an answer of nothing else showed as a blank reply."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc") for ch in text)
+
+
 def _note(text: str | None) -> str | None:
     text = (text or "").strip()
     if not text:
@@ -131,7 +142,9 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
     messages.append({"role": "user", "content": ask.question})
 
     def usable(reply: CopilotAnswer) -> CopilotAnswer:
-        if not reply.answer.strip():
+        # Judged as the member will see it: redacting can lengthen it past a turn.
+        reply = reply.model_copy(update={"answer": ai.redact(reply.answer)})
+        if not has_words(reply.answer):
             raise AIOutputError(OUTPUT_MESSAGES["empty"], reason="empty")
         if len(reply.answer) > MAX_ANSWER:
             raise AIOutputError(OUTPUT_MESSAGES["too_long"], reason="too_long")
