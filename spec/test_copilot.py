@@ -262,3 +262,25 @@ def test_a_redacted_answer_is_still_no_longer_than_a_turn(env, model, settings):
     r = ask(env, t, "Keys?")
     assert r.status_code == 502 and "too long" in r.json()["error"]["message"], r.text
 
+
+def test_a_saved_answer_belongs_to_its_own_day(env, model, settings):
+    """Two groups plan "Lisbon" from the same date and press Review this day
+    on an empty first day: the same facts made the same cache key, so the
+    second group got the first one's saved reply ("Same question as before")
+    although none of them had asked."""
+    first, second = signup(env), signup(env)
+    use(env, first)
+    mine = new_trip(env)
+    use(env, second)
+    theirs = new_trip(env)
+    model.json("copilot_answer", {"answer": "An empty day: add a stop.", "recommendedFixIds": []})
+    model.json("copilot_answer", {"answer": "Nothing planned yet.", "recommendedFixIds": []})
+    use(env, first)
+    a = ask(env, {"id": mine["id"], "day": mine["days"][0]["id"]}, "Review this day")
+    use(env, second)
+    b = ask(env, {"id": theirs["id"], "day": theirs["days"][0]["id"]}, "Review this day")
+    assert a.json()["data"] == {"answer": "An empty day: add a stop.", "recommendedFixIds": [], "cached": False}
+    assert b.json()["data"] == {"answer": "Nothing planned yet.", "recommendedFixIds": [], "cached": False}
+    use(env, first)
+    assert ask(env, {"id": mine["id"], "day": mine["days"][0]["id"]}, "Review this day").json()["data"] == {
+        "answer": "An empty day: add a stop.", "recommendedFixIds": [], "cached": True}

@@ -14,8 +14,9 @@ The answer is judged as the member will see it: key-shaped text redacted
 (`AI.redact`), then refused when it has nothing to read (zero-width
 characters count as nothing) or is longer than a history turn may be.
 
-Answers are cached in SQLite by a hash of (facts, question, earlier turns): the
-same question about the same day costs no model call and no usage row.
+Answers are cached in SQLite by a hash of (the day's ids, facts, question,
+earlier turns): the same question about the same day costs no model call and
+no usage row; another trip's day with the same facts is another day.
 """
 
 from __future__ import annotations
@@ -121,8 +122,11 @@ def day_facts(ctx: DayContext, review: ReviewResult) -> dict:
     }
 
 
-def cache_key(facts: dict, ask: CopilotQuestion) -> str:
-    payload = {"facts": facts, "question": ask.question, "history": [t.model_dump() for t in ask.history]}
+def cache_key(trip_id: str, day_id: str, facts: dict, ask: CopilotQuestion) -> str:
+    # The day's ids too: an empty day of two trips of the same title and date has the
+    # same facts, and another group's saved reply came back as "Same question as before".
+    payload = {"tripId": trip_id, "dayId": day_id, "facts": facts, "question": ask.question,
+               "history": [t.model_dump() for t in ask.history]}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -131,7 +135,7 @@ async def ask_copilot(svc: PlannerDeps, ctx: DayContext, user_id: str, ask: Copi
     ai = require_ai(svc.ai)
     review = await full_review(svc, ctx)
     facts = day_facts(ctx, review)
-    key = cache_key(facts, ask)
+    key = cache_key(ctx.trip.id, ctx.day.id, facts, ask)
     cached = await svc.db.fetchval("SELECT answer_json FROM copilot_cache WHERE key = ?", (key,))
     if cached is not None:
         return {**json.loads(cached), "cached": True}
