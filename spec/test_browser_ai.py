@@ -4,11 +4,12 @@ and an agent chat turn whose write tool is approved and adds a stop."""
 
 from __future__ import annotations
 
+import json
 from datetime import date, timedelta
 
 import pytest
 
-from browser.a11y import nested_live_regions, watch_live_regions
+from browser.a11y import announced, nested_live_regions, watch_announcements, watch_live_regions
 from browser.harness import (chromium, live, offline, open_ai_help, open_chat, open_page, shot, stop_card, stop_times,
                              timeline_caught_up, ui_add_stop, ui_create_trip, ui_signup)
 from browser.scripts import proposing_responder, quiet_responder, recommending_responder, tool_call
@@ -289,4 +290,47 @@ def test_a_failed_question_stays_with_its_day_and_goes_when_asked_again(settings
         page.wait_for_function("() => document.querySelectorAll('.copilot-log .error-box').length === 1 && "
                                "!document.querySelector('.copilot-log .progress')")
         assert log.inner_text().count("Can we fit in a museum?") == 1
+        page.errors.check()
+
+
+def test_a_copilot_answer_links_nowhere_and_another_day_reads_nothing_again(settings, openai_standin):
+    """The model's words are not the server's facts: a Markdown link in an
+    answer (a booking page it made up, or one a note talked it into) showed
+    as a link whose words hid where it went. It shows as words with the
+    address beside them, and no image of another site is fetched. Looking at
+    another day and back reads nothing out again: the log was the live
+    region emptied and filled, so every earlier answer was read once more."""
+    from browser.harness import api_trip, api_user
+
+    def answering(request) -> Reply:
+        name = (((request.body or {}).get("text") or {}).get("format") or {}).get("name")
+        if name != "copilot_answer":
+            return quiet_responder(request)
+        return Reply(output=[message_item(json.dumps({"recommendedFixIds": [], "answer":
+            "[Book your tickets here](https://tickets.example.net/pay) before 10:00. "
+            "![map](https://tickets.example.net/map.png) **Go early.**"}))])
+
+    openai_standin.responder = answering
+    with live(offline(ai_settings(settings, openai_standin))) as server, chromium() as browser:
+        alice = api_user(server, "alice", "Alice")
+        trip = api_trip(alice, days=2)
+        page = open_page(browser, server, viewport={"width": 1280, "height": 800}, session=alice.token)
+        page.goto(f"/#/trips/{trip['id']}")
+        panel = open_ai_help(page)
+        log = panel.locator(".copilot-log")
+        panel.get_by_label("Your question about this day").fill("Do we need tickets?")
+        panel.get_by_role("button", name="Ask").click()
+        answer = log.locator(".bubble.theirs")
+        answer.wait_for()
+        assert answer.locator("a, img").count() == 0, answer.inner_html()
+        words = answer.inner_text()
+        assert "Book your tickets here (https://tickets.example.net/pay) before 10:00." in words
+        assert "map (https://tickets.example.net/map.png)" in words
+        assert answer.locator("strong", has_text="Go early.").count() == 1     # the rest of its Markdown stays
+        watch_announcements(page, within=".copilot-log")
+        page.locator(".day-btn").nth(1).click()
+        log.locator(".copilot-empty").wait_for()
+        page.locator(".day-btn").nth(0).click()
+        log.locator(".bubble.theirs").wait_for()
+        assert log.locator(".bubble").count() == 2 and announced(page) == []
         page.errors.check()

@@ -90,7 +90,7 @@ export function mountReview(el, store) {
   // Each turn says who speaks, for a screen reader: the bubbles' sides say it only to the eye.
   function bubble(who, text) {
     if (who === "you") return h("div", { class: "bubble mine" }, h("span", { class: "visually-hidden" }, "You asked: "), h("p", null, text));
-    return h("div", { class: "bubble theirs" }, h("span", { class: "visually-hidden" }, "Copilot: "), renderMarkdown(text, store.tripId));
+    return h("div", { class: "bubble theirs" }, h("span", { class: "visually-hidden" }, "Copilot: "), renderMarkdown(text, store.tripId, { links: false }));
   }
 
   function fixesOf(review) {

@@ -474,7 +474,7 @@ export function attachUpload(button, { url, busyLabel, onUploaded }) {
 // uploads (an image or a link) or a web address (a link); anything else is
 // shown as its words.
 
-function inline(text, tripId) {
+function inline(text, tripId, links = true) {
   const out = [];
   const pattern = /(!?)\[([^\]]*)\]\(([^)\s]+)\)|\*\*([^*]+)\*\*|\*([^*]+)\*|`([^`]+)`/g;
   let last = 0;
@@ -483,8 +483,9 @@ function inline(text, tripId) {
     if (m.index > last) out.push(text.slice(last, m.index));
     if (m[3] !== undefined) {
       const [, bang, label, url] = m;
-      const target = linkTarget(url, tripId);
-      if (!target) out.push(label || url);
+      const target = links ? linkTarget(url, tripId) : null;
+      if (!links) out.push(label && label !== url ? `${label} (${url})` : url);
+      else if (!target) out.push(label || url);
       else if (bang && target === "upload") out.push(h("img", { src: url, alt: label || "Attachment", class: "note-img", loading: "lazy" }));
       else out.push(h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, label || url));
     } else if (m[4] !== undefined) out.push(h("strong", null, m[4]));
@@ -504,19 +505,21 @@ export function markdownText(text) {
 }
 
 // `tripId`: the trip the text belongs to (only its uploads are shown or linked).
-export function renderMarkdown(text, tripId) {
+// `links: false` for the model's words, which are not the server's facts: a
+// link or an image shows as its words and its address, nothing to follow or fetch.
+export function renderMarkdown(text, tripId, { links = true } = {}) {
   const wrap = h("div", { class: "md" });
   for (const block of String(text || "").split(/\n{2,}/)) {
     if (!block.trim()) continue;
     const lines = block.split("\n");
     if (lines.every((l) => /^\s*[-*] /.test(l))) {
-      wrap.append(h("ul", null, lines.map((l) => h("li", null, inline(l.replace(/^\s*[-*] /, ""), tripId)))));
+      wrap.append(h("ul", null, lines.map((l) => h("li", null, inline(l.replace(/^\s*[-*] /, ""), tripId, links)))));
       continue;
     }
     const p = h("p");
     lines.forEach((line, i) => {
       if (i) p.append(h("br"));
-      append(p, inline(line, tripId));
+      append(p, inline(line, tripId, links));
     });
     wrap.append(p);
   }

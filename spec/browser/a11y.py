@@ -114,3 +114,25 @@ def live_roles_around(locator) -> list[str | None]:
         for (let at = el; at; at = at.parentElement) if (at.matches(live)) roles.push(at.getAttribute('role'));
         return roles;
     }""", LIVE)
+
+
+def watch_announcements(page, within: str = "body") -> None:
+    """From now on, remember the words added inside a live region under
+    `within` (a selector) that was already on the page: what a screen reader
+    reads out, for `announced`. A region put in place whole, already filled,
+    is not read: its words are not counted."""
+    page.evaluate("""([live, within]) => {
+        const heard = window.__announced = [];
+        new MutationObserver((records) => {
+            for (const r of records) {
+                const region = r.target.closest && r.target.closest(live);
+                if (!region || !region.closest(within)) continue;
+                for (const n of r.addedNodes) if (n.textContent.trim()) heard.push(n.textContent.trim());
+            }
+        }).observe(document.documentElement, { subtree: true, childList: true });
+    }""", [LIVE, within])
+
+
+def announced(page) -> list[str]:
+    """The words added to live regions since `watch_announcements(page)`."""
+    return page.evaluate("() => window.__announced || []")
