@@ -170,9 +170,12 @@ def test_the_history_holds_turns_with_words_and_questions_no_longer_than_a_quest
     r = ask(env, t, history=long_question)
     assert r.status_code == 422 and r.json()["error"]["field"].startswith("history")
     assert "500 characters" in r.json()["error"]["message"]
-    for blank in ("   ", "\n\t"):
+    for blank in ("   ", "\n\t", "\u200b", "\u2060\ufeff "):   # zero-width characters say nothing either
         r = ask(env, t, history=[{"role": "user", "text": "Is lunch late?"}, {"role": "assistant", "text": blank}])
         assert r.status_code == 422 and r.json()["error"]["field"].startswith("history"), r.text
+        assert r.json()["error"]["message"] == "history.1.text: must not be blank"
+        r = ask(env, t, question=blank)
+        assert r.json()["error"] == {"code": "invalid", "message": "question: must not be blank", "field": "question"}
     assert model.count("copilot_answer") == 0
     model.json("copilot_answer", {"answer": "ok", "recommendedFixIds": []})
     long_answer = [{"role": "user", "text": "x" * 500}, {"role": "assistant", "text": "y" * 4000}]

@@ -27,7 +27,7 @@ import logging
 import unicodedata
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..ai_schema import with_choices
 from ..ai import OUTPUT_MESSAGES, AIOutputError, require_ai
@@ -58,6 +58,19 @@ use only fix ids that appear in the findings, and [] when none applies. Never in
 Never claim a place meets a dietary need or an allergy: say to check with the restaurant."""
 
 
+def has_words(text: str) -> bool:
+    """Something to read: str.strip() keeps zero-width spaces and joiners (Cf),
+    so an answer of nothing else showed as a blank reply."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc") for ch in text)
+
+
+def _with_words(text: str) -> str:
+    # The pattern's \S (and its "must not be blank") lets zero-width characters through.
+    if not has_words(text):
+        raise ValueError("must not be blank")
+    return text
+
+
 class Turn(BaseModel):
     """An earlier question (held to a question's length: the history is not a
     way around it) or answer, each with words in it."""
@@ -65,6 +78,8 @@ class Turn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant"]
     text: str = Field(min_length=1, max_length=MAX_ANSWER, pattern=r"\S")
+
+    _words = field_validator("text")(_with_words)
 
     @model_validator(mode="after")
     def _question_length(self) -> Turn:
@@ -78,6 +93,8 @@ class CopilotQuestion(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION, pattern=r"\S")
     history: list[Turn] = Field(default_factory=list, max_length=MAX_TURNS)
 
+    _words = field_validator("question")(_with_words)
+
 
 class CopilotAnswer(BaseModel):
     """The `copilot_answer` structured output."""
@@ -85,12 +102,6 @@ class CopilotAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str
     recommendedFixIds: list[str]
-
-
-def has_words(text: str) -> bool:
-    """Something to read: str.strip() keeps zero-width spaces and joiners (Cf),
-    so an answer of nothing else showed as a blank reply."""
-    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc") for ch in text)
 
 
 def _note(text: str | None) -> str | None:
