@@ -2,8 +2,10 @@
 // for a general review). The answer recommends among the fixes the rules
 // review computed; each is a button that applies it once. The conversation is
 // per day (a question that failed stays with its day, and its words go back
-// to that day's composer); the last four answered turns go with each
-// question; the question being written is a draft in the store.
+// to that day's composer); the last two answered questions go with each
+// question, as four turns (the server's limit); the question being written
+// is a draft in the store. An answer is the model's words: its links are
+// shown as words and address, not followed.
 
 import { post } from "../api.js";
 import { h, clear, errorBox, progressLine, withBusy, renderMarkdown } from "../planner/ui.js";
